@@ -1,0 +1,521 @@
+/*
+ * engine.c - the Chandy-Lamport snapshot state machine of one node.
+ *
+ * The engine decides, for every snapshot the node knows, when to ask for
+ * the local state, when to send markers, which delivered messages belong to
+ * which channel state and when the node's part is complete.  It does no I/O
+ * and keeps no clock, so the daemon, the lab and the tests run identical
+ * logic.
+ *
+ * One snapshot at one node moves through these states:
+ *
+ *                 initiate / first marker
+ *     (unknown) ---------------------------> REQUESTED
+ *                                               |
+ *                                               | state_recorded
+ *                                               v       (markers sent)
+ *                                            RECORDED
+ *                                               |
+ *                                               | last channel closes
+ *                                               v  (or already closed)
+ *                                            COMPLETE
+ *
+ *     REQUESTED, RECORDED --abort--> ABORTED
+ *     COMPLETE, ABORTED   --forget--> (unknown)
+ *
+ * Transitions and the function performing each:
+ *
+ *   unknown   -> REQUESTED  engine_initiate(), or engine_marker() for an
+ *                           id never seen: start().  Fixes m for every
+ *                           incoming channel (the down-stream cut) and
+ *                           emits REQUEST_STATE.
+ *   REQUESTED -> RECORDED   engine_state_recorded(): fixes n for every
+ *                           outgoing channel (the up-stream cut) and emits
+ *                           SEND_MARKER on each.
+ *   RECORDED  -> COMPLETE   close_channel() when the last open channel
+ *                           closes, or engine_state_recorded() when none is
+ *                           open; emits PART_COMPLETE.
+ *   any open  -> ABORTED    engine_abort().
+ *   COMPLETE/ABORTED -> unknown  engine_forget().
+ *
+ * Incoming channel recording, per snapshot, is independent of the state
+ * above: a channel opens at start() and closes exactly once, emitting
+ * CHANNEL_DONE:
+ *
+ *   classic: when the channel's marker arrives (its FIFO position ends the
+ *            channel state);
+ *   counted: when the marker has arrived and m + recorded >= n, i.e. every
+ *            message the sender sent before it recorded has been seen.  A
+ *            marker that overtook older messages therefore keeps its channel
+ *            open until they arrive.
+ *
+ * While a channel is open, a delivered message is recorded, except in
+ * counted mode once the marker is known and the message's seq exceeds n
+ * (it was sent after the sender recorded).
+ *
+ * Invariants: a snapshot in REQUESTED or RECORDED has open == the number of
+ * its channels not done; COMPLETE implies open == 0; an event that fails
+ * changes nothing, because every allocation it may need happens first.
+ */
+#include "engine.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct chan_rec {
+	uint64_t m;        /* delivered on the channel before the cut */
+	uint64_t n;        /* the marker's count, once marker is set */
+	uint64_t recorded; /* messages recorded into the channel state */
+	unsigned char marker;
+	unsigned char done;
+};
+
+struct snap {
+	char id[ENGINE_ID_MAX + 1];
+	enum engine_snap_state state;
+	size_t open; /* channels not yet done */
+	struct chan_rec *in;
+};
+
+struct engine {
+	enum engine_mode mode;
+	size_t n_in, n_out;
+	uint64_t *sent;      /* per outgoing channel */
+	uint64_t *delivered; /* per incoming channel */
+	struct snap **snaps; /* in order of creation */
+	size_t nsnaps, capsnaps;
+	struct engine_action *acts;
+	size_t nacts, capacts;
+};
+
+int
+engine_new(enum engine_mode mode, size_t n_in, size_t n_out,
+    struct engine **ret_engine)
+{
+	struct engine *e;
+
+	if (mode != ENGINE_CLASSIC && mode != ENGINE_COUNTED)
+		return ENGINE_EINVAL;
+	if ((e = calloc(1, sizeof(*e))) == NULL)
+		return ENGINE_ENOMEM;
+	e->mode = mode;
+	e->n_in = n_in;
+	e->n_out = n_out;
+	e->sent = calloc(n_out + 1, sizeof(*e->sent));
+	e->delivered = calloc(n_in + 1, sizeof(*e->delivered));
+	if (e->sent == NULL || e->delivered == NULL) {
+		engine_free(e);
+		return ENGINE_ENOMEM;
+	}
+	*ret_engine = e;
+	return 0;
+}
+
+static void
+snap_free(struct snap *s)
+{
+	if (s == NULL)
+		return;
+	free(s->in);
+	free(s);
+}
+
+void
+engine_free(struct engine *e)
+{
+	if (e == NULL)
+		return;
+	for (size_t i = 0; i < e->nsnaps; i++)
+		snap_free(e->snaps[i]);
+	free(e->snaps);
+	free(e->acts);
+	free(e->sent);
+	free(e->delivered);
+	free(e);
+}
+
+int
+engine_id_valid(const char *id)
+{
+	size_t len;
+
+	if (id == NULL)
+		return 0;
+	len = strnlen(id, ENGINE_ID_MAX + 1);
+	if (len == 0 || len > ENGINE_ID_MAX)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (id[i] <= ' ' || id[i] > '~')
+			return 0;
+	return 1;
+}
+
+static struct snap *
+find(const struct engine *e, const char *id)
+{
+	for (size_t i = 0; i < e->nsnaps; i++)
+		if (strcmp(e->snaps[i]->id, id) == 0)
+			return e->snaps[i];
+	return NULL;
+}
+
+/* Makes room for n more actions, so that emitting them cannot fail. */
+static int
+reserve_actions(struct engine *e, size_t n)
+{
+	struct engine_action *a;
+	size_t cap;
+
+	if (e->nacts + n <= e->capacts)
+		return 0;
+	cap = e->capacts ? e->capacts : 8;
+	while (cap < e->nacts + n)
+		cap *= 2;
+	if ((a = realloc(e->acts, cap * sizeof(*a))) == NULL)
+		return ENGINE_ENOMEM;
+	e->acts = a;
+	e->capacts = cap;
+	return 0;
+}
+
+static struct engine_action *
+emit(struct engine *e, enum engine_action_kind kind, const struct snap *s)
+{
+	struct engine_action *a;
+
+	assert(e->nacts < e->capacts);
+	a = &e->acts[e->nacts++];
+	memset(a, 0, sizeof(*a));
+	a->kind = kind;
+	a->snap = s->id;
+	return a;
+}
+
+/* Allocates a snapshot record and a slot for it, without linking it in. */
+static int
+snap_alloc(struct engine *e, const char *id, struct snap **ret_snap)
+{
+	struct snap *s;
+
+	if (e->nsnaps == e->capsnaps) {
+		size_t cap = e->capsnaps ? e->capsnaps * 2 : 4;
+		struct snap **v = realloc(e->snaps, cap * sizeof(*v));
+		if (v == NULL)
+			return ENGINE_ENOMEM;
+		e->snaps = v;
+		e->capsnaps = cap;
+	}
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return ENGINE_ENOMEM;
+	if ((s->in = calloc(e->n_in + 1, sizeof(*s->in))) == NULL) {
+		free(s);
+		return ENGINE_ENOMEM;
+	}
+	memcpy(s->id, id, strlen(id) + 1);
+	*ret_snap = s;
+	return 0;
+}
+
+/* unknown -> REQUESTED.  The snapshot must have been allocated and the
+ * action list reserved by the caller. */
+static void
+start(struct engine *e, struct snap *s)
+{
+	s->state = ENGINE_S_REQUESTED;
+	s->open = e->n_in;
+	for (size_t i = 0; i < e->n_in; i++)
+		s->in[i].m = e->delivered[i];
+	e->snaps[e->nsnaps++] = s;
+	emit(e, ENGINE_REQUEST_STATE, s);
+}
+
+static void
+complete_if_done(struct engine *e, struct snap *s)
+{
+	if (s->state == ENGINE_S_RECORDED && s->open == 0) {
+		s->state = ENGINE_S_COMPLETE;
+		emit(e, ENGINE_PART_COMPLETE, s);
+	}
+}
+
+static void
+close_channel(struct engine *e, struct snap *s, size_t in)
+{
+	struct chan_rec *c = &s->in[in];
+	struct engine_action *a;
+
+	assert(!c->done && s->open > 0);
+	c->done = 1;
+	s->open--;
+	a = emit(e, ENGINE_CHANNEL_DONE, s);
+	a->chan = in;
+	a->m = c->m;
+	a->n = c->n;
+	a->count = c->recorded;
+	complete_if_done(e, s);
+}
+
+/* Whether channel c, whose marker has arrived, has everything it needs. */
+static int
+ready_to_close(const struct engine *e, const struct chan_rec *c)
+{
+	if (e->mode == ENGINE_CLASSIC)
+		return 1;
+	return c->m + c->recorded >= c->n;
+}
+
+static int
+live(const struct snap *s)
+{
+	return s->state == ENGINE_S_REQUESTED ||
+	    s->state == ENGINE_S_RECORDED;
+}
+
+int
+engine_initiate(struct engine *e, const char *id)
+{
+	struct snap *s;
+	int rv;
+
+	e->nacts = 0;
+
+	if (!engine_id_valid(id))
+		return ENGINE_EINVAL;
+	if (find(e, id) != NULL)
+		return ENGINE_EEXIST;
+	if ((rv = reserve_actions(e, 1)) != 0)
+		return rv;
+	if ((rv = snap_alloc(e, id, &s)) != 0)
+		return rv;
+	start(e, s);
+	return 0;
+}
+
+int
+engine_sent(struct engine *e, size_t out, uint64_t *ret_seq)
+{
+	e->nacts = 0;
+	if (out >= e->n_out)
+		return ENGINE_ENOCHAN;
+	e->sent[out]++;
+	if (ret_seq != NULL)
+		*ret_seq = e->sent[out];
+	return 0;
+}
+
+int
+engine_delivered(struct engine *e, size_t in, uint64_t seq)
+{
+	int rv;
+
+	e->nacts = 0;
+
+	if (in >= e->n_in)
+		return ENGINE_ENOCHAN;
+	/* Each snapshot may record, close and complete: three actions. */
+	if ((rv = reserve_actions(e, 3 * e->nsnaps)) != 0)
+		return rv;
+	e->delivered[in]++;
+	for (size_t i = 0; i < e->nsnaps; i++) {
+		struct snap *s = e->snaps[i];
+		struct chan_rec *c = &s->in[in];
+		struct engine_action *a;
+
+		if (!live(s) || c->done)
+			continue;
+		if (c->marker && seq > c->n)
+			continue; /* sent after the sender recorded */
+		c->recorded++;
+		a = emit(e, ENGINE_RECORD_MESSAGE, s);
+		a->chan = in;
+		a->seq = seq;
+		if (c->marker && ready_to_close(e, c))
+			close_channel(e, s, in);
+	}
+	return 0;
+}
+
+int
+engine_marker(struct engine *e, size_t in, const char *id, uint64_t n)
+{
+	struct snap *s;
+	struct chan_rec *c;
+	int rv;
+
+	e->nacts = 0;
+
+	if (in >= e->n_in)
+		return ENGINE_ENOCHAN;
+	if (!engine_id_valid(id))
+		return ENGINE_EINVAL;
+	s = find(e, id);
+	if (s != NULL && !live(s))
+		return s->state == ENGINE_S_ABORTED ? ENGINE_ESTATE
+						    : ENGINE_EDUP;
+	if (s != NULL && s->in[in].marker)
+		return ENGINE_EDUP;
+	/* Request, channel done, part complete. */
+	if ((rv = reserve_actions(e, 3)) != 0)
+		return rv;
+	if (s == NULL) {
+		if ((rv = snap_alloc(e, id, &s)) != 0)
+			return rv;
+		start(e, s);
+	}
+	c = &s->in[in];
+	c->marker = 1;
+	c->n = n;
+	if (ready_to_close(e, c))
+		close_channel(e, s, in);
+	return 0;
+}
+
+int
+engine_state_recorded(struct engine *e, const char *id)
+{
+	struct snap *s;
+	int rv;
+
+	e->nacts = 0;
+
+	if (!engine_id_valid(id))
+		return ENGINE_EINVAL;
+	if ((s = find(e, id)) == NULL)
+		return ENGINE_ENOENT;
+	if (s->state != ENGINE_S_REQUESTED)
+		return ENGINE_ESTATE;
+	if ((rv = reserve_actions(e, e->n_out + 1)) != 0)
+		return rv;
+	s->state = ENGINE_S_RECORDED;
+	for (size_t j = 0; j < e->n_out; j++) {
+		struct engine_action *a = emit(e, ENGINE_SEND_MARKER, s);
+		a->chan = j;
+		a->count = e->sent[j];
+	}
+	complete_if_done(e, s);
+	return 0;
+}
+
+int
+engine_abort(struct engine *e, const char *id)
+{
+	struct snap *s;
+
+	e->nacts = 0;
+
+	if (!engine_id_valid(id))
+		return ENGINE_EINVAL;
+	if ((s = find(e, id)) == NULL)
+		return ENGINE_ENOENT;
+	if (!live(s))
+		return ENGINE_ESTATE;
+	s->state = ENGINE_S_ABORTED;
+	return 0;
+}
+
+int
+engine_forget(struct engine *e, const char *id)
+{
+	size_t i;
+
+	e->nacts = 0;
+
+	if (!engine_id_valid(id))
+		return ENGINE_EINVAL;
+	for (i = 0; i < e->nsnaps; i++)
+		if (strcmp(e->snaps[i]->id, id) == 0)
+			break;
+	if (i == e->nsnaps)
+		return ENGINE_ENOENT;
+	if (live(e->snaps[i]))
+		return ENGINE_ESTATE;
+	snap_free(e->snaps[i]);
+	memmove(&e->snaps[i], &e->snaps[i + 1],
+	    (e->nsnaps - i - 1) * sizeof(e->snaps[0]));
+	e->nsnaps--;
+	return 0;
+}
+
+const struct engine_action *
+engine_actions(const struct engine *e, size_t *ret_n)
+{
+	*ret_n = e->nacts;
+	return e->acts;
+}
+
+int
+engine_state(const struct engine *e, const char *id,
+    enum engine_snap_state *ret_state)
+{
+	const struct snap *s;
+
+	if (!engine_id_valid(id) || (s = find(e, id)) == NULL)
+		return ENGINE_ENOENT;
+	*ret_state = s->state;
+	return 0;
+}
+
+size_t
+engine_in_progress(const struct engine *e)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < e->nsnaps; i++)
+		n += live(e->snaps[i]);
+	return n;
+}
+
+int
+engine_channels_open(const struct engine *e, const char *id,
+    size_t *ret_open)
+{
+	const struct snap *s;
+
+	if (!engine_id_valid(id) || (s = find(e, id)) == NULL)
+		return ENGINE_ENOENT;
+	*ret_open = s->open;
+	return 0;
+}
+
+uint64_t
+engine_sent_count(const struct engine *e, size_t out)
+{
+	return out < e->n_out ? e->sent[out] : 0;
+}
+
+uint64_t
+engine_delivered_count(const struct engine *e, size_t in)
+{
+	return in < e->n_in ? e->delivered[in] : 0;
+}
+
+enum engine_mode
+engine_mode(const struct engine *e)
+{
+	return e->mode;
+}
+
+const char *
+engine_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case ENGINE_EINVAL:
+		return "invalid argument";
+	case ENGINE_ENOMEM:
+		return "out of memory";
+	case ENGINE_ENOCHAN:
+		return "no such channel";
+	case ENGINE_EEXIST:
+		return "snapshot already exists";
+	case ENGINE_ENOENT:
+		return "no such snapshot";
+	case ENGINE_EDUP:
+		return "duplicate marker";
+	case ENGINE_ESTATE:
+		return "not allowed in the snapshot's state";
+	}
+	return "unknown engine error";
+}

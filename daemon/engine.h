@@ -1,0 +1,153 @@
+/*
+ * engine.h - the Chandy-Lamport snapshot engine of one node.
+ *
+ * The engine is pure: it owns no sockets, no clock and no threads.  Its
+ * caller feeds it events in the order they happen at the node and, after
+ * each event, reads the actions the engine wants performed.  The daemon, the
+ * lab and the tests all drive this same code.
+ *
+ * Channels are named by local index: incoming channels 0 .. n_in-1 and
+ * outgoing channels 0 .. n_out-1.  The caller maps them to node names.
+ * Application messages on each channel are numbered from 1 by their sender
+ * ("seq"); a marker's count is the number of application messages sent on
+ * its channel before the sender recorded.
+ */
+#ifndef CUT_ENGINE_H
+#define CUT_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest snapshot id, not counting the terminating NUL. */
+#define ENGINE_ID_MAX 64
+
+/* Error codes: every call that can fail returns 0 or one of these. */
+enum {
+	ENGINE_EINVAL = 1, /* malformed argument (e.g. a bad snapshot id) */
+	ENGINE_ENOMEM,     /* out of memory; the engine is unchanged */
+	ENGINE_ENOCHAN,    /* channel index out of range */
+	ENGINE_EEXIST,     /* snapshot id already known here */
+	ENGINE_ENOENT,     /* snapshot id unknown here */
+	ENGINE_EDUP,       /* second marker for a snapshot on one channel */
+	ENGINE_ESTATE,     /* event not allowed in the snapshot's state */
+};
+
+enum engine_mode {
+	/* The 1985 rules: a marker's position closes its channel. */
+	ENGINE_CLASSIC,
+	/* The marker's count closes its channel: messages m+1 .. n. */
+	ENGINE_COUNTED,
+};
+
+enum engine_action_kind {
+	/* Record the local state for snap: the caller inserts a state
+	 * request into the application's down stream now, and reports the
+	 * answer with engine_state_recorded(). */
+	ENGINE_REQUEST_STATE,
+	/* Send Marker(snap, count) on outgoing channel chan, after every
+	 * application message already sent on it. */
+	ENGINE_SEND_MARKER,
+	/* The message just delivered on incoming channel chan, with sender
+	 * sequence number seq, belongs to snap's state of that channel. */
+	ENGINE_RECORD_MESSAGE,
+	/* Recording of incoming channel chan for snap is finished: m
+	 * messages were delivered before the node recorded, the marker
+	 * counted n, and count messages were recorded. */
+	ENGINE_CHANNEL_DONE,
+	/* The node's part of snap is complete: local state recorded and
+	 * every incoming channel done. */
+	ENGINE_PART_COMPLETE,
+};
+
+struct engine_action {
+	enum engine_action_kind kind;
+	const char *snap; /* borrowed: valid until the next engine call */
+	size_t chan;
+	uint64_t seq;   /* RECORD_MESSAGE */
+	uint64_t count; /* SEND_MARKER: n; CHANNEL_DONE: messages recorded */
+	uint64_t m, n;  /* CHANNEL_DONE */
+};
+
+/* Where a snapshot stands at this node; see engine.c for the diagram. */
+enum engine_snap_state {
+	ENGINE_S_REQUESTED, /* down-stream cut taken, state not yet in */
+	ENGINE_S_RECORDED,  /* state in, markers sent, channels recording */
+	ENGINE_S_COMPLETE,  /* part complete */
+	ENGINE_S_ABORTED,   /* given up by the caller */
+};
+
+struct engine;
+
+/*
+ * Creates an engine for a node with n_in incoming and n_out outgoing
+ * channels.  On success stores the engine in *ret_engine, which the caller
+ * owns and releases with engine_free().
+ */
+int engine_new(enum engine_mode mode, size_t n_in, size_t n_out,
+    struct engine **ret_engine);
+
+/* Releases the engine and everything it holds.  Accepts NULL. */
+void engine_free(struct engine *e);
+
+/* Returns 1 if id is an acceptable snapshot id: 1..ENGINE_ID_MAX bytes of
+ * printable ASCII other than space. */
+int engine_id_valid(const char *id);
+
+/*
+ * Events.  Each clears the previous actions and leaves the new ones to be
+ * read with engine_actions().  On error no action is produced and the
+ * engine is unchanged.
+ */
+
+/* This node initiates snapshot id (a copy is kept). */
+int engine_initiate(struct engine *e, const char *id);
+
+/* The application sent a message on outgoing channel out.  On success
+ * stores its sequence number in *ret_seq (may be NULL). */
+int engine_sent(struct engine *e, size_t out, uint64_t *ret_seq);
+
+/* An application message with sender sequence number seq was delivered to
+ * the application from incoming channel in. */
+int engine_delivered(struct engine *e, size_t in, uint64_t seq);
+
+/* Marker(id, n) arrived on incoming channel in. */
+int engine_marker(struct engine *e, size_t in, const char *id, uint64_t n);
+
+/* The application answered the state request for id: its state now holds
+ * every delivery before the request and every send before this call. */
+int engine_state_recorded(struct engine *e, const char *id);
+
+/* Gives up on id (e.g. past its deadline).  Later markers for it are
+ * ignored with ENGINE_EDUP-like answers until engine_forget(). */
+int engine_abort(struct engine *e, const char *id);
+
+/* Drops every trace of a finished or aborted snapshot.  A marker for id
+ * that arrives later starts it afresh, so forget only what is long done. */
+int engine_forget(struct engine *e, const char *id);
+
+/* The actions produced by the last event, borrowed until the next call.
+ * Stores their number in *ret_n. */
+const struct engine_action *engine_actions(const struct engine *e,
+    size_t *ret_n);
+
+/* Where snapshot id stands here; ENGINE_ENOENT if unknown. */
+int engine_state(const struct engine *e, const char *id,
+    enum engine_snap_state *ret_state);
+
+/* Number of snapshots known and not complete or aborted. */
+size_t engine_in_progress(const struct engine *e);
+
+/* Incoming channels of id still recording; ENGINE_ENOENT if unknown. */
+int engine_channels_open(const struct engine *e, const char *id,
+    size_t *ret_open);
+
+/* Messages sent so far on out / delivered so far on in. */
+uint64_t engine_sent_count(const struct engine *e, size_t out);
+uint64_t engine_delivered_count(const struct engine *e, size_t in);
+
+enum engine_mode engine_mode(const struct engine *e);
+
+/* Names an engine error code. */
+const char *engine_strerror(int err);
+
+#endif /* CUT_ENGINE_H */

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Installs the Debian 12 packages cutd needs to build, test and run, but
+# only those that are missing.  Quiet when everything is present.  Uses sudo
+# when not run as root.
+set -eu
+
+pkgs="build-essential cmake pkg-config libnng-dev libprotobuf-c-dev
+protobuf-c-compiler libsqlite3-dev sqlite3 libcriterion-dev libinih-dev
+libsystemd-dev"
+
+missing=""
+for p in $pkgs; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+	SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+	SUDO="sudo"
+else
+	echo "deps.sh: need root or sudo to install:$missing" >&2
+	exit 1
+fi
+echo "deps.sh: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >&2
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >&2
