@@ -87,7 +87,7 @@ count_chan(const struct audit_input *in, const char *src, const char *dst)
 
 	for (size_t i = 0; i < in->nrecorded; i++)
 		k += strcmp(in->recorded[i].src, src) == 0 &&
-		    strcmp(in->recorded[i].dst, dst) == 0;
+		     strcmp(in->recorded[i].dst, dst) == 0;
 	return k;
 }
 
@@ -109,18 +109,18 @@ check_channel_set(const struct audit_input *in, struct audit_report *r)
 		if (k == 0) {
 			r->missing_channels++;
 			note(r, "channel %s -> %s: not recorded",
-			    in->chan_src[i], in->chan_dst[i]);
+			     in->chan_src[i], in->chan_dst[i]);
 		} else if (k > 1) {
 			r->duplicate_channels++;
 			note(r, "channel %s -> %s: recorded %zu times",
-			    in->chan_src[i], in->chan_dst[i], k);
+			     in->chan_src[i], in->chan_dst[i], k);
 		}
 	}
 	for (size_t i = 0; i < in->nrecorded; i++)
 		if (!declared(in, in->recorded[i].src, in->recorded[i].dst)) {
 			r->unknown_channels++;
 			note(r, "channel %s -> %s: not in the cluster",
-			    in->recorded[i].src, in->recorded[i].dst);
+			     in->recorded[i].src, in->recorded[i].dst);
 		}
 }
 
@@ -135,15 +135,15 @@ check_messages(const struct audit_channel *c, struct audit_report *r)
 	if (c->m > c->n) {
 		r->receive_without_send += c->m - c->n;
 		note(r,
-		    "channel %s -> %s: %llu messages received before the cut "
-		    "but sent after it (m=%llu, n=%llu)",
-		    c->src, c->dst, (unsigned long long)(c->m - c->n),
-		    (unsigned long long)c->m, (unsigned long long)c->n);
+		     "channel %s -> %s: %llu messages received before the cut "
+		     "but sent after it (m=%llu, n=%llu)",
+		     c->src, c->dst, (unsigned long long)(c->m - c->n),
+		     (unsigned long long)c->m, (unsigned long long)c->n);
 	}
 	if (s->count > 0 && !s->consecutive) {
 		r->unordered_channels++;
 		note(r, "channel %s -> %s: recorded messages out of sequence",
-		    c->src, c->dst);
+		     c->src, c->dst);
 		return;
 	}
 	if (s->count > 0 && want > 0) {
@@ -154,19 +154,19 @@ check_messages(const struct audit_channel *c, struct audit_report *r)
 	if (want > overlap) {
 		r->missing_messages += want - overlap;
 		note(r,
-		    "channel %s -> %s: %llu in-transit messages not recorded "
-		    "(m=%llu, n=%llu, recorded %llu)",
-		    c->src, c->dst, (unsigned long long)(want - overlap),
-		    (unsigned long long)c->m, (unsigned long long)c->n,
-		    (unsigned long long)s->count);
+		     "channel %s -> %s: %llu in-transit messages not recorded "
+		     "(m=%llu, n=%llu, recorded %llu)",
+		     c->src, c->dst, (unsigned long long)(want - overlap),
+		     (unsigned long long)c->m, (unsigned long long)c->n,
+		     (unsigned long long)s->count);
 	}
 	if (s->count > overlap) {
 		r->extra_messages += s->count - overlap;
 		note(r,
-		    "channel %s -> %s: %llu recorded messages outside "
-		    "m+1..n (m=%llu, n=%llu)",
-		    c->src, c->dst, (unsigned long long)(s->count - overlap),
-		    (unsigned long long)c->m, (unsigned long long)c->n);
+		     "channel %s -> %s: %llu recorded messages outside "
+		     "m+1..n (m=%llu, n=%llu)",
+		     c->src, c->dst, (unsigned long long)(s->count - overlap),
+		     (unsigned long long)c->m, (unsigned long long)c->n);
 	}
 }
 
@@ -181,9 +181,9 @@ audit_run(const struct audit_input *in, struct audit_report *ret_report)
 	for (size_t i = 0; i < in->nrecorded; i++)
 		check_messages(&in->recorded[i], &r);
 	r.consistent = r.missing_parts == 0 && r.duplicate_parts == 0 &&
-	    r.unknown_parts == 0 && r.missing_channels == 0 &&
-	    r.duplicate_channels == 0 && r.unknown_channels == 0 &&
-	    r.receive_without_send == 0 && r.missing_messages == 0 &&
-	    r.extra_messages == 0 && r.unordered_channels == 0;
+	               r.unknown_parts == 0 && r.missing_channels == 0 &&
+	               r.duplicate_channels == 0 && r.unknown_channels == 0 &&
+	               r.receive_without_send == 0 && r.missing_messages == 0 &&
+	               r.extra_messages == 0 && r.unordered_channels == 0;
 	*ret_report = r;
 }

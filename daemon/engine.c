@@ -91,7 +91,7 @@ struct engine {
 
 int
 engine_new(enum engine_mode mode, size_t n_in, size_t n_out,
-    struct engine **ret_engine)
+           struct engine **ret_engine)
 {
 	struct engine *e;
 
@@ -268,8 +268,7 @@ ready_to_close(const struct engine *e, const struct chan_rec *c)
 static int
 live(const struct snap *s)
 {
-	return s->state == ENGINE_S_REQUESTED ||
-	    s->state == ENGINE_S_RECORDED;
+	return s->state == ENGINE_S_REQUESTED || s->state == ENGINE_S_RECORDED;
 }
 
 int
@@ -352,7 +351,7 @@ engine_marker(struct engine *e, size_t in, const char *id, uint64_t n)
 	s = find(e, id);
 	if (s != NULL && !live(s))
 		return s->state == ENGINE_S_ABORTED ? ENGINE_ESTATE
-						    : ENGINE_EDUP;
+		                                    : ENGINE_EDUP;
 	if (s != NULL && s->in[in].marker)
 		return ENGINE_EDUP;
 	/* Request, channel done, part complete. */
@@ -432,7 +431,7 @@ engine_forget(struct engine *e, const char *id)
 		return ENGINE_ESTATE;
 	snap_free(e->snaps[i]);
 	memmove(&e->snaps[i], &e->snaps[i + 1],
-	    (e->nsnaps - i - 1) * sizeof(e->snaps[0]));
+	        (e->nsnaps - i - 1) * sizeof(e->snaps[0]));
 	e->nsnaps--;
 	return 0;
 }
@@ -446,7 +445,7 @@ engine_actions(const struct engine *e, size_t *ret_n)
 
 int
 engine_state(const struct engine *e, const char *id,
-    enum engine_snap_state *ret_state)
+             enum engine_snap_state *ret_state)
 {
 	const struct snap *s;
 
@@ -467,8 +466,7 @@ engine_in_progress(const struct engine *e)
 }
 
 int
-engine_channels_open(const struct engine *e, const char *id,
-    size_t *ret_open)
+engine_channels_open(const struct engine *e, const char *id, size_t *ret_open)
 {
 	const struct snap *s;
 

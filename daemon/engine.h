@@ -84,7 +84,7 @@ struct engine;
  * owns and releases with engine_free().
  */
 int engine_new(enum engine_mode mode, size_t n_in, size_t n_out,
-    struct engine **ret_engine);
+               struct engine **ret_engine);
 
 /* Releases the engine and everything it holds.  Accepts NULL. */
 void engine_free(struct engine *e);
@@ -128,18 +128,18 @@ int engine_forget(struct engine *e, const char *id);
 /* The actions produced by the last event, borrowed until the next call.
  * Stores their number in *ret_n. */
 const struct engine_action *engine_actions(const struct engine *e,
-    size_t *ret_n);
+                                           size_t *ret_n);
 
 /* Where snapshot id stands here; ENGINE_ENOENT if unknown. */
 int engine_state(const struct engine *e, const char *id,
-    enum engine_snap_state *ret_state);
+                 enum engine_snap_state *ret_state);
 
 /* Number of snapshots known and not complete or aborted. */
 size_t engine_in_progress(const struct engine *e);
 
 /* Incoming channels of id still recording; ENGINE_ENOENT if unknown. */
 int engine_channels_open(const struct engine *e, const char *id,
-    size_t *ret_open);
+                         size_t *ret_open);
 
 /* Messages sent so far on out / delivered so far on in. */
 uint64_t engine_sent_count(const struct engine *e, size_t out);

@@ -1,0 +1,206 @@
+/*
+ * labprops.c - property runs of the engine over random lab scenarios.
+ *
+ * A "problem" is anything a correct engine and audit would never show:
+ * with FIFO delivery or counting markers, any incomplete, unconserved,
+ * wrong or flagged snapshot; with classic markers and overtaking, a wrong
+ * snapshot the audit passed (silent) or a right one it failed.
+ */
+#include "labprops.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "lab.h"
+
+#define MAX_NODES 12
+#define MAX_SNAPS 5
+
+struct rng {
+	uint64_t s;
+};
+
+static uint64_t
+next(struct rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t
+below(struct rng *r, uint64_t n)
+{
+	return next(r) % n;
+}
+
+static int
+build(struct lab *lab, struct rng *r)
+{
+	size_t n = 2 + below(r, MAX_NODES - 1);
+	char a[8], b[8];
+	int rv;
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(a, sizeof(a), "n%zu", i);
+		if ((rv = lab_add_node(lab, a, (int64_t)below(r, 21))) != 0)
+			return rv;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			int ring = j == (i + 1) % n;
+			if (i == j || (!ring && below(r, 10) >= 3))
+				continue;
+			snprintf(a, sizeof(a), "n%zu", i);
+			snprintf(b, sizeof(b), "n%zu", j);
+			if ((rv = lab_add_channel(lab, a, b)) != 0)
+				return rv;
+		}
+	return lab_start(lab);
+}
+
+static int
+random_send(struct lab *lab, struct rng *r)
+{
+	size_t ch = below(r, lab_channels(lab)), src, dst;
+	int64_t bal;
+
+	lab_channel_ends(lab, ch, &src, &dst);
+	bal = lab_balance(lab, src);
+	if (bal <= 0)
+		return 0;
+	return lab_send(lab, lab_node_name(lab, src), lab_node_name(lab, dst),
+	                1 + (int64_t)below(r, (uint64_t)(bal < 5 ? bal : 5)));
+}
+
+/* Picks a deliverable frame: the head, or with overtaking allowed any
+ * marker (an application message never passes an older frame). */
+static int
+random_deliver(struct lab *lab, struct rng *r, int fifo)
+{
+	size_t nch = lab_channels(lab), start = below(r, nch);
+
+	for (size_t i = 0; i < nch; i++) {
+		size_t ch = (start + i) % nch, len = lab_queue_len(lab, ch);
+		size_t k = 1;
+
+		if (len == 0)
+			continue;
+		if (!fifo) {
+			k = 1 + below(r, len);
+			if (!lab_queue_at(lab, ch, k)->is_marker)
+				k = 1;
+		}
+		return lab_deliver(lab, ch, k);
+	}
+	return 0;
+}
+
+static int
+drain(struct lab *lab)
+{
+	int moved = 1, rv;
+
+	while (moved) {
+		moved = 0;
+		for (size_t ch = 0; ch < lab_channels(lab); ch++)
+			if (lab_queue_len(lab, ch) > 0) {
+				if ((rv = lab_deliver(lab, ch, 1)) != 0)
+					return rv;
+				moved = 1;
+			}
+	}
+	return 0;
+}
+
+static int
+play(struct lab *lab, struct rng *r, int fifo)
+{
+	size_t steps = 20 + below(r, 100), nsnaps = 1 + below(r, MAX_SNAPS);
+	size_t when[MAX_SNAPS];
+	int rv = 0;
+
+	for (size_t i = 0; i < nsnaps; i++)
+		when[i] = below(r, steps);
+	for (size_t t = 0; t < steps && rv == 0; t++) {
+		for (size_t i = 0; i < nsnaps && rv == 0; i++)
+			if (when[i] == t)
+				rv = lab_snapshot(
+				    lab,
+				    lab_node_name(lab,
+				                  below(r, lab_nodes(lab))),
+				    NULL);
+		if (rv == 0)
+			rv = below(r, 2) ? random_send(lab, r)
+			                 : random_deliver(lab, r, fifo);
+	}
+	return rv != 0 ? rv : drain(lab);
+}
+
+static void
+tally(const struct lab *lab, const struct lab_snapshot_result *s,
+      struct labprops_result *res)
+{
+	int conserved = s->node_total + s->channel_total == lab_total(lab);
+	int wrong =
+	    !conserved || s->missing || s->extra || s->receive_without_send;
+
+	res->snapshots++;
+	res->incomplete += !s->complete;
+	res->not_conserved += !conserved;
+	res->wrong += wrong;
+	res->flagged += wrong && !s->audit.consistent;
+	res->silent += wrong && s->audit.consistent;
+	res->false_alarms += !wrong && !s->audit.consistent;
+	res->overtakes += s->overtakes;
+}
+
+static int
+scenario(uint64_t seed, enum engine_mode mode, int fifo,
+         struct labprops_result *res)
+{
+	struct lab_snapshot_result s;
+	struct labprops_result before = *res;
+	struct rng r = {seed};
+	struct lab *lab = NULL;
+	int rv;
+
+	if ((rv = lab_new(mode, &lab)) != 0)
+		return rv;
+	if ((rv = build(lab, &r)) != 0 || (rv = play(lab, &r, fifo)) != 0)
+		goto out;
+	for (size_t i = 0; i < lab_snapshots(lab); i++) {
+		if ((rv = lab_result(lab, i, &s)) != 0)
+			goto out;
+		tally(lab, &s, res);
+	}
+	res->scenarios++;
+	if (!res->have_bad && (res->incomplete != before.incomplete ||
+	                       res->silent != before.silent ||
+	                       res->false_alarms != before.false_alarms ||
+	                       ((fifo || mode == ENGINE_COUNTED) &&
+	                        res->wrong != before.wrong))) {
+		res->have_bad = 1;
+		res->first_bad_seed = seed;
+	}
+out:
+	lab_free(lab);
+	return rv;
+}
+
+int
+labprops_run(uint64_t seed, uint64_t n, enum engine_mode mode, int fifo,
+             struct labprops_result *ret)
+{
+	struct labprops_result res;
+	int rv;
+
+	memset(&res, 0, sizeof(res));
+	for (uint64_t i = 0; i < n; i++)
+		if ((rv = scenario(seed + i, mode, fifo, &res)) != 0)
+			return rv;
+	*ret = res;
+	return 0;
+}

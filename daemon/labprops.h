@@ -1,0 +1,35 @@
+/*
+ * labprops.h - random scenarios checked against the ground truth.
+ *
+ * Each scenario draws a strongly connected topology of 2-12 nodes (a ring
+ * plus random chords), random balances and transfers, 1-5 snapshots from
+ * random initiators at random moments (so some run concurrently), and a
+ * random delivery order: FIFO, or non-FIFO where a marker may overtake
+ * older application messages.  Every snapshot is then judged twice: by the
+ * audit, and by the ground truth.
+ */
+#ifndef CUT_LABPROPS_H
+#define CUT_LABPROPS_H
+
+#include <stdint.h>
+
+#include "engine.h"
+
+struct labprops_result {
+	uint64_t scenarios, snapshots;
+	uint64_t incomplete; /* snapshots that never completed */
+	uint64_t not_conserved;
+	uint64_t wrong;          /* ground truth: not a consistent cut */
+	uint64_t flagged;        /* wrong, and the audit said so */
+	uint64_t silent;         /* wrong, and the audit passed it */
+	uint64_t false_alarms;   /* right, and the audit failed it */
+	uint64_t overtakes;      /* marker overtakes that happened */
+	uint64_t first_bad_seed; /* scenario seed of the first problem */
+	int have_bad;
+};
+
+/* Runs n scenarios seeded seed, seed+1, ...  Returns 0 or a LAB_E* code. */
+int labprops_run(uint64_t seed, uint64_t n, enum engine_mode mode, int fifo,
+                 struct labprops_result *ret);
+
+#endif /* CUT_LABPROPS_H */
