@@ -271,7 +271,8 @@ cmd_run(int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
-		else if (path == NULL && argv[i][0] != '-')
+		else if (path == NULL &&
+		         (argv[i][0] != '-' || strcmp(argv[i], "-") == 0))
 			path = argv[i];
 		else {
 			usage(stderr);
