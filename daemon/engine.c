@@ -44,10 +44,12 @@
  *
  *   classic: when the channel's marker arrives (its FIFO position ends the
  *            channel state);
- *   counted: when the marker has arrived and m + recorded >= n, i.e. every
- *            message the sender sent before it recorded has been seen.  A
- *            marker that overtook older messages therefore keeps its channel
- *            open until they arrive.
+ *   counted: when the marker has arrived and m + within >= n, where within
+ *            counts the recorded messages with m < seq <= n: every message
+ *            the sender sent before it recorded has been seen.  A marker
+ *            that overtook older messages therefore keeps its channel open
+ *            until they arrive; a message that overtook the marker does
+ *            not count.
  *
  * While a channel is open, a delivered message is recorded, except in
  * counted mode once the marker is known and the message's seq exceeds n
@@ -64,9 +66,12 @@
 #include <string.h>
 
 struct chan_rec {
-	uint64_t m;        /* delivered on the channel before the cut */
-	uint64_t n;        /* the marker's count, once marker is set */
-	uint64_t recorded; /* messages recorded into the channel state */
+	uint64_t m;           /* delivered on the channel before the cut */
+	uint64_t n;           /* the marker's count, once marker is set */
+	uint64_t recorded;    /* messages recorded into the channel state */
+	uint64_t first, last; /* seqs of the first and last recorded */
+	uint64_t within;      /* recorded with m < seq <= n, once marker */
+	unsigned char consecutive; /* each recorded seq was last + 1 */
 	unsigned char marker;
 	unsigned char done;
 };
@@ -96,6 +101,10 @@ engine_new(enum engine_mode mode, size_t n_in, size_t n_out,
 	struct engine *e;
 
 	if (mode != ENGINE_CLASSIC && mode != ENGINE_COUNTED)
+		return ENGINE_EINVAL;
+	/* Per-snapshot channel arrays hold n_in + 1 records. */
+	if (n_in >= SIZE_MAX / sizeof(struct chan_rec) - 1 ||
+	    n_out >= SIZE_MAX / sizeof(uint64_t) - 1)
 		return ENGINE_EINVAL;
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		return ENGINE_ENOMEM;
@@ -262,7 +271,43 @@ ready_to_close(const struct engine *e, const struct chan_rec *c)
 {
 	if (e->mode == ENGINE_CLASSIC)
 		return 1;
-	return c->m + c->recorded >= c->n;
+	return c->m + c->within >= c->n;
+}
+
+/* How many of the messages recorded before the marker lie in m+1 .. n.
+ * Messages that overtook the marker were sent after the sender recorded
+ * and must not count.  Without a consecutive run to reason about (the
+ * transport reordered application messages) every one counts, and the
+ * audit judges the result. */
+static uint64_t
+recorded_within(const struct chan_rec *c)
+{
+	uint64_t lo = c->m + 1, hi = c->n;
+
+	if (c->recorded == 0)
+		return 0;
+	if (!c->consecutive)
+		return c->recorded;
+	if (c->first > lo)
+		lo = c->first;
+	if (c->last < hi)
+		hi = c->last;
+	return hi >= lo ? hi - lo + 1 : 0;
+}
+
+static void
+note_recorded(struct chan_rec *c, uint64_t seq)
+{
+	if (c->recorded == 0) {
+		c->first = seq;
+		c->consecutive = 1;
+	} else if (seq != c->last + 1) {
+		c->consecutive = 0;
+	}
+	c->last = seq;
+	c->recorded++;
+	if (c->marker)
+		c->within++;
 }
 
 static int
@@ -325,7 +370,7 @@ engine_delivered(struct engine *e, size_t in, uint64_t seq)
 			continue;
 		if (c->marker && seq > c->n)
 			continue; /* sent after the sender recorded */
-		c->recorded++;
+		note_recorded(c, seq);
 		a = emit(e, ENGINE_RECORD_MESSAGE, s);
 		a->chan = in;
 		a->seq = seq;
@@ -365,6 +410,7 @@ engine_marker(struct engine *e, size_t in, const char *id, uint64_t n)
 	c = &s->in[in];
 	c->marker = 1;
 	c->n = n;
+	c->within = recorded_within(c);
 	if (ready_to_close(e, c))
 		close_channel(e, s, in);
 	return 0;
