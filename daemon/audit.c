@@ -131,14 +131,24 @@ check_messages(const struct audit_channel *c, struct audit_report *r)
 	const struct audit_seqs *s = &c->seqs;
 	uint64_t want = c->n > c->m ? c->n - c->m : 0;
 	uint64_t lo, hi, overlap = 0;
+	uint64_t high = c->m_high ? c->m_high : c->m;
 
-	if (c->m > c->n) {
-		r->receive_without_send += c->m - c->n;
+	if (c->m > c->n || high > c->n) {
+		uint64_t k = c->m > c->n ? c->m - c->n : 1;
+		r->receive_without_send += k;
 		note(r,
 		     "channel %s -> %s: %llu messages received before the cut "
 		     "but sent after it (m=%llu, n=%llu)",
-		     c->src, c->dst, (unsigned long long)(c->m - c->n),
+		     c->src, c->dst, (unsigned long long)k,
 		     (unsigned long long)c->m, (unsigned long long)c->n);
+	} else if (high != c->m) {
+		r->unordered_channels++;
+		note(r,
+		     "channel %s -> %s: messages delivered out of sequence "
+		     "before the cut (m=%llu, highest seq %llu)",
+		     c->src, c->dst, (unsigned long long)c->m,
+		     (unsigned long long)high);
+		return;
 	}
 	if (s->count > 0 && !s->consecutive) {
 		r->unordered_channels++;

@@ -29,6 +29,10 @@ void audit_seqs_add(struct audit_seqs *s, uint64_t seq);
 struct audit_channel {
 	const char *src, *dst;
 	uint64_t m; /* delivered before the receiver recorded */
+	/* The highest seq among those m, or 0 meaning "equal to m".  With
+	 * in-order delivery it is m; more means a message sent after the
+	 * sender's cut, or out of order, was received before the cut. */
+	uint64_t m_high;
 	uint64_t n; /* sent before the sender recorded (the marker's count) */
 	struct audit_seqs seqs;
 };
@@ -54,7 +58,7 @@ struct audit_report {
 	uint64_t extra_messages;       /* recorded but not in m+1..n */
 	size_t unordered_channels;     /* recorded out of sequence */
 	/* The first problems found, as sentences, e.g. "channel p0 -> p1:
-	 * 2 recorded messages missing (m=3, n=5)". */
+	 * 2 in-transit messages not recorded (m=3, n=5, recorded 0)". */
 	char reason[512];
 };
 

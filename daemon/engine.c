@@ -67,6 +67,7 @@
 
 struct chan_rec {
 	uint64_t m;           /* delivered on the channel before the cut */
+	uint64_t m_high;      /* the highest seq among those */
 	uint64_t n;           /* the marker's count, once marker is set */
 	uint64_t recorded;    /* messages recorded into the channel state */
 	uint64_t first, last; /* seqs of the first and last recorded */
@@ -88,6 +89,7 @@ struct engine {
 	size_t n_in, n_out;
 	uint64_t *sent;      /* per outgoing channel */
 	uint64_t *delivered; /* per incoming channel */
+	uint64_t *max_seq;   /* per incoming channel: highest seq delivered */
 	struct snap **snaps; /* in order of creation */
 	size_t nsnaps, capsnaps;
 	struct engine_action *acts;
@@ -113,7 +115,8 @@ engine_new(enum engine_mode mode, size_t n_in, size_t n_out,
 	e->n_out = n_out;
 	e->sent = calloc(n_out + 1, sizeof(*e->sent));
 	e->delivered = calloc(n_in + 1, sizeof(*e->delivered));
-	if (e->sent == NULL || e->delivered == NULL) {
+	e->max_seq = calloc(n_in + 1, sizeof(*e->max_seq));
+	if (e->sent == NULL || e->delivered == NULL || e->max_seq == NULL) {
 		engine_free(e);
 		return ENGINE_ENOMEM;
 	}
@@ -141,6 +144,7 @@ engine_free(struct engine *e)
 	free(e->acts);
 	free(e->sent);
 	free(e->delivered);
+	free(e->max_seq);
 	free(e);
 }
 
@@ -233,8 +237,10 @@ start(struct engine *e, struct snap *s)
 {
 	s->state = ENGINE_S_REQUESTED;
 	s->open = e->n_in;
-	for (size_t i = 0; i < e->n_in; i++)
+	for (size_t i = 0; i < e->n_in; i++) {
 		s->in[i].m = e->delivered[i];
+		s->in[i].m_high = e->max_seq[i];
+	}
 	e->snaps[e->nsnaps++] = s;
 	emit(e, ENGINE_REQUEST_STATE, s);
 }
@@ -260,6 +266,7 @@ close_channel(struct engine *e, struct snap *s, size_t in)
 	a = emit(e, ENGINE_CHANNEL_DONE, s);
 	a->chan = in;
 	a->m = c->m;
+	a->m_high = c->m_high;
 	a->n = c->n;
 	a->count = c->recorded;
 	complete_if_done(e, s);
@@ -361,6 +368,8 @@ engine_delivered(struct engine *e, size_t in, uint64_t seq)
 	if ((rv = reserve_actions(e, 3 * e->nsnaps)) != 0)
 		return rv;
 	e->delivered[in]++;
+	if (seq > e->max_seq[in])
+		e->max_seq[in] = seq;
 	for (size_t i = 0; i < e->nsnaps; i++) {
 		struct snap *s = e->snaps[i];
 		struct chan_rec *c = &s->in[in];

@@ -66,6 +66,9 @@ struct engine_action {
 	uint64_t seq;   /* RECORD_MESSAGE */
 	uint64_t count; /* SEND_MARKER: n; CHANNEL_DONE: messages recorded */
 	uint64_t m, n;  /* CHANNEL_DONE */
+	/* CHANNEL_DONE: the highest seq delivered before the cut; equals m
+	 * when the transport kept application messages in order. */
+	uint64_t m_high;
 };
 
 /* Where a snapshot stands at this node; see engine.c for the diagram. */

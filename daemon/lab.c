@@ -22,7 +22,7 @@ struct truth {
 struct chan_rec {
 	uint64_t *seqs; /* recorded, in order */
 	size_t nseqs, capseqs;
-	uint64_t m, n;
+	uint64_t m, m_high, n;
 	int done;
 };
 
@@ -373,6 +373,7 @@ perform(struct lab *lab, size_t v, const struct engine_action *a)
 	case ENGINE_CHANNEL_DONE:
 		r = &s->chans[n->in[a->chan]];
 		r->m = a->m;
+		r->m_high = a->m_high;
 		r->n = a->n;
 		r->done = 1;
 		return 0;
@@ -717,6 +718,7 @@ audit_snapshot(const struct lab *lab, const struct snap *s,
 		a->src = src[ch];
 		a->dst = dst[ch];
 		a->m = r->m;
+		a->m_high = r->m_high;
 		a->n = r->n;
 		audit_seqs_init(&a->seqs);
 		for (size_t i = 0; i < r->nseqs; i++)

@@ -1,0 +1,146 @@
+/*
+ * config.h - the cluster file: one INI file that every node of a cluster
+ * shares, parsed with inih, with defaults filled in and fully validated.
+ *
+ * A loaded struct config is always valid: every node has a name and all
+ * four endpoints, every channel joins two distinct declared nodes, and the
+ * channel graph is strongly connected.  Library code: it never logs or
+ * exits; problems come back as "FILE:LINE: message" text.
+ *
+ * The format:
+ *
+ *   [cluster]
+ *   name = demo                 ; required, printable, no spaces
+ *   deadline_ms = 10000         ; optional snapshot deadline, default 10000,
+ *                               ; 100..3600000
+ *   run_dir = /run/cutd         ; optional, default /run/cutd: default app
+ *                               ; and control sockets live here
+ *   state_dir = /var/lib/cutd   ; optional, default /var/lib/cutd: default
+ *                               ; databases live here
+ *   max_message = 1048576       ; optional, largest application payload in
+ *                               ; bytes, default 1 MiB, 1..64 MiB
+ *
+ *   [node p0]                   ; one section per node;
+ *                               ; name: [A-Za-z0-9_.-]{1,32}
+ *   peer = tcp://127.0.0.1:7100 ; required, nng URL (tcp:// or tls+tcp://)
+ *   app = ipc:///run/cutd/p0.app      ; optional,
+ *                                     ; default ipc://<run_dir>/<node>.app
+ *   control = ipc:///run/cutd/p0.ctl  ; optional,
+ *                                     ; default ipc://<run_dir>/<node>.ctl
+ *   database = /var/lib/cutd/p0.db    ; optional,
+ *                                     ; default <state_dir>/<node>.db
+ *
+ *   [channels]                  ; optional; absent = every ordered pair of
+ *                               ; distinct nodes
+ *   channel = p0 -> p1          ; repeatable, one directed channel per line
+ *
+ * Details:
+ *
+ * - Section and key names are case-sensitive.  Sections may come in any
+ *   order; a channel may name a node declared further down.  [cluster] and
+ *   [channels] appear at most once, each node once, each key once per
+ *   section.
+ * - Comments start with ';' or '#' at the beginning of a line, or with ';'
+ *   after a space inside a line.  Leading spaces are ignored, so keys may
+ *   be indented; a value cannot continue over several lines.  Lines are at
+ *   most 198 characters, the file at most 1 MiB.
+ * - The cluster name is 1 to 64 printable ASCII characters without spaces.
+ * - run_dir, state_dir and database are absolute paths.  Endpoints are
+ *   tcp://HOST:PORT or tls+tcp://HOST:PORT (IPv6 hosts in brackets); app
+ *   and control may also be ipc:///ABSOLUTE/PATH, at most 107 bytes of
+ *   path (the limit of a Unix socket).  No endpoint may be used twice in
+ *   the file, compared as written.
+ * - At most 256 nodes.  A single node needs no channels.  With [channels],
+ *   the declared graph must be strongly connected: every node reachable from
+ *   the first node declared, and able to reach it.
+ *
+ * Errors name the line they are about.  Problems found only once the whole
+ * file is read point at the section concerned (a node without a peer: its
+ * [node] line; a graph that is not strongly connected: the [channels] line)
+ * or, when there is no such section (no [cluster], no nodes), at the file's
+ * last line.  At most 20 errors are reported, sorted by line.
+ */
+#ifndef CUT_CONFIG_H
+#define CUT_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Error codes: calls that can fail return 0 or one of these. */
+enum {
+	CONFIG_EINVAL = 1, /* the file is not a valid cluster file */
+	CONFIG_EIO,        /* the file cannot be read */
+	CONFIG_ENOMEM,     /* out of memory */
+};
+
+#define CONFIG_NAME_MAX    32 /* longest node name */
+#define CONFIG_CLUSTER_MAX 64 /* longest cluster name */
+#define CONFIG_MAX_NODES   256
+#define CONFIG_MAX_ERRORS  20
+
+struct config_node {
+	char *name;
+	char *peer;     /* nng URL the node listens on for its peers */
+	char *app;      /* nng URL of the application link */
+	char *control;  /* nng URL of the control service */
+	char *database; /* path of the node's SQLite database */
+};
+
+/* A directed channel src -> dst, as indices into config.nodes. */
+struct config_channel {
+	size_t src, dst;
+	int line; /* its line in the file; 0 for the default channels */
+};
+
+struct config {
+	char *path;    /* the file it was loaded from */
+	char *cluster; /* the cluster name */
+	unsigned deadline_ms;
+	size_t max_message;
+	char *run_dir, *state_dir;
+	struct config_node *nodes; /* in the order of the file */
+	size_t nnodes;
+	struct config_channel *chans; /* in the order of the file */
+	size_t nchans;
+	int chans_declared; /* 1 if the file has [channels]; else every pair */
+};
+
+/*
+ * Reads and validates the cluster file at path.  On success, stores a new
+ * configuration in *ret_cfg, which the caller owns and frees with
+ * config_free(), and leaves *ret_errors alone.  On failure, returns
+ * CONFIG_EINVAL, CONFIG_EIO or CONFIG_ENOMEM, leaves *ret_cfg alone and,
+ * if ret_errors is not NULL, stores in *ret_errors a malloc'd text, one
+ * problem per line ("FILE:LINE: message\n", or "FILE: message\n" when no
+ * line applies), which the caller frees; it is NULL if even that text could
+ * not be allocated.
+ */
+int config_load(const char *path, struct config **ret_cfg, char **ret_errors);
+
+/* Frees cfg and everything it owns.  Accepts NULL. */
+void config_free(struct config *cfg);
+
+/* Returns the index of the node called name, or -1 if there is none. */
+int config_node_index(const struct config *cfg, const char *name);
+
+/*
+ * Writes a human summary of cfg to out, for "cutd --check-config": the
+ * cluster settings, each node with its endpoints, the channels and whether
+ * the graph is strongly connected.  Returns 0, or CONFIG_EIO if writing
+ * failed.
+ */
+int config_print(const struct config *cfg, FILE *out);
+
+/*
+ * Returns 1 if a and b describe the same running cluster: same cluster
+ * name, same nodes in the same order with the same endpoints and database
+ * paths, and the same channels in the same order.  Returns 0 otherwise.
+ * The deadline and max_message may differ.  (For SIGHUP: a reload is
+ * accepted only if this holds.)
+ */
+int config_same_topology(const struct config *a, const struct config *b);
+
+/* Returns a static English description of a CONFIG_E* code. */
+const char *config_strerror(int err);
+
+#endif /* CUT_CONFIG_H */

@@ -1,0 +1,695 @@
+/*
+ * test_config.c - the cluster file: defaults, valid topologies, every
+ * error with its exact "FILE:LINE: message", the --check-config summary
+ * and the SIGHUP comparison.
+ *
+ * Each test runs in its own temporary directory and writes its file as
+ * "c.ini" there, so that error messages are predictable.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static char dir[] = "/tmp/test_config.XXXXXX";
+
+static void
+setup(void)
+{
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(chdir(dir), 0);
+}
+
+static void
+teardown(void)
+{
+	unlink("c.ini");
+	cr_assert_eq(chdir("/"), 0);
+	rmdir(dir);
+}
+
+TestSuite(config, .init = setup, .fini = teardown);
+
+static void
+write_file(const char *text)
+{
+	FILE *f = fopen("c.ini", "w");
+
+	cr_assert_not_null(f);
+	cr_assert_eq(fputs(text, f) >= 0, 1);
+	cr_assert_eq(fclose(f), 0);
+}
+
+/* Loads text, which must be valid. */
+static struct config *
+load_ok(const char *text)
+{
+	struct config *cfg = NULL;
+	char *errs = NULL;
+	int rv;
+
+	write_file(text);
+	rv = config_load("c.ini", &cfg, &errs);
+	cr_assert_eq(rv, 0, "config_load: %s\n%s", config_strerror(rv),
+	             errs ? errs : "");
+	cr_assert_null(errs);
+	cr_assert_not_null(cfg);
+	return cfg;
+}
+
+/* Loads text, which must be rejected with exactly the errors want. */
+static void
+expect_errors(const char *text, const char *want)
+{
+	struct config *cfg = NULL;
+	char *errs = NULL;
+
+	write_file(text);
+	cr_assert_eq(config_load("c.ini", &cfg, &errs), CONFIG_EINVAL);
+	cr_assert_null(cfg);
+	cr_assert_not_null(errs);
+	cr_assert_str_eq(errs, want);
+	free(errs);
+}
+
+#define CLUSTER "[cluster]\nname = demo\n" /* lines 1-2 */
+#define NODE(n, port)                                                          \
+	"[node " n "]\npeer = tcp://127.0.0.1:" port "\n" /* two lines */
+#define THREE NODE("p0", "7100") NODE("p1", "7101") NODE("p2", "7102")
+
+static void
+assert_chan(const struct config *cfg, size_t i, size_t src, size_t dst,
+            int line)
+{
+	cr_assert_lt(i, cfg->nchans);
+	cr_assert_eq(cfg->chans[i].src, src, "channel %zu", i);
+	cr_assert_eq(cfg->chans[i].dst, dst, "channel %zu", i);
+	cr_assert_eq(cfg->chans[i].line, line, "channel %zu", i);
+}
+
+Test(config, complete_graph_with_defaults)
+{
+	struct config *cfg = load_ok(CLUSTER THREE);
+	size_t i, j, k = 0;
+
+	cr_assert_str_eq(cfg->path, "c.ini");
+	cr_assert_str_eq(cfg->cluster, "demo");
+	cr_assert_eq(cfg->deadline_ms, 10000);
+	cr_assert_eq(cfg->max_message, 1048576);
+	cr_assert_str_eq(cfg->run_dir, "/run/cutd");
+	cr_assert_str_eq(cfg->state_dir, "/var/lib/cutd");
+	cr_assert_eq(cfg->nnodes, 3);
+	cr_assert_str_eq(cfg->nodes[1].name, "p1");
+	cr_assert_str_eq(cfg->nodes[1].peer, "tcp://127.0.0.1:7101");
+	cr_assert_str_eq(cfg->nodes[1].app, "ipc:///run/cutd/p1.app");
+	cr_assert_str_eq(cfg->nodes[1].control, "ipc:///run/cutd/p1.ctl");
+	cr_assert_str_eq(cfg->nodes[1].database, "/var/lib/cutd/p1.db");
+	cr_assert_eq(cfg->chans_declared, 0);
+	cr_assert_eq(cfg->nchans, 6);
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 3; j++)
+			if (i != j)
+				assert_chan(cfg, k++, i, j, 0);
+	cr_assert_eq(config_node_index(cfg, "p2"), 2);
+	cr_assert_eq(config_node_index(cfg, "p3"), -1);
+	config_free(cfg);
+}
+
+Test(config, every_setting_explicit)
+{
+	struct config *cfg = load_ok("\xef\xbb\xbf# a comment\r\n"
+	                             "[cluster]\r\n"
+	                             "  name = demo-1 ; the name\r\n"
+	                             "  deadline_ms = 100\r\n"
+	                             "  max_message = 67108864\r\n"
+	                             "  run_dir = /tmp/run//\r\n"
+	                             "  state_dir = /\r\n"
+	                             "[node a.b_c-9]\r\n"
+	                             "\tpeer = tls+tcp://[::1]:65535\r\n"
+	                             "\tapp = tcp://host.example:1\r\n"
+	                             "\tcontrol = ipc:///x/a.ctl\r\n"
+	                             "\tdatabase = /data/a.sqlite\r\n");
+	const struct config_node *n = &cfg->nodes[0];
+
+	cr_assert_str_eq(cfg->cluster, "demo-1");
+	cr_assert_eq(cfg->deadline_ms, 100);
+	cr_assert_eq(cfg->max_message, 64 << 20);
+	cr_assert_str_eq(cfg->run_dir, "/tmp/run");
+	cr_assert_str_eq(cfg->state_dir, "/");
+	cr_assert_eq(cfg->nnodes, 1);
+	cr_assert_str_eq(n->name, "a.b_c-9");
+	cr_assert_str_eq(n->peer, "tls+tcp://[::1]:65535");
+	cr_assert_str_eq(n->app, "tcp://host.example:1");
+	cr_assert_str_eq(n->control, "ipc:///x/a.ctl");
+	cr_assert_str_eq(n->database, "/data/a.sqlite");
+	cr_assert_eq(cfg->nchans, 0);
+	config_free(cfg);
+}
+
+Test(config, defaults_follow_the_directories)
+{
+	struct config *cfg = load_ok("[cluster]\nname = t\nrun_dir = /tmp/r/\n"
+	                             "state_dir = /\n" NODE("p0", "1"));
+
+	cr_assert_str_eq(cfg->nodes[0].app, "ipc:///tmp/r/p0.app");
+	cr_assert_str_eq(cfg->nodes[0].control, "ipc:///tmp/r/p0.ctl");
+	cr_assert_str_eq(cfg->nodes[0].database, "/p0.db");
+	config_free(cfg);
+}
+
+Test(config, ring_and_chords)
+{
+	/* Channels may come before the nodes they name. */
+	struct config *cfg = load_ok(CLUSTER "[channels]\n"          /* 3 */
+	                                     "channel = p0 -> p1\n"  /* 4 */
+	                                     "channel = p1 -> p2\n"  /* 5 */
+	                                     "channel = p2 -> p3\n"  /* 6 */
+	                                     "channel = p3 -> p0\n"  /* 7 */
+	                                     "channel=p0->p2\n"      /* 8 */
+	                                     "channel =  p3  ->p1\n" /* 9 */
+	                             NODE("p0", "7100") NODE("p1", "7101")
+	                                 NODE("p2", "7102") NODE("p3", "7103"));
+
+	cr_assert_eq(cfg->chans_declared, 1);
+	cr_assert_eq(cfg->nchans, 6);
+	assert_chan(cfg, 0, 0, 1, 4);
+	assert_chan(cfg, 1, 1, 2, 5);
+	assert_chan(cfg, 2, 2, 3, 6);
+	assert_chan(cfg, 3, 3, 0, 7);
+	assert_chan(cfg, 4, 0, 2, 8);
+	assert_chan(cfg, 5, 3, 1, 9);
+	config_free(cfg);
+}
+
+Test(config, single_node)
+{
+	struct config *cfg = load_ok(CLUSTER NODE("solo", "7100"));
+
+	cr_assert_eq(cfg->nnodes, 1);
+	cr_assert_eq(cfg->nchans, 0);
+	config_free(cfg);
+	cfg = load_ok(CLUSTER NODE("solo", "7100") "[channels]\n");
+	cr_assert_eq(cfg->chans_declared, 1);
+	cr_assert_eq(cfg->nchans, 0);
+	config_free(cfg);
+}
+
+Test(config, cannot_read)
+{
+	struct config *cfg = NULL;
+	char *errs = NULL;
+
+	cr_assert_eq(config_load("missing.ini", &cfg, &errs), CONFIG_EIO);
+	cr_assert_null(cfg);
+	cr_assert_str_eq(errs, "missing.ini: cannot open the cluster file: No "
+	                       "such file or directory\n");
+	free(errs);
+	cr_assert_eq(config_load("/", &cfg, &errs), CONFIG_EIO);
+	cr_assert_str_eq(errs, "/: cannot read the cluster file: Is a "
+	                       "directory\n");
+	free(errs);
+	cr_assert_eq(config_load("missing.ini", &cfg, NULL), CONFIG_EIO);
+	cr_assert_str_eq(config_strerror(CONFIG_EIO),
+	                 "cannot read the cluster file");
+}
+
+Test(config, syntax_errors)
+{
+	expect_errors(CLUSTER "[node p0\n"         /* 3 */
+	                      "peer = tcp://h:1\n" /* 4: in no section */
+	                      "just words\n"       /* 5 */
+	                      "= value\n"          /* 6 */
+	              NODE("p1", "7101"),
+	              "c.ini:3: section header is missing its closing ']'\n"
+	              "c.ini:5: expected 'key = value', a [section] header or "
+	              "a comment\n"
+	              "c.ini:6: missing key name before '='\n");
+}
+
+Test(config, long_line_and_nul)
+{
+	char text[512];
+
+	snprintf(text, sizeof(text),
+	         CLUSTER NODE("p0", "1") "database = /%0199d\n", 0);
+	expect_errors(text, "c.ini:5: line is longer than 198 characters\n");
+	{
+		FILE *f = fopen("c.ini", "w");
+		struct config *cfg = NULL;
+		char *errs = NULL;
+
+		fwrite(CLUSTER "x = \0\n" NODE("p0", "1"), 1,
+		       sizeof(CLUSTER "x = \0\n" NODE("p0", "1")) - 1, f);
+		fclose(f);
+		cr_assert_eq(config_load("c.ini", &cfg, &errs), CONFIG_EINVAL);
+		cr_assert_str_eq(errs, "c.ini:3: line contains a NUL byte\n");
+		free(errs);
+	}
+}
+
+Test(config, unknown_sections_and_keys)
+{
+	expect_errors("colour = red\n"   /* 1 */
+	              CLUSTER            /* 2-3 */
+	              "colour = blue\n"  /* 4 */
+	              "[nodes]\n"        /* 5 */
+	              "peer = ignored\n" /* 6 */
+	              NODE("p0", "1")    /* 7-8 */
+	              "colour = green\n" /* 9 */
+	              "[channels]\n"     /* 10 */
+	              "chan = p0 -> p1\n" /* 11 */,
+	              "c.ini:1: key 'colour' is outside any section; put it "
+	              "under [cluster], [node NAME] or [channels]\n"
+	              "c.ini:4: unknown key 'colour' in [cluster]\n"
+	              "c.ini:5: unknown section [nodes]; expected [cluster], "
+	              "[node NAME] or [channels]\n"
+	              "c.ini:9: unknown key 'colour' in [node p0]\n"
+	              "c.ini:11: unknown key 'chan' in [channels]\n");
+}
+
+Test(config, missing_required)
+{
+	expect_errors("[cluster]\n" /* 1 */
+	              "deadline_ms = 500\n"
+	              "[node p0]\n" /* 3 */
+	              "app = ipc:///a\n" /* 4 */,
+	              "c.ini:1: [cluster] has no 'name' key\n"
+	              "c.ini:3: [node p0] has no 'peer' key\n");
+	expect_errors(NODE("p0", "1") "; the end\n",
+	              "c.ini:3: the file has no [cluster] section\n");
+	expect_errors(CLUSTER, "c.ini:2: the file declares no nodes; add a "
+	                       "[node NAME] section\n");
+	expect_errors("", "c.ini:1: the file has no [cluster] section\n"
+	                  "c.ini:1: the file declares no nodes; add a [node "
+	                  "NAME] section\n");
+}
+
+Test(config, duplicates)
+{
+	expect_errors(CLUSTER                 /* 1-2 */
+	              "name = again\n"        /* 3 */
+	              NODE("p0", "7100")      /* 4-5 */
+	              "peer = tcp://h:2\n"    /* 6 */
+	              "[cluster]\n"           /* 7 */
+	              "name = third\n"        /* 8 */
+	              NODE("p0", "7200")      /* 9-10 */
+	              NODE("p1", "7101")      /* 11-12 */
+	              "[channels]\n"          /* 13 */
+	              "channel = p0 -> p1\n"  /* 14 */
+	              "channel = p1 -> p0\n"  /* 15 */
+	              "channel = p0->p1\n"    /* 16 */
+	              "[channels]\n"          /* 17 */
+	              "channel = p0 -> p1\n", /* 18 */
+	              "c.ini:3: duplicate key 'name' in [cluster] (first at "
+	              "line 2)\n"
+	              "c.ini:6: duplicate key 'peer' in [node p0] (first at "
+	              "line 5)\n"
+	              "c.ini:7: duplicate [cluster] section (first at line 1)\n"
+	              "c.ini:9: duplicate node p0 (first at line 4)\n"
+	              "c.ini:16: duplicate channel p0 -> p1 (first at line "
+	              "14)\n"
+	              "c.ini:17: duplicate [channels] section (first at line "
+	              "13)\n");
+}
+
+Test(config, bad_channels)
+{
+	expect_errors(CLUSTER THREE       /* 1-8 */
+	              "[channels]\n"      /* 9 */
+	              "channel = p0 p1\n" /* 10 */
+	              "channel = p0 -> p1 -> p2\n"
+	              "channel = -> p1\n"
+	              "channel = p0 ->\n"
+	              "channel = p0 -> p9\n" /* 14 */
+	              "channel = px -> p1\n"
+	              "channel = p2 -> p2\n" /* 16 */
+	              "channel = p0 -> p1\n"
+	              "channel = p1 -> p2\n"
+	              "channel = p2 -> p0\n",
+	              "c.ini:10: malformed channel 'p0 p1': expected 'SRC -> "
+	              "DST'\n"
+	              "c.ini:11: malformed channel 'p0 -> p1 -> p2': expected "
+	              "'SRC -> DST'\n"
+	              "c.ini:12: malformed channel '-> p1': expected 'SRC -> "
+	              "DST'\n"
+	              "c.ini:13: malformed channel 'p0 ->': expected 'SRC -> "
+	              "DST'\n"
+	              "c.ini:14: channel p0 -> p9 names unknown node p9\n"
+	              "c.ini:15: channel px -> p1 names unknown node px\n"
+	              "c.ini:16: channel p2 -> p2 joins a node to itself; a "
+	              "channel needs two different nodes\n");
+}
+
+Test(config, not_strongly_connected)
+{
+	expect_errors(CLUSTER THREE "[channels]\n" /* 9 */
+	                            "channel = p0 -> p1\n"
+	                            "channel = p1 -> p2\n",
+	              "c.ini:9: the channel graph is not strongly connected: "
+	              "node p1 cannot reach node p0\n");
+	expect_errors(CLUSTER THREE "[channels]\n" /* 9 */
+	                            "channel = p0 -> p1\n"
+	                            "channel = p1 -> p0\n"
+	                            "channel = p2 -> p0\n",
+	              "c.ini:9: the channel graph is not strongly connected: "
+	              "node p2 cannot be reached from node p0\n");
+	expect_errors(CLUSTER THREE "[channels]\n",
+	              "c.ini:9: the channel graph is not strongly connected: "
+	              "node p1 cannot be reached from node p0\n");
+}
+
+Test(config, bad_numbers)
+{
+	expect_errors("[cluster]\nname = x\n"
+	              "deadline_ms = 99\n"     /* 3 */
+	              "max_message = 0\n" NODE(/* 4 */
+	                                       "p0", "1"),
+	              "c.ini:3: deadline_ms must be a whole number from 100 "
+	              "to 3600000, not '99'\n"
+	              "c.ini:4: max_message must be a whole number from 1 to "
+	              "67108864, not '0'\n");
+	expect_errors("[cluster]\nname = x\n"
+	              "deadline_ms = 3600001\n"
+	              "max_message = 67108865\n" NODE("p0", "1"),
+	              "c.ini:3: deadline_ms must be a whole number from 100 "
+	              "to 3600000, not '3600001'\n"
+	              "c.ini:4: max_message must be a whole number from 1 to "
+	              "67108864, not '67108865'\n");
+	expect_errors("[cluster]\nname = x\n"
+	              "deadline_ms = -1000\n"
+	              "max_message = 1 MiB\n" NODE("p0", "1"),
+	              "c.ini:3: deadline_ms must be a whole number from 100 "
+	              "to 3600000, not '-1000'\n"
+	              "c.ini:4: max_message must be a whole number from 1 to "
+	              "67108864, not '1 MiB'\n");
+	expect_errors("[cluster]\nname = x\n"
+	              "deadline_ms = 99999999999999999999999\n"
+	              "max_message =\n" NODE("p0", "1"),
+	              "c.ini:3: deadline_ms must be a whole number from 100 "
+	              "to 3600000, not '99999999999999999999999'\n"
+	              "c.ini:4: max_message must be a whole number from 1 to "
+	              "67108864, not ''\n");
+}
+
+Test(config, bad_names_and_values)
+{
+	expect_errors("[cluster]\n"
+	              "name = my cluster\n" /* 2 */
+	              "run_dir = run\n"     /* 3 */
+	              "state_dir =\n"       /* 4 */
+	              "[node p 0]\n"        /* 5 */
+	              "[node]\n"            /* 6 */
+	              "[node abcdefghijabcdefghijabcdefghijabc]\n"
+	              "[node p/0]\n"        /* 8 */
+	              NODE("p0", "1")       /* 9-10 */
+	              "database = p0.db\n", /* 11 */
+	              "c.ini:2: name must be 1 to 64 printable characters "
+	              "without spaces, not 'my cluster'\n"
+	              "c.ini:3: run_dir must be an absolute path, not 'run'\n"
+	              "c.ini:4: state_dir must be an absolute path, not ''\n"
+	              "c.ini:5: invalid node name 'p 0': use 1 to 32 "
+	              "characters from A-Z a-z 0-9 _ . -\n"
+	              "c.ini:6: a node section needs a name, as in [node p0]\n"
+	              "c.ini:7: invalid node name "
+	              "'abcdefghijabcdefghijabcdefghijabc': use 1 to 32 "
+	              "characters from A-Z a-z 0-9 _ . -\n"
+	              "c.ini:8: invalid node name 'p/0': use 1 to 32 "
+	              "characters from A-Z a-z 0-9 _ . -\n"
+	              "c.ini:11: database must be an absolute path, not "
+	              "'p0.db'\n");
+}
+
+Test(config, bad_endpoints)
+{
+	expect_errors(CLUSTER "[node p0]\n" /* 3 */
+	                      "peer = ipc:///run/p0.peer\n"
+	                      "app = udp://h:1\n"
+	                      "control = ipc://rel.ctl\n" /* 6 */
+	                      "[node p1]\n"               /* 7 */
+	                      "peer = tcp://h\n"
+	                      "app = tcp://h:0\n"
+	                      "control = tcp://::1:80\n" /* 10 */
+	                      "[node p2]\n"
+	                      "peer = tcp://:7000\n" /* 12 */
+	                      "app = ipc:///\n"
+	                      "control = tcp://h:1 2\n",
+	              "c.ini:4: peer must be tcp://HOST:PORT or "
+	              "tls+tcp://HOST:PORT, not 'ipc:///run/p0.peer'\n"
+	              "c.ini:5: app must be ipc:///PATH, tcp://HOST:PORT or "
+	              "tls+tcp://HOST:PORT, not 'udp://h:1'\n"
+	              "c.ini:6: control must be ipc:///PATH, tcp://HOST:PORT "
+	              "or tls+tcp://HOST:PORT, not 'ipc://rel.ctl'\n"
+	              "c.ini:8: peer must be tcp://HOST:PORT or "
+	              "tls+tcp://HOST:PORT, not 'tcp://h'\n"
+	              "c.ini:9: app must be ipc:///PATH, tcp://HOST:PORT or "
+	              "tls+tcp://HOST:PORT, not 'tcp://h:0'\n"
+	              "c.ini:10: control must be ipc:///PATH, tcp://HOST:PORT "
+	              "or tls+tcp://HOST:PORT, not 'tcp://::1:80'\n"
+	              "c.ini:12: peer must be tcp://HOST:PORT or "
+	              "tls+tcp://HOST:PORT, not 'tcp://:7000'\n"
+	              "c.ini:13: app must be ipc:///PATH, tcp://HOST:PORT or "
+	              "tls+tcp://HOST:PORT, not 'ipc:///'\n"
+	              "c.ini:14: control must be ipc:///PATH, tcp://HOST:PORT "
+	              "or tls+tcp://HOST:PORT, not 'tcp://h:1 2'\n");
+}
+
+Test(config, unix_socket_paths_too_long)
+{
+	char text[1024], want[1024], path[128];
+
+	memset(path, 'x', 107);
+	path[0] = '/';
+	path[107] = '\0';
+	snprintf(
+	    text, sizeof(text),
+	    CLUSTER NODE("p0", "1") "app = ipc://%s\ncontrol = ipc://%sy\n",
+	    path, path);
+	snprintf(want, sizeof(want),
+	         "c.ini:6: control path is longer than 107 bytes, the limit "
+	         "for a Unix socket: 'ipc://%sy'\n",
+	         path);
+	expect_errors(text, want);
+	path[101] = '\0';
+	snprintf(text, sizeof(text),
+	         "[cluster]\nname = x\nrun_dir = %s\n" NODE("p0", "1"), path);
+	snprintf(want, sizeof(want),
+	         "c.ini:4: the default app endpoint 'ipc://%s/p0.app' is "
+	         "longer than 107 bytes, the limit for a Unix socket; set app "
+	         "or a shorter run_dir\n"
+	         "c.ini:4: the default control endpoint 'ipc://%s/p0.ctl' is "
+	         "longer than 107 bytes, the limit for a Unix socket; set "
+	         "control or a shorter run_dir\n",
+	         path, path);
+	expect_errors(text, want);
+}
+
+Test(config, duplicate_endpoints)
+{
+	expect_errors(CLUSTER NODE("p0", "7100")       /* 3-4 */
+	              "app = ipc:///run/cutd/p1.ctl\n" /* 5 */
+	              NODE("p1", "7100")               /* 6-7 */
+	              "[node p2]\n"                    /* 8 */
+	              "peer = tcp://127.0.0.1:7102\n"
+	              "app = tcp://127.0.0.1:7102\n" /* 10 */
+	              "control = ipc:///run/cutd/p1.app\n",
+	              "c.ini:6: [node p1] control endpoint "
+	              "ipc:///run/cutd/p1.ctl is already the app endpoint of "
+	              "node p0\n"
+	              "c.ini:7: [node p1] peer endpoint tcp://127.0.0.1:7100 "
+	              "is already the peer endpoint of node p0\n"
+	              "c.ini:10: [node p2] app endpoint tcp://127.0.0.1:7102 "
+	              "is already the peer endpoint of node p2\n"
+	              "c.ini:11: [node p2] control endpoint "
+	              "ipc:///run/cutd/p1.app is already the app endpoint of "
+	              "node p1\n");
+}
+
+Test(config, too_many_nodes)
+{
+	size_t size = 64 * (CONFIG_MAX_NODES + 2), len = 0;
+	char *text = malloc(size), want[128];
+	int i;
+
+	cr_assert_not_null(text);
+	len += (size_t)snprintf(text, size, CLUSTER);
+	for (i = 0; i <= CONFIG_MAX_NODES; i++)
+		len += (size_t)snprintf(text + len, size - len,
+		                        "[node n%d]\npeer = tcp://h:%d\n", i,
+		                        i + 1);
+	snprintf(want, sizeof(want),
+	         "c.ini:%d: too many nodes: at most 256 are allowed\n",
+	         3 + 2 * CONFIG_MAX_NODES);
+	expect_errors(text, want);
+	free(text);
+}
+
+Test(config, many_errors_collected_and_capped)
+{
+	char text[4096];
+	size_t len = 0;
+	int i;
+
+	len += (size_t)snprintf(text, sizeof(text), CLUSTER NODE("p0", "1"));
+	for (i = 0; i < 25; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+		                        "bad%d = 1\n", i);
+	expect_errors(text,
+	              "c.ini:5: unknown key 'bad0' in [node p0]\n"
+	              "c.ini:6: unknown key 'bad1' in [node p0]\n"
+	              "c.ini:7: unknown key 'bad2' in [node p0]\n"
+	              "c.ini:8: unknown key 'bad3' in [node p0]\n"
+	              "c.ini:9: unknown key 'bad4' in [node p0]\n"
+	              "c.ini:10: unknown key 'bad5' in [node p0]\n"
+	              "c.ini:11: unknown key 'bad6' in [node p0]\n"
+	              "c.ini:12: unknown key 'bad7' in [node p0]\n"
+	              "c.ini:13: unknown key 'bad8' in [node p0]\n"
+	              "c.ini:14: unknown key 'bad9' in [node p0]\n"
+	              "c.ini:15: unknown key 'bad10' in [node p0]\n"
+	              "c.ini:16: unknown key 'bad11' in [node p0]\n"
+	              "c.ini:17: unknown key 'bad12' in [node p0]\n"
+	              "c.ini:18: unknown key 'bad13' in [node p0]\n"
+	              "c.ini:19: unknown key 'bad14' in [node p0]\n"
+	              "c.ini:20: unknown key 'bad15' in [node p0]\n"
+	              "c.ini:21: unknown key 'bad16' in [node p0]\n"
+	              "c.ini:22: unknown key 'bad17' in [node p0]\n"
+	              "c.ini:23: unknown key 'bad18' in [node p0]\n"
+	              "c.ini:24: unknown key 'bad19' in [node p0]\n"
+	              "c.ini: too many errors; only the first 20 are shown\n");
+}
+
+Test(config, errors_of_every_phase_sorted_by_line)
+{
+	expect_errors("[cluster]\n"          /* 1: no name */
+	              "deadline_ms = soon\n" /* 2 */
+	              "[node p0\n"           /* 3: syntax */
+	              NODE("p1", "7101")     /* 4-5 */
+	              "[node p2]\n"          /* 6: no peer */
+	              "[channels]\n"         /* 7 */
+	              "channel = p1 -> p3\n" /* 8 */
+	              "oops\n",              /* 9: syntax */
+	              "c.ini:1: [cluster] has no 'name' key\n"
+	              "c.ini:2: deadline_ms must be a whole number from 100 to "
+	              "3600000, not 'soon'\n"
+	              "c.ini:3: section header is missing its closing ']'\n"
+	              "c.ini:6: [node p2] has no 'peer' key\n"
+	              "c.ini:8: channel p1 -> p3 names unknown node p3\n"
+	              "c.ini:9: expected 'key = value', a [section] header or "
+	              "a comment\n");
+}
+
+static char *
+print(const struct config *cfg)
+{
+	char *text = NULL;
+	size_t size;
+	FILE *f = open_memstream(&text, &size);
+
+	cr_assert_not_null(f);
+	cr_assert_eq(config_print(cfg, f), 0);
+	cr_assert_eq(fclose(f), 0);
+	return text;
+}
+
+Test(config, print_declared_channels)
+{
+	struct config *cfg =
+	    load_ok("[cluster]\n"
+	            "name = demo\n"
+	            "deadline_ms = 5000\n"
+	            "max_message = 4096\n"
+	            "run_dir = /tmp/r\n"
+	            "state_dir = /tmp/s\n" NODE("a", "7100")
+	                NODE("b", "7101") "control = "
+	                                  "tcp://0.0.0.0:9000\n"
+	                                  "[channels]\n"
+	                                  "channel = a -> b\n"
+	                                  "channel = b -> a\n");
+	char *text = print(cfg);
+
+	cr_assert_str_eq(text, "cluster demo (c.ini)\n"
+	                       "  deadline_ms = 5000\n"
+	                       "  max_message = 4096\n"
+	                       "  run_dir     = /tmp/r\n"
+	                       "  state_dir   = /tmp/s\n"
+	                       "2 nodes:\n"
+	                       "  a\n"
+	                       "    peer     = tcp://127.0.0.1:7100\n"
+	                       "    app      = ipc:///tmp/r/a.app\n"
+	                       "    control  = ipc:///tmp/r/a.ctl\n"
+	                       "    database = /tmp/s/a.db\n"
+	                       "  b\n"
+	                       "    peer     = tcp://127.0.0.1:7101\n"
+	                       "    app      = ipc:///tmp/r/b.app\n"
+	                       "    control  = tcp://0.0.0.0:9000\n"
+	                       "    database = /tmp/s/b.db\n"
+	                       "2 channels:\n"
+	                       "  a -> b\n"
+	                       "  b -> a\n"
+	                       "strongly connected: yes\n");
+	free(text);
+	config_free(cfg);
+}
+
+Test(config, print_default_channels_and_single_node)
+{
+	struct config *cfg = load_ok(CLUSTER NODE("p0", "7100"));
+	char *text = print(cfg);
+
+	cr_assert_str_eq(text, "cluster demo (c.ini)\n"
+	                       "  deadline_ms = 10000\n"
+	                       "  max_message = 1048576\n"
+	                       "  run_dir     = /run/cutd\n"
+	                       "  state_dir   = /var/lib/cutd\n"
+	                       "1 node:\n"
+	                       "  p0\n"
+	                       "    peer     = tcp://127.0.0.1:7100\n"
+	                       "    app      = ipc:///run/cutd/p0.app\n"
+	                       "    control  = ipc:///run/cutd/p0.ctl\n"
+	                       "    database = /var/lib/cutd/p0.db\n"
+	                       "0 channels (every ordered pair):\n"
+	                       "strongly connected: yes\n");
+	free(text);
+	config_free(cfg);
+	cfg = load_ok(CLUSTER NODE("p0", "7100") NODE("p1", "7101"));
+	text = print(cfg);
+	cr_assert(strstr(text, "\n2 channels (every ordered pair):\n"
+	                       "  p0 -> p1\n"
+	                       "  p1 -> p0\n"
+	                       "strongly connected: yes\n") != NULL,
+	          "%s", text);
+	free(text);
+	config_free(cfg);
+}
+
+Test(config, same_topology)
+{
+	struct config *a = load_ok(CLUSTER THREE);
+	struct config *b = load_ok("[cluster]\nname = demo\ndeadline_ms = 900\n"
+	                           "max_message = 10\n" THREE);
+	struct config *c = load_ok(CLUSTER THREE "[channels]\n"
+	                                         "channel = p0 -> p1\n"
+	                                         "channel = p1 -> p2\n"
+	                                         "channel = p2 -> p0\n");
+	struct config *d = load_ok(CLUSTER THREE "database = /elsewhere\n");
+	struct config *e = load_ok("[cluster]\nname = other\n" THREE);
+	struct config *f = load_ok(CLUSTER NODE("p0", "7100") NODE("p2", "7102")
+	                               NODE("p1", "7101"));
+
+	cr_assert_eq(config_same_topology(a, a), 1);
+	cr_assert_eq(config_same_topology(a, b), 1);
+	cr_assert_eq(config_same_topology(a, c), 0);
+	cr_assert_eq(config_same_topology(c, c), 1);
+	cr_assert_eq(config_same_topology(a, d), 0);
+	cr_assert_eq(config_same_topology(a, e), 0);
+	cr_assert_eq(config_same_topology(a, f), 0);
+	config_free(a);
+	config_free(b);
+	config_free(c);
+	config_free(d);
+	config_free(e);
+	config_free(f);
+	config_free(NULL);
+}
