@@ -4,9 +4,9 @@
  * Each scenario draws a strongly connected topology of 2-12 nodes (a ring
  * plus random chords), random balances and transfers, 1-5 snapshots from
  * random initiators at random moments (so some run concurrently), and a
- * random delivery order: FIFO, or non-FIFO where a marker may overtake
- * older application messages.  Every snapshot is then judged twice: by the
- * audit, and by the ground truth.
+ * random delivery order: FIFO; non-FIFO where a marker may overtake older
+ * application messages; or any order at all.  Every snapshot is then judged
+ * twice: by the audit, and by the ground truth.
  */
 #ifndef CUT_LABPROPS_H
 #define CUT_LABPROPS_H
@@ -14,6 +14,13 @@
 #include <stdint.h>
 
 #include "engine.h"
+
+/* How the lab may reorder frames on a channel. */
+enum labprops_order {
+	LABPROPS_FIFO,     /* always the oldest frame */
+	LABPROPS_OVERTAKE, /* a marker may pass older messages */
+	LABPROPS_ANY,      /* any frame, messages included */
+};
 
 struct labprops_result {
 	uint64_t scenarios, snapshots;
@@ -29,7 +36,7 @@ struct labprops_result {
 };
 
 /* Runs n scenarios seeded seed, seed+1, ...  Returns 0 or a LAB_E* code. */
-int labprops_run(uint64_t seed, uint64_t n, enum engine_mode mode, int fifo,
-                 struct labprops_result *ret);
+int labprops_run(uint64_t seed, uint64_t n, enum engine_mode mode,
+                 enum labprops_order order, struct labprops_result *ret);
 
 #endif /* CUT_LABPROPS_H */
