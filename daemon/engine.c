@@ -38,6 +38,9 @@
  *   any open  -> ABORTED    engine_abort().
  *   COMPLETE/ABORTED -> unknown  engine_forget().
  *
+ * engine_reset_in()/engine_reset_out() restart a channel's numbering after
+ * its peer restarted; they touch no snapshot.
+ *
  * Incoming channel recording, per snapshot, is independent of the state
  * above: a channel opens at start() and closes exactly once, emitting
  * CHANNEL_DONE:
@@ -528,6 +531,27 @@ engine_channels_open(const struct engine *e, const char *id, size_t *ret_open)
 	if (!engine_id_valid(id) || (s = find(e, id)) == NULL)
 		return ENGINE_ENOENT;
 	*ret_open = s->open;
+	return 0;
+}
+
+int
+engine_reset_in(struct engine *e, size_t in)
+{
+	e->nacts = 0;
+	if (in >= e->n_in)
+		return ENGINE_ENOCHAN;
+	e->delivered[in] = 0;
+	e->max_seq[in] = 0;
+	return 0;
+}
+
+int
+engine_reset_out(struct engine *e, size_t out)
+{
+	e->nacts = 0;
+	if (out >= e->n_out)
+		return ENGINE_ENOCHAN;
+	e->sent[out] = 0;
 	return 0;
 }
 

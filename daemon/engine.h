@@ -144,6 +144,12 @@ size_t engine_in_progress(const struct engine *e);
 int engine_channels_open(const struct engine *e, const char *id,
                          size_t *ret_open);
 
+/* The peer across a channel restarted and numbers its messages from 1
+ * again: forget the counts of incoming channel in / outgoing channel out.
+ * Snapshots in progress should be aborted first; their counts are moot. */
+int engine_reset_in(struct engine *e, size_t in);
+int engine_reset_out(struct engine *e, size_t out);
+
 /* Messages sent so far on out / delivered so far on in. */
 uint64_t engine_sent_count(const struct engine *e, size_t out);
 uint64_t engine_delivered_count(const struct engine *e, size_t in);

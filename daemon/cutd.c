@@ -1,0 +1,386 @@
+/*
+ * cutd.c - the daemon beside one application process: options, start-up,
+ * signals and the event loop.
+ *
+ * The loop is one thread polling the receive descriptors of its three
+ * sockets and a signalfd.  Each turn reads what arrived, runs timers,
+ * commits the turn's database writes in one transaction, and only then
+ * sends: a part or an ack never leaves before what it stands for is on
+ * disk.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cutd.h"
+#include "log.h"
+
+#define EX_USAGE 64
+#define EX_UNAVAILABLE 69
+#define EX_SOFTWARE 70
+#define EX_CANTCREAT 73
+#define EX_CONFIG 78
+
+#define TICK_MS 20
+
+int64_t
+cutd_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+cutd_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+cutd_db(struct cutd *d)
+{
+	int rv;
+
+	if (d->batch_open)
+		return;
+	if ((rv = store_begin(d->store)) != 0) {
+		log_err("cannot begin a database transaction: %s",
+		    store_errmsg(d->store));
+		return;
+	}
+	d->batch_open = 1;
+}
+
+static void
+commit(struct cutd *d)
+{
+	int rv;
+
+	if (!d->batch_open)
+		return;
+	if ((rv = store_commit(d->store)) == STORE_EBUSY) {
+		log_warnx("database busy; commit retried next turn");
+		return;
+	}
+	if (rv != 0)
+		log_err("database commit failed: %s", store_errmsg(d->store));
+	d->batch_open = 0;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: cutd --cluster FILE --node NAME [--log-level LEVEL]\n"
+		   "       cutd --cluster FILE --check-config\n"
+		   "       cutd --version | --help\n"
+		   "LEVEL: error, warning, notice, info (default), debug\n");
+}
+
+struct options {
+	const char *cluster, *node;
+	int check, level;
+};
+
+static int
+parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+	    {"cluster", required_argument, NULL, 'c'},
+	    {"node", required_argument, NULL, 'n'},
+	    {"log-level", required_argument, NULL, 'l'},
+	    {"check-config", no_argument, NULL, 'k'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	o->level = LOG_INFO;
+	while ((ch = getopt_long(argc, argv, "c:n:l:kVh", longopts, NULL)) !=
+	    -1) {
+		switch (ch) {
+		case 'c':
+			o->cluster = optarg;
+			break;
+		case 'n':
+			o->node = optarg;
+			break;
+		case 'l':
+			if ((o->level = log_level_parse(optarg)) < 0) {
+				fprintf(stderr, "cutd: unknown log level %s\n",
+				    optarg);
+				return EX_USAGE;
+			}
+			break;
+		case 'k':
+			o->check = 1;
+			break;
+		case 'V':
+			printf("cutd %s\n", CUTD_VERSION);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return EX_USAGE;
+		}
+	}
+	if (optind != argc || o->cluster == NULL ||
+	    (o->node == NULL && !o->check)) {
+		usage(stderr);
+		return EX_USAGE;
+	}
+	return 0;
+}
+
+static int
+load_config(const char *path, struct config **ret)
+{
+	char *errors = NULL;
+	int rv;
+
+	if ((rv = config_load(path, ret, &errors)) != 0) {
+		fprintf(stderr, "%s", errors ? errors : "out of memory\n");
+		free(errors);
+		return rv == CONFIG_EIO ? EX_CONFIG : EX_CONFIG;
+	}
+	return 0;
+}
+
+/* Makes the directory holding path (an ipc:// URL or a file path). */
+static void
+make_parent(const char *path)
+{
+	char dir[512];
+	char *slash;
+
+	if (strncmp(path, "ipc://", 6) == 0)
+		path += 6;
+	else if (strstr(path, "://") != NULL)
+		return;
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+		return;
+	*slash = '\0';
+	if (mkdir(dir, 0750) != 0 && errno != EEXIST)
+		log_warnx("cannot create %s: %s", dir, strerror(errno));
+}
+
+static int
+open_store(struct cutd *d)
+{
+	const char *path = d->cfg->nodes[d->self].database;
+	char err[256];
+
+	make_parent(path);
+	if (store_open(path, &d->store, err, sizeof(err)) != 0) {
+		log_err("cannot open the database %s: %s", path, err);
+		return EX_CANTCREAT;
+	}
+	return 0;
+}
+
+static int
+start(struct cutd *d)
+{
+	const struct config_node *me = &d->cfg->nodes[d->self];
+	int rv;
+
+	if ((d->peers = calloc(d->cfg->nnodes, sizeof(*d->peers))) == NULL)
+		return EX_SOFTWARE;
+	for (size_t v = 0; v < d->cfg->nnodes; v++) {
+		d->peers[v].node = v;
+		d->peers[v].in_chan = d->peers[v].out_chan = -1;
+	}
+	d->name = me->name;
+	d->epoch = (uint64_t)cutd_wall_ms();
+	d->start_ms = cutd_now_ms();
+	if ((rv = open_store(d)) != 0)
+		return rv;
+	make_parent(me->app);
+	make_parent(me->control);
+	if (node_start(d) != 0)
+		return EX_SOFTWARE;
+	commit(d);
+	if (peer_start(d) != 0 || app_start(d) != 0 || control_start(d) != 0)
+		return EX_UNAVAILABLE;
+	return 0;
+}
+
+static void
+stop(struct cutd *d)
+{
+	node_stop(d, "daemon stopped");
+	commit(d);
+	control_stop(d);
+	app_stop(d);
+	peer_stop(d);
+	store_close(d->store);
+	free(d->peers);
+}
+
+/* SIGHUP: settings that can change do; the topology cannot. */
+static void
+reload(struct cutd *d)
+{
+	struct config *cfg;
+
+	log_notice("reloading %s", d->cfg_path);
+	if (load_config(d->cfg_path, &cfg) != 0) {
+		log_err("reload refused: the file is not valid; keeping the "
+			"running configuration");
+		return;
+	}
+	if (!config_same_topology(d->cfg, cfg)) {
+		log_err("reload refused: nodes, endpoints or channels changed; "
+			"restart cutd to change them");
+		config_free(cfg);
+		return;
+	}
+	d->cfg->deadline_ms = cfg->deadline_ms;
+	log_notice("reloaded: deadline_ms %u", d->cfg->deadline_ms);
+	config_free(cfg);
+}
+
+static int
+signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGPIPE);
+	if (sigprocmask(SIG_BLOCK, set, NULL) != 0)
+		return -1;
+	return signalfd(-1, set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+/* Reads pending signals; returns 1 when the daemon should stop. */
+static int
+handle_signals(struct cutd *d, int sfd)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			reload(d);
+		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			return 1;
+	}
+	return 0;
+}
+
+static void
+notify_status(struct cutd *d, int64_t now, int64_t *last)
+{
+	size_t peers = 0;
+
+	if (now - *last < 1000)
+		return;
+	*last = now;
+	for (size_t v = 0; v < d->cfg->nnodes; v++)
+		peers += v != d->self && atomic_load(&d->peers[v].pipes) > 0;
+	sd_notifyf(0, "WATCHDOG=1\nSTATUS=%zu of %zu peers connected, "
+		      "%zu snapshots in flight, application %s",
+	    peers, d->cfg->nnodes - 1, engine_in_progress(d->eng),
+	    atomic_load(&d->app_pipes) > 0 ? "connected" : "not connected");
+}
+
+static int
+run(struct cutd *d, int sfd)
+{
+	struct pollfd pfd[4];
+	int64_t last_status = 0;
+	int fd;
+
+	nng_socket_get_int(d->pull, NNG_OPT_RECVFD, &fd);
+	pfd[0].fd = fd;
+	nng_socket_get_int(d->app, NNG_OPT_RECVFD, &fd);
+	pfd[1].fd = fd;
+	nng_socket_get_int(d->ctl, NNG_OPT_RECVFD, &fd);
+	pfd[2].fd = fd;
+	pfd[3].fd = sfd;
+	for (int i = 0; i < 4; i++)
+		pfd[i].events = POLLIN;
+	for (;;) {
+		int64_t now;
+
+		if (poll(pfd, 4, TICK_MS) < 0 && errno != EINTR) {
+			log_err("poll: %s", strerror(errno));
+			return EX_SOFTWARE;
+		}
+		if (handle_signals(d, sfd))
+			return 0;
+		peer_recv_all(d);
+		app_recv_all(d);
+		control_recv_all(d);
+		now = cutd_now_ms();
+		node_timers(d, now);
+		peer_timers(d, now);
+		commit(d);
+		peer_flush(d);
+		app_flush(d);
+		notify_status(d, now, &last_status);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options o;
+	struct cutd d;
+	sigset_t set;
+	int rv, sfd, node;
+
+	if ((rv = parse_options(argc, argv, &o)) != 0)
+		return rv;
+	log_init(o.level);
+	memset(&d, 0, sizeof(d));
+	d.cfg_path = (char *)o.cluster;
+	if ((rv = load_config(o.cluster, &d.cfg)) != 0)
+		return rv;
+	if (o.check) {
+		rv = config_print(d.cfg, stdout) == 0 ? 0 : EX_SOFTWARE;
+		config_free(d.cfg);
+		return rv;
+	}
+	if ((node = config_node_index(d.cfg, o.node)) < 0) {
+		fprintf(stderr, "%s: no node named %s\n", o.cluster, o.node);
+		config_free(d.cfg);
+		return EX_CONFIG;
+	}
+	d.self = (size_t)node;
+	if ((sfd = signals(&set)) < 0) {
+		log_err("signalfd: %s", strerror(errno));
+		config_free(d.cfg);
+		return EX_SOFTWARE;
+	}
+	if ((rv = start(&d)) == 0) {
+		log_notice("node %s of cluster %s ready", d.name,
+		    d.cfg->cluster);
+		sd_notify(0, "READY=1");
+		rv = run(&d, sfd);
+		sd_notify(0, "STOPPING=1");
+		log_notice("stopping");
+	}
+	stop(&d);
+	close(sfd);
+	config_free(d.cfg);
+	return rv;
+}

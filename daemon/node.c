@@ -1,0 +1,596 @@
+/*
+ * node.c - what the daemon does with the engine's actions: state requests
+ * into the down stream, markers onto links, recorded messages into the
+ * store, parts to the initiator; and, at the initiator, assembly, audit
+ * and deadlines.
+ *
+ * A snapshot's life at one daemon (struct snap):
+ *
+ *   RUNNING --part complete--> DONE (participant) or WAITING (initiator)
+ *   WAITING --every part in--> DONE (audited)
+ *   RUNNING, WAITING --deadline or Abort--> ABORTED
+ *
+ * Every write goes into the store's batch of the current loop turn, so a
+ * part is persisted before the loop sends it on.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cutd.h"
+#include "cutproto.h"
+#include "log.h"
+
+/* Keep ended snapshots this long, for late markers and Wait calls. */
+#define KEEP_ENDED_MS (10 * 60 * 1000)
+
+/* The message being delivered, which RECORD_MESSAGE actions refer to. */
+struct delivery {
+	const char *content_type;
+	const void *payload;
+	size_t len;
+};
+
+static int perform(struct cutd *d, const struct delivery *dl);
+
+struct snap *
+node_find(struct cutd *d, const char *id)
+{
+	for (struct snap *s = d->snaps; s != NULL; s = s->next)
+		if (strcmp(s->id, id) == 0)
+			return s;
+	return NULL;
+}
+
+static void
+snap_free(struct snap *s)
+{
+	if (s == NULL)
+		return;
+	if (s->parts != NULL)
+		for (size_t i = 0; i < s->nparts; i++)
+			free(s->parts[i].chans);
+	free(s->parts);
+	free(s->in);
+	free(s);
+}
+
+static struct snap *
+snap_new(struct cutd *d, const char *id, size_t initiator, int64_t deadline)
+{
+	size_t n_in = d->n_in;
+	struct snap *s = calloc(1, sizeof(*s));
+
+	if (s == NULL || (s->in = calloc(n_in + 1, sizeof(*s->in))) == NULL) {
+		free(s);
+		return NULL;
+	}
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	s->initiator = initiator;
+	s->started_ms = cutd_now_ms();
+	s->deadline_ms = s->started_ms + deadline;
+	for (size_t i = 0; i < n_in; i++) {
+		s->in[i].src = d->in_node[i];
+		audit_seqs_init(&s->in[i].seqs);
+	}
+	if (initiator == d->self) {
+		s->nparts = d->cfg->nnodes;
+		if ((s->parts = calloc(s->nparts, sizeof(*s->parts))) == NULL) {
+			snap_free(s);
+			return NULL;
+		}
+	}
+	s->next = d->snaps;
+	d->snaps = s;
+	return s;
+}
+
+static void
+snap_unlink(struct cutd *d, struct snap *s)
+{
+	for (struct snap **p = &d->snaps; *p != NULL; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			return;
+		}
+}
+
+int
+node_start(struct cutd *d)
+{
+	struct config *cfg = d->cfg;
+	size_t n_in = 0, n_out = 0;
+	uint32_t aborted = 0;
+	int rv;
+
+	d->in_node = calloc(cfg->nchans + 1, sizeof(*d->in_node));
+	d->out_node = calloc(cfg->nchans + 1, sizeof(*d->out_node));
+	if (d->in_node == NULL || d->out_node == NULL)
+		return ENGINE_ENOMEM;
+	for (size_t c = 0; c < cfg->nchans; c++) {
+		const struct config_channel *ch = &cfg->chans[c];
+		if (ch->dst == d->self) {
+			d->peers[ch->src].in_chan = (long)n_in;
+			d->in_node[n_in++] = ch->src;
+		}
+		if (ch->src == d->self) {
+			d->peers[ch->dst].out_chan = (long)n_out;
+			d->out_node[n_out++] = ch->dst;
+		}
+	}
+	d->n_in = n_in;
+	d->n_out = n_out;
+	if ((rv = engine_new(ENGINE_COUNTED, n_in, n_out, &d->eng)) != 0)
+		return rv;
+	cutd_db(d);
+	if (store_abort_unfinished(d->store, "daemon restarted", cutd_wall_ms(),
+		&aborted) == 0 &&
+	    aborted > 0)
+		log_notice("marked %" PRIu32 " unfinished snapshots aborted: "
+			   "daemon restarted",
+		    aborted);
+	return 0;
+}
+
+void
+node_stop(struct cutd *d, const char *reason)
+{
+	struct snap *s;
+
+	for (s = d->snaps; s != NULL; s = s->next)
+		if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING) {
+			cutd_db(d);
+			store_finish(d->store, s->id, STORE_ABORTED, reason,
+			    cutd_wall_ms());
+			s->state = SNAP_ABORTED;
+			control_wake(d, s, cutd_now_ms());
+		}
+	while ((s = d->snaps) != NULL) {
+		d->snaps = s->next;
+		snap_free(s);
+	}
+	engine_free(d->eng);
+	d->eng = NULL;
+	free(d->in_node);
+	free(d->out_node);
+}
+
+int
+node_push_item(struct cutd *d, size_t node, const Cut__V1__PeerItem *item)
+{
+	size_t len = cut__v1__peer_item__get_packed_size(item);
+	uint8_t *buf = malloc(len ? len : 1);
+	int rv;
+
+	if (buf == NULL)
+		return LINK_ENOMEM;
+	cut__v1__peer_item__pack(item, buf);
+	rv = peer_push(d, node, buf, len);
+	free(buf);
+	return rv;
+}
+
+static int
+send_marker(struct cutd *d, size_t node, const char *id, uint64_t count)
+{
+	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerMarker m = CUT__V1__PEER_MARKER__INIT;
+
+	m.seq = peer_next_seq(d, node);
+	m.snapshot_id = (char *)id;
+	m.count = count;
+	item.item_case = CUT__V1__PEER_ITEM__ITEM_MARKER;
+	item.marker = &m;
+	return node_push_item(d, node, &item);
+}
+
+static int
+send_abort(struct cutd *d, size_t node, const char *id, const char *reason)
+{
+	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerAbort a = CUT__V1__PEER_ABORT__INIT;
+
+	a.seq = peer_next_seq(d, node);
+	a.snapshot_id = (char *)id;
+	a.reason = (char *)reason;
+	item.item_case = CUT__V1__PEER_ITEM__ITEM_ABORT;
+	item.abort = &a;
+	return node_push_item(d, node, &item);
+}
+
+int
+node_app_send(struct cutd *d, const char *to, const char *content_type,
+    const void *payload, size_t len)
+{
+	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerData data = CUT__V1__PEER_DATA__INIT;
+	int node = config_node_index(d->cfg, to);
+	uint64_t app_seq;
+	int rv;
+
+	if (node < 0 || d->peers[node].out_chan < 0)
+		return ENGINE_ENOCHAN;
+	if (link_unacked(d->peers[node].out) >= LINK_WINDOW)
+		return LINK_EFULL;
+	data.seq = peer_next_seq(d, (size_t)node);
+	data.content_type = (char *)content_type;
+	data.payload.data = (uint8_t *)payload;
+	data.payload.len = len;
+	item.item_case = CUT__V1__PEER_ITEM__ITEM_DATA;
+	item.data = &data;
+	/* Count the send only once the message is queued: the count is
+	 * what the next marker carries. */
+	data.app_seq = engine_sent_count(d->eng, (size_t)d->peers[node].out_chan) + 1;
+	if ((rv = node_push_item(d, (size_t)node, &item)) != 0)
+		return rv;
+	return engine_sent(d->eng, (size_t)d->peers[node].out_chan, &app_seq);
+}
+
+int
+node_initiate(struct cutd *d, uint32_t timeout_ms, char *ret_id)
+{
+	char id[ENGINE_ID_MAX + 1];
+	struct snap *s;
+	int rv;
+
+	snprintf(id, sizeof(id), "%s:%" PRIu64, d->name, ++d->next_snap);
+	if (node_find(d, id) != NULL)
+		return ENGINE_EEXIST;
+	s = snap_new(d, id, d->self, timeout_ms ? timeout_ms : d->cfg->deadline_ms);
+	if (s == NULL)
+		return ENGINE_ENOMEM;
+	if ((rv = engine_initiate(d->eng, id)) != 0) {
+		snap_unlink(d, s);
+		snap_free(s);
+		return rv;
+	}
+	cutd_db(d);
+	if ((rv = store_snapshot_create(d->store, id, d->name, 1,
+		 cutd_wall_ms(), (uint32_t)d->cfg->nnodes)) != 0)
+		log_err("snapshot %s: cannot store it: %s", id,
+		    store_errmsg(d->store));
+	log_info("snapshot %s: initiated", id);
+	memcpy(ret_id, id, strlen(id) + 1);
+	return perform(d, NULL);
+}
+
+int
+node_state_reply(struct cutd *d, const char *id, const char *ctype,
+    const void *state, size_t len)
+{
+	struct snap *s = node_find(d, id);
+	int rv;
+
+	if (s == NULL || s->state != SNAP_RUNNING || s->state_recorded)
+		return ENGINE_ESTATE;
+	if ((rv = engine_state_recorded(d->eng, id)) != 0)
+		return rv;
+	s->state_recorded = 1;
+	cutd_db(d);
+	if (store_put_state(d->store, id, d->name,
+		ctype ? ctype : "application/octet-stream", state, len,
+		cutd_wall_ms()) != 0)
+		log_err("snapshot %s: cannot store the local state: %s", id,
+		    store_errmsg(d->store));
+	return perform(d, NULL);
+}
+
+int
+node_data(struct cutd *d, size_t from, uint64_t app_seq,
+    const char *content_type, const void *payload, size_t len)
+{
+	struct delivery dl = {content_type, payload, len};
+	long in = d->peers[from].in_chan;
+	int rv;
+
+	if (in < 0)
+		return ENGINE_ENOCHAN;
+	/* The link delivers in order, so the sender's numbering must go on
+	 * exactly where ours stands. */
+	if (app_seq != engine_delivered_count(d->eng, (size_t)in) + 1)
+		return ENGINE_EINVAL;
+	if ((rv = engine_delivered(d->eng, (size_t)in, app_seq)) != 0)
+		return rv;
+	if ((rv = perform(d, &dl)) != 0)
+		return rv;
+	return app_deliver(d, from, content_type, payload, len, app_seq);
+}
+
+/* The initiator's name is the id up to its last ':'. */
+static int
+initiator_of(struct cutd *d, const char *id)
+{
+	char name[CONFIG_NAME_MAX + 1];
+	const char *colon = strrchr(id, ':');
+	size_t len;
+
+	if (colon == NULL || (len = (size_t)(colon - id)) == 0 ||
+	    len > CONFIG_NAME_MAX)
+		return -1;
+	memcpy(name, id, len);
+	name[len] = '\0';
+	return config_node_index(d->cfg, name);
+}
+
+int
+node_marker(struct cutd *d, size_t from, const char *id, uint64_t n)
+{
+	long in = d->peers[from].in_chan;
+	struct snap *s;
+	int init, created = 0, rv;
+
+	if (in < 0)
+		return ENGINE_ENOCHAN;
+	if (!engine_id_valid(id) || (init = initiator_of(d, id)) < 0)
+		return ENGINE_EINVAL;
+	if ((s = node_find(d, id)) == NULL) {
+		if ((size_t)init == d->self)
+			return ENGINE_ESTATE; /* ours, but long forgotten */
+		/* Participants give up a little before the initiator, so
+		 * the initiator hears why. */
+		s = snap_new(d, id, (size_t)init, d->cfg->deadline_ms * 4 / 5);
+		if (s == NULL)
+			return ENGINE_ENOMEM;
+		created = 1;
+	}
+	if ((rv = engine_marker(d->eng, (size_t)in, id, n)) != 0) {
+		if (created) {
+			snap_unlink(d, s);
+			snap_free(s);
+		}
+		return rv;
+	}
+	if (created) {
+		cutd_db(d);
+		if (store_snapshot_create(d->store, id,
+			d->cfg->nodes[init].name, 0, cutd_wall_ms(),
+			(uint32_t)d->cfg->nnodes) != 0)
+			log_err("snapshot %s: cannot store it: %s", id,
+			    store_errmsg(d->store));
+		log_info("snapshot %s: first marker, from %s", id,
+		    d->cfg->nodes[from].name);
+	}
+	return perform(d, NULL);
+}
+
+/* Ends s as aborted with reason; the initiator tells every other node. */
+static void
+abort_snap(struct cutd *d, struct snap *s, const char *reason)
+{
+	enum engine_snap_state es;
+
+	if (s->state == SNAP_ABORTED)
+		return;
+	if (engine_state(d->eng, s->id, &es) == 0 &&
+	    (es == ENGINE_S_REQUESTED || es == ENGINE_S_RECORDED))
+		engine_abort(d->eng, s->id);
+	cutd_db(d);
+	if (store_finish(d->store, s->id, STORE_ABORTED, reason,
+		cutd_wall_ms()) == STORE_ESTATE)
+		log_info("snapshot %s: its part here had already completed",
+		    s->id);
+	s->state = SNAP_ABORTED;
+	s->ended_ms = cutd_now_ms();
+	log_warnx("snapshot %s: aborted: %s", s->id, reason);
+	if (s->initiator == d->self)
+		for (size_t v = 0; v < d->cfg->nnodes; v++)
+			if (v != d->self &&
+			    send_abort(d, v, s->id, reason) != 0)
+				log_err("snapshot %s: cannot tell %s it was "
+					"aborted",
+				    s->id, d->cfg->nodes[v].name);
+	control_wake(d, s, cutd_now_ms());
+}
+
+int
+node_abort_msg(struct cutd *d, size_t from, const char *id,
+    const char *reason)
+{
+	struct snap *s = node_find(d, id);
+
+	if (s == NULL)
+		return 0; /* we never saw it: nothing to undo */
+	if (s->initiator != d->self && from != s->initiator)
+		return ENGINE_EINVAL;
+	abort_snap(d, s, reason);
+	return 0;
+}
+
+/* Why this node's part of s is not complete, in one sentence. */
+static void
+local_reason(struct cutd *d, const struct snap *s, char *buf, size_t len)
+{
+	size_t off;
+
+	if (!s->state_recorded) {
+		snprintf(buf, len, "%s: %s", d->name,
+		    atomic_load(&d->app_pipes) == 0
+			? "no application connected to answer the state "
+			  "request"
+			: "the application did not answer the state request");
+		return;
+	}
+	off = (size_t)snprintf(buf, len, "%s: no marker on channel", d->name);
+	for (size_t i = 0; i < d->n_in && off < len; i++)
+		if (!s->in[i].done)
+			off += (size_t)snprintf(buf + off, len - off,
+			    " %s -> %s", d->cfg->nodes[s->in[i].src].name,
+			    d->name);
+}
+
+static void
+initiator_reason(struct cutd *d, const struct snap *s, char *buf, size_t len)
+{
+	size_t off;
+
+	if (s->state == SNAP_RUNNING) {
+		local_reason(d, s, buf, len);
+		return;
+	}
+	off = (size_t)snprintf(buf, len, "no part from");
+	for (size_t v = 0; v < s->nparts && off < len; v++)
+		if (!s->parts[v].done)
+			off += (size_t)snprintf(buf + off, len - off, " %s",
+			    d->cfg->nodes[v].name);
+	if (off < len)
+		snprintf(buf + off, len - off, " by the deadline");
+}
+
+static void
+expire(struct cutd *d, struct snap *s)
+{
+	char reason[400];
+
+	if (s->initiator == d->self) {
+		initiator_reason(d, s, reason, sizeof(reason));
+		abort_snap(d, s, reason);
+		return;
+	}
+	local_reason(d, s, reason, sizeof(reason));
+	if (send_abort(d, s->initiator, s->id, reason) != 0)
+		log_err("snapshot %s: cannot tell the initiator why", s->id);
+	abort_snap(d, s, reason);
+}
+
+void
+node_timers(struct cutd *d, int64_t now)
+{
+	struct snap *s, *next;
+
+	for (s = d->snaps; s != NULL; s = next) {
+		next = s->next;
+		if ((s->state == SNAP_RUNNING || s->state == SNAP_WAITING) &&
+		    now >= s->deadline_ms)
+			expire(d, s);
+		if (s->waiters != NULL)
+			control_wake(d, s, now);
+		if ((s->state == SNAP_DONE || s->state == SNAP_ABORTED) &&
+		    s->waiters == NULL && now - s->ended_ms > KEEP_ENDED_MS) {
+			engine_forget(d->eng, s->id);
+			snap_unlink(d, s);
+			snap_free(s);
+		}
+	}
+}
+
+void
+node_peer_restarted(struct cutd *d, size_t node)
+{
+	struct peer *p = &d->peers[node];
+	char reason[128];
+
+	snprintf(reason, sizeof(reason), "%s restarted",
+	    d->cfg->nodes[node].name);
+	for (struct snap *s = d->snaps; s != NULL; s = s->next)
+		if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING)
+			abort_snap(d, s, reason);
+	if (p->in_chan >= 0)
+		engine_reset_in(d->eng, (size_t)p->in_chan);
+	if (p->out_chan >= 0)
+		engine_reset_out(d->eng, (size_t)p->out_chan);
+}
+
+static void
+part_complete(struct cutd *d, struct snap *s)
+{
+	if (s->initiator == d->self) {
+		s->state = SNAP_WAITING;
+		assembly_own_part(d, s);
+		return;
+	}
+	if (assembly_send_part(d, s) != 0)
+		log_err("snapshot %s: cannot send the part to %s", s->id,
+		    d->cfg->nodes[s->initiator].name);
+	cutd_db(d);
+	store_finish(d->store, s->id, STORE_COMPLETE, NULL, cutd_wall_ms());
+	s->state = SNAP_DONE;
+	s->ended_ms = cutd_now_ms();
+	log_info("snapshot %s: part complete, sent to %s", s->id,
+	    d->cfg->nodes[s->initiator].name);
+	control_wake(d, s, cutd_now_ms());
+}
+
+static void
+channel_done(struct cutd *d, struct snap *s, const struct engine_action *a)
+{
+	struct part_chan *c = &s->in[a->chan];
+	struct store_channel sc;
+
+	c->m = a->m;
+	c->n = a->n;
+	c->done = 1;
+	memset(&sc, 0, sizeof(sc));
+	sc.src = d->cfg->nodes[c->src].name;
+	sc.dst = d->name;
+	sc.m = c->m;
+	sc.n = c->n;
+	sc.recorded = c->seqs.count;
+	sc.first_seq = c->seqs.first;
+	sc.last_seq = c->seqs.last;
+	sc.consecutive = c->seqs.consecutive;
+	cutd_db(d);
+	if (store_put_channel(d->store, s->id, &sc) != 0)
+		log_err("snapshot %s: cannot store channel %s -> %s: %s", s->id,
+		    sc.src, sc.dst, store_errmsg(d->store));
+}
+
+static void
+record(struct cutd *d, struct snap *s, const struct engine_action *a,
+    const struct delivery *dl)
+{
+	struct part_chan *c = &s->in[a->chan];
+
+	audit_seqs_add(&c->seqs, a->seq);
+	cutd_db(d);
+	if (store_put_message(d->store, s->id, d->cfg->nodes[c->src].name,
+		d->name, a->seq, dl->content_type, dl->payload, dl->len) != 0)
+		log_err("snapshot %s: cannot store a message of %s -> %s: %s",
+		    s->id, d->cfg->nodes[c->src].name, d->name,
+		    store_errmsg(d->store));
+}
+
+/* Carries out the actions of the last engine event.  dl is the message
+ * being delivered, if the event was a delivery. */
+static int
+perform(struct cutd *d, const struct delivery *dl)
+{
+	const struct engine_action *acts;
+	size_t n;
+	int rv = 0;
+
+	acts = engine_actions(d->eng, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct engine_action *a = &acts[i];
+		struct snap *s = node_find(d, a->snap);
+
+		if (s == NULL) {
+			log_err("engine action for unknown snapshot %s",
+			    a->snap);
+			continue;
+		}
+		switch (a->kind) {
+		case ENGINE_REQUEST_STATE:
+			rv = app_request_state(d, s->id);
+			s->app_asked = 1;
+			break;
+		case ENGINE_SEND_MARKER:
+			rv = send_marker(d, d->out_node[a->chan], s->id,
+			    a->count);
+			break;
+		case ENGINE_RECORD_MESSAGE:
+			if (dl != NULL)
+				record(d, s, a, dl);
+			break;
+		case ENGINE_CHANNEL_DONE:
+			channel_done(d, s, a);
+			break;
+		case ENGINE_PART_COMPLETE:
+			part_complete(d, s);
+			break;
+		}
+		if (rv != 0)
+			log_err("snapshot %s: action failed: %d", s->id, rv);
+	}
+	return 0;
+}

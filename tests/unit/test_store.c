@@ -1,0 +1,728 @@
+/*
+ * test_store.c - the SQLite store: schema, round trips, JSON typing,
+ * batches, cascades and concurrent readers.  Each test gets a fresh
+ * database in its own temporary directory; the test reads the file back
+ * with SQLite directly, as a person at the sqlite3 shell would.
+ */
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "store.h"
+
+static char dir[64];
+static char path[128];
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/test_store.XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cut.db", dir);
+}
+
+static void
+teardown(void)
+{
+	const char *suffix[] = {"", "-wal", "-shm", "-journal"};
+	char name[160];
+	size_t i;
+
+	for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		snprintf(name, sizeof(name), "%s%s", path, suffix[i]);
+		unlink(name);
+	}
+	rmdir(dir);
+}
+
+TestSuite(store, .init = setup, .fini = teardown);
+
+static struct store *
+open_store(void)
+{
+	struct store *st = NULL;
+	char err[256] = "";
+	int rv = store_open(path, &st, err, sizeof(err));
+
+	cr_assert_eq(rv, 0, "store_open: %s (%s)", store_strerror(rv), err);
+	return st;
+}
+
+/* Runs sql on its own connection; the first column of the first row goes
+ * to *ret_int and, as text, to ret_text.  Returns 1 if there was a row. */
+static int
+query(const char *sql, int64_t *ret_int, char *ret_text, size_t len)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	int rc, row;
+
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
+	cr_assert_eq(rc, SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
+	rc = sqlite3_step(s);
+	cr_assert(rc == SQLITE_ROW || rc == SQLITE_DONE, "%s: %s", sql,
+	          sqlite3_errmsg(db));
+	row = rc == SQLITE_ROW;
+	if (row && ret_int != NULL)
+		*ret_int = sqlite3_column_int64(s, 0);
+	if (row && ret_text != NULL)
+		snprintf(ret_text, len, "%s",
+		         sqlite3_column_type(s, 0) == SQLITE_NULL
+		             ? "NULL"
+		             : (const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return row;
+}
+
+static int64_t
+query_int(const char *sql)
+{
+	int64_t v = -12345;
+
+	cr_assert(query(sql, &v, NULL, 0), "no row: %s", sql);
+	return v;
+}
+
+static const char *
+query_text(const char *sql, char *buf, size_t len)
+{
+	cr_assert(query(sql, NULL, buf, len), "no row: %s", sql);
+	return buf;
+}
+
+static void
+exec_sql(const char *sql)
+{
+	sqlite3 *db;
+
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK,
+	             "%s: %s", sql, sqlite3_errmsg(db));
+	sqlite3_close(db);
+}
+
+static void
+create(struct store *st, const char *id, int64_t started_ms)
+{
+	cr_assert_eq(store_snapshot_create(st, id, "p0", 1, started_ms, 3), 0,
+	             "%s", store_errmsg(st));
+}
+
+static void
+put_json_message(struct store *st, const char *id, const char *src,
+                 const char *dst, uint64_t seq, const char *json)
+{
+	cr_assert_eq(store_put_message(st, id, src, dst, seq,
+	                               "application/json", json, strlen(json)),
+	             0, "%s", store_errmsg(st));
+}
+
+Test(store, open_creates_schema)
+{
+	struct store *st = open_store();
+	char buf[64];
+
+	cr_assert_eq(query_int("PRAGMA user_version"), 1);
+	cr_assert_str_eq(query_text("PRAGMA journal_mode", buf, sizeof(buf)),
+	                 "wal");
+	cr_assert_eq(query_int("PRAGMA application_id"), 0x63757464);
+	cr_assert_eq(query_int("SELECT count(*) FROM pragma_table_list"
+	                       " WHERE strict AND name IN ('snapshots',"
+	                       " 'node_states', 'channel_states',"
+	                       " 'channel_messages')"),
+	             4);
+	cr_assert_eq(query_int("SELECT count(*) FROM sqlite_schema"
+	                       " WHERE type = 'view' AND name IN"
+	                       " ('snapshot_summary', 'recorded_states',"
+	                       " 'in_transit')"),
+	             3);
+	store_close(st);
+	store_close(NULL);
+}
+
+Test(store, reopen_is_idempotent)
+{
+	struct store *st = open_store();
+	struct store_snapshot snap;
+
+	create(st, "p0-1", 1000);
+	store_close(st);
+	st = open_store();
+	cr_assert_eq(store_get(st, "p0-1", &snap), 0);
+	cr_assert_str_eq(snap.id, "p0-1");
+	store_close(st);
+	st = open_store();
+	store_close(st);
+	cr_assert_eq(query_int("PRAGMA user_version"), 1);
+	cr_assert_eq(query_int("SELECT count(*) FROM snapshots"), 1);
+}
+
+Test(store, newer_schema_is_refused)
+{
+	struct store *st = open_store(), *st2 = (struct store *)&st;
+	char err[256] = "";
+
+	store_close(st);
+	exec_sql("PRAGMA user_version = 99");
+	cr_assert_eq(store_open(path, &st2, err, sizeof(err)), STORE_ESCHEMA);
+	cr_assert_eq(st2, (struct store *)&st, "ret_store written on failure");
+	cr_assert(strstr(err, "user_version 99") != NULL, "%s", err);
+	cr_assert_eq(query_int("PRAGMA user_version"), 99);
+}
+
+Test(store, foreign_database_is_refused)
+{
+	struct store *st = NULL;
+
+	exec_sql("PRAGMA application_id = 42; CREATE TABLE t (x)");
+	cr_assert_eq(store_open(path, &st, NULL, 0), STORE_ESCHEMA);
+	cr_assert_null(st);
+	cr_assert_eq(store_open(NULL, &st, NULL, 0), STORE_EINVAL);
+}
+
+struct chans {
+	struct store_channel p1; /* the channel from p1, names cleared */
+	int n;
+};
+
+static int
+copy_channel(const struct store_channel *ch, void *arg)
+{
+	struct chans *c = arg;
+
+	cr_assert_str_eq(ch->dst, "p0");
+	cr_assert_str_eq(ch->src, c->n == 0 ? "p1" : "p2", "by src, dst");
+	if (c->n++ == 0)
+		c->p1 = *ch;
+	c->p1.src = c->p1.dst = NULL; /* borrowed only during the call */
+	return 0;
+}
+
+Test(store, round_trip)
+{
+	struct store *st = open_store();
+	struct store_snapshot snap;
+	struct store_channel ch = {"p1", "p0", 3, 5, 2, 4, 5, 1};
+	struct store_channel empty = {"p2", "p0", 7, 7, 0, 0, 0, 1};
+	struct chans got = {.n = 0};
+
+	cr_assert_eq(
+	    store_snapshot_create(st, "p0-7", "p0", 1, 1700000000123, 3), 0);
+	cr_assert_eq(store_get(st, "p0-7", &snap), 0);
+	cr_assert_eq(snap.status, STORE_IN_PROGRESS);
+	cr_assert_eq(snap.finished_ms, 0);
+	cr_assert_eq(snap.consistent, -1);
+	cr_assert_eq(store_put_channel(st, "p0-7", &ch), 0);
+	cr_assert_eq(store_put_channel(st, "p0-7", &empty), 0);
+	cr_assert_eq(
+	    store_finish(st, "p0-7", STORE_COMPLETE, NULL, 1700000000456), 0);
+	cr_assert_eq(store_put_audit(st, "p0-7", 0,
+	                             "channel p1 -> p0: 1"
+	                             " missing"),
+	             0);
+	cr_assert_eq(store_get(st, "p0-7", &snap), 0);
+	cr_assert_str_eq(snap.id, "p0-7");
+	cr_assert_str_eq(snap.initiator, "p0");
+	cr_assert_eq(snap.is_initiator, 1);
+	cr_assert_eq(snap.status, STORE_COMPLETE);
+	cr_assert_str_eq(snap.reason, "");
+	cr_assert_eq(snap.started_ms, 1700000000123);
+	cr_assert_eq(snap.finished_ms, 1700000000456);
+	cr_assert_eq(snap.parts_expected, 3);
+	cr_assert_eq(snap.parts, 0);
+	cr_assert_eq(snap.channels, 2);
+	cr_assert_eq(snap.messages, 0);
+	cr_assert_eq(snap.consistent, 0);
+	cr_assert_str_eq(snap.audit_reason, "channel p1 -> p0: 1 missing");
+
+	cr_assert_eq(store_foreach_channel(st, "p0-7", copy_channel, &got), 0);
+	cr_assert_eq(got.n, 2);
+	cr_assert_eq(got.p1.m, 3);
+	cr_assert_eq(got.p1.n, 5);
+	cr_assert_eq(got.p1.recorded, 2);
+	cr_assert_eq(got.p1.first_seq, 4);
+	cr_assert_eq(got.p1.last_seq, 5);
+	cr_assert_eq(got.p1.consecutive, 1);
+	cr_assert_eq(query_int("SELECT first_seq IS NULL AND last_seq IS NULL"
+	                       " FROM channel_states WHERE src = 'p2'"),
+	             1);
+
+	cr_assert_eq(store_snapshot_create(st, "p1-1", "p1", 0, 5, 1), 0);
+	cr_assert_eq(store_finish(st, "p1-1", STORE_ABORTED,
+	                          "node p2 did not answer", 9),
+	             0);
+	cr_assert_eq(store_get(st, "p1-1", &snap), 0);
+	cr_assert_eq(snap.is_initiator, 0);
+	cr_assert_eq(snap.status, STORE_ABORTED);
+	cr_assert_str_eq(snap.reason, "node p2 did not answer");
+	store_close(st);
+}
+
+struct value {
+	const char *key;
+	char ctype[64];
+	unsigned char data[512];
+	size_t len;
+	int calls;
+};
+
+static int
+copy_state(const char *node, const char *ctype, const void *data, size_t len,
+           void *arg)
+{
+	struct value *v = arg;
+
+	if (strcmp(node, v->key) != 0)
+		return 0;
+	cr_assert_not_null(data);
+	cr_assert_leq(len, sizeof(v->data));
+	snprintf(v->ctype, sizeof(v->ctype), "%s", ctype);
+	memcpy(v->data, data, len);
+	v->len = len;
+	v->calls++;
+	return 0;
+}
+
+/* Stores state under node and checks its SQL type and the bytes read
+ * back. */
+static void
+check_state(struct store *st, const char *node, const char *ctype,
+            const void *data, size_t len, const char *type)
+{
+	struct value v = {.key = node};
+	char sql[160], buf[16];
+
+	cr_assert_eq(store_put_state(st, "s", node, ctype, data, len, 7), 0,
+	             "%s", store_errmsg(st));
+	snprintf(sql, sizeof(sql),
+	         "SELECT typeof(state) FROM node_states WHERE node = '%s'",
+	         node);
+	cr_assert_str_eq(query_text(sql, buf, sizeof(buf)), type, "%s", node);
+	cr_assert_eq(store_foreach_state(st, "s", copy_state, &v), 0);
+	cr_assert_eq(v.calls, 1);
+	cr_assert_str_eq(v.ctype, ctype);
+	cr_assert_eq(v.len, len);
+	cr_assert(len == 0 || memcmp(v.data, data, len) == 0, "%s", node);
+}
+
+Test(store, json_is_text_and_queryable)
+{
+	struct store *st = open_store();
+	const char *bal = "{\"balance\": 18}";
+	const char *bad_utf8 = "{\"a\": \"\xc3\x28\"}";
+	const char *nul = "{\"a\": 1}\0{";
+	char buf[64];
+
+	create(st, "s", 1);
+	check_state(st, "p0", "application/json", bal, strlen(bal), "text");
+	check_state(st, "p1", "Application/Vnd.Bank+JSON; charset=utf-8",
+	            "[1,2]", 5, "text");
+	check_state(st, "p2", "application/json", "{\"balance\":", 11, "blob");
+	check_state(st, "p3", "application/json", bad_utf8, strlen(bad_utf8),
+	            "blob");
+	check_state(st, "p4", "application/json", nul, 10, "blob");
+	check_state(st, "p5", "text/plain", "{}", 2, "blob");
+	check_state(st, "p6", "application/json", "", 0, "blob");
+	cr_assert_eq(query_int("SELECT json_extract(state, '$.balance')"
+	                       " FROM recorded_states WHERE node = 'p0'"),
+	             18);
+	cr_assert_eq(query_int("SELECT is_json FROM recorded_states"
+	                       " WHERE node = 'p0'"),
+	             1);
+	cr_assert_eq(query_int("SELECT size FROM recorded_states"
+	                       " WHERE node = 'p3'"),
+	             (int64_t)strlen(bad_utf8));
+	cr_assert_str_eq(query_text("SELECT recorded_at FROM recorded_states"
+	                            " WHERE node = 'p0'",
+	                            buf, sizeof(buf)),
+	                 "1970-01-01T00:00:00.007Z");
+	store_close(st);
+}
+
+Test(store, binary_is_blob_and_exact)
+{
+	struct store *st = open_store();
+	unsigned char bytes[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bytes); i++)
+		bytes[i] = (unsigned char)(255 - i);
+	create(st, "s", 1);
+	check_state(st, "p0", "application/octet-stream", bytes, sizeof(bytes),
+	            "blob");
+	check_state(st, "p1", "application/octet-stream", NULL, 0, "blob");
+	cr_assert_eq(query_int("SELECT size FROM recorded_states"
+	                       " WHERE node = 'p0'"),
+	             256);
+	store_close(st);
+}
+
+struct order {
+	uint64_t next;
+	int bad;
+};
+
+static int
+check_order(uint64_t seq, const char *ctype, const void *p, size_t len,
+            void *arg)
+{
+	struct order *o = arg;
+	char want[32];
+
+	snprintf(want, sizeof(want), "{\"amount\": %llu}",
+	         (unsigned long long)seq);
+	if (seq != o->next || strcmp(ctype, "application/json") != 0 ||
+	    len != strlen(want) || memcmp(p, want, len) != 0)
+		o->bad++;
+	o->next++;
+	return 0;
+}
+
+Test(store, ten_thousand_messages_in_one_batch)
+{
+	struct store *st = open_store();
+	struct order o = {.next = 1};
+	char json[32];
+	uint64_t i, seq;
+
+	create(st, "s", 1);
+	cr_assert_eq(store_begin(st), 0);
+	for (i = 0; i < 10000; i++) {
+		seq = i * 7919 % 10000 + 1; /* every seq once, out of order */
+		snprintf(json, sizeof(json), "{\"amount\": %llu}",
+		         (unsigned long long)seq);
+		put_json_message(st, "s", "p1", "p0", seq, json);
+	}
+	cr_assert_eq(query_int("SELECT count(*) FROM channel_messages"), 0,
+	             "the batch is visible before its commit");
+	cr_assert_eq(store_commit(st), 0, "%s", store_errmsg(st));
+	cr_assert_eq(query_int("SELECT in_transit FROM snapshot_summary"),
+	             10000);
+	cr_assert_eq(query_int("SELECT sum(json_extract(payload, '$.amount'))"
+	                       " FROM in_transit WHERE is_json"),
+	             50005000);
+	cr_assert_eq(
+	    store_foreach_message(st, "s", "p1", "p0", check_order, &o), 0);
+	cr_assert_eq(o.next, 10001);
+	cr_assert_eq(o.bad, 0);
+	store_close(st);
+}
+
+static void
+fill(struct store *st, const char *id)
+{
+	struct store_channel ch = {"p1", "p0", 0, 1, 1, 1, 1, 1};
+
+	create(st, id, 1);
+	cr_assert_eq(
+	    store_put_state(st, id, "p0", "application/json", "{}", 2, 1), 0);
+	cr_assert_eq(store_put_channel(st, id, &ch), 0);
+	put_json_message(st, id, "p1", "p0", 1, "{\"amount\": 1}");
+}
+
+Test(store, delete_cascades)
+{
+	struct store *st = open_store();
+	struct store_snapshot snap;
+
+	fill(st, "gone");
+	fill(st, "kept");
+	cr_assert_eq(store_delete(st, "gone"), 0);
+	cr_assert_eq(store_get(st, "gone", &snap), STORE_ENOENT);
+	cr_assert_eq(store_delete(st, "gone"), STORE_ENOENT);
+	cr_assert_eq(query_int("SELECT (SELECT count(*) FROM node_states)"
+	                       " + (SELECT count(*) FROM channel_states)"
+	                       " + (SELECT count(*) FROM channel_messages)"),
+	             3);
+	cr_assert_eq(query_int("SELECT count(*) FROM channel_messages"
+	                       " WHERE snapshot_id = 'gone'"),
+	             0);
+	store_close(st);
+}
+
+struct ids {
+	char id[4][STORE_ID_MAX + 1];
+	int n, stop_at;
+	struct store *st;
+};
+
+static int
+collect(const struct store_snapshot *snap, void *arg)
+{
+	struct ids *ids = arg;
+	struct store_snapshot again;
+
+	cr_assert_lt(ids->n, 4);
+	snprintf(ids->id[ids->n++], sizeof(ids->id[0]), "%s", snap->id);
+	if (ids->st != NULL) {
+		cr_assert_eq(store_get(ids->st, snap->id, &again), 0);
+		cr_assert_eq(store_list(ids->st, collect, ids), STORE_ESTATE);
+	}
+	return ids->n == ids->stop_at ? 42 : 0;
+}
+
+Test(store, list_is_newest_first)
+{
+	struct store *st = open_store();
+	struct ids ids = {.n = 0};
+
+	create(st, "old", 100);
+	create(st, "new", 300);
+	create(st, "mid", 200);
+	cr_assert_eq(store_list(st, collect, &ids), 0);
+	cr_assert_eq(ids.n, 3);
+	cr_assert_str_eq(ids.id[0], "new");
+	cr_assert_str_eq(ids.id[1], "mid");
+	cr_assert_str_eq(ids.id[2], "old");
+
+	ids = (struct ids){.stop_at = 1, .st = st};
+	cr_assert_eq(store_list(st, collect, &ids), 42);
+	cr_assert_eq(ids.n, 1);
+	cr_assert_str_eq(ids.id[0], "new");
+	cr_assert_eq(store_list(st, collect, &(struct ids){.stop_at = 9}), 0,
+	             "the list is usable after a stopped iteration");
+	store_close(st);
+}
+
+Test(store, duplicates_are_eexist)
+{
+	struct store *st = open_store();
+	struct store_channel ch = {"p1", "p0", 0, 1, 1, 1, 1, 1};
+
+	fill(st, "s");
+	cr_assert_eq(store_snapshot_create(st, "s", "p1", 0, 2, 1),
+	             STORE_EEXIST);
+	cr_assert(strstr(store_errmsg(st), "UNIQUE") != NULL, "%s",
+	          store_errmsg(st));
+	cr_assert_eq(store_put_state(st, "s", "p0", "text/plain", "x", 1, 1),
+	             STORE_EEXIST);
+	cr_assert_eq(store_put_channel(st, "s", &ch), STORE_EEXIST);
+	cr_assert_eq(
+	    store_put_message(st, "s", "p1", "p0", 1, "text/plain", "x", 1),
+	    STORE_EEXIST);
+	store_close(st);
+}
+
+Test(store, unknown_id_is_enoent)
+{
+	struct store *st = open_store();
+	struct store_snapshot snap;
+	struct store_channel ch = {"p1", "p0", 0, 0, 0, 0, 0, 1};
+	struct value v = {.key = "p0"};
+
+	cr_assert_eq(store_get(st, "nope", &snap), STORE_ENOENT);
+	cr_assert_eq(
+	    store_put_message(st, "nope", "p1", "p0", 1, "text/plain", "x", 1),
+	    STORE_ENOENT);
+	cr_assert_eq(store_put_state(st, "nope", "p0", "text/plain", "x", 1, 1),
+	             STORE_ENOENT);
+	cr_assert_eq(store_put_channel(st, "nope", &ch), STORE_ENOENT);
+	cr_assert_eq(store_finish(st, "nope", STORE_ABORTED, "x", 1),
+	             STORE_ENOENT);
+	cr_assert_eq(store_put_audit(st, "nope", 1, NULL), STORE_ENOENT);
+	cr_assert_eq(store_delete(st, "nope"), STORE_ENOENT);
+	cr_assert_eq(store_foreach_state(st, "nope", copy_state, &v), 0);
+	cr_assert_eq(v.calls, 0);
+	store_close(st);
+}
+
+Test(store, states_of_a_snapshot)
+{
+	struct store *st = open_store();
+
+	create(st, "s", 1);
+	cr_assert_eq(store_put_audit(st, "s", 1, NULL), STORE_ESTATE);
+	cr_assert_eq(store_finish(st, "s", STORE_IN_PROGRESS, NULL, 2),
+	             STORE_EINVAL);
+	cr_assert_eq(store_finish(st, "s", STORE_COMPLETE, NULL, 2), 0);
+	cr_assert_eq(store_finish(st, "s", STORE_ABORTED, "late", 3),
+	             STORE_ESTATE);
+	cr_assert(strstr(store_errmsg(st), "already ended") != NULL);
+	cr_assert_eq(store_put_audit(st, "s", 1, NULL), 0);
+	cr_assert_eq(query_int("SELECT consistent FROM snapshots"), 1);
+	store_close(st);
+}
+
+Test(store, bad_arguments_are_einval)
+{
+	struct store *st = open_store();
+	char longid[STORE_ID_MAX + 2];
+	struct store_channel ch = {"p1", "p0", 0, UINT64_MAX, 0, 0, 0, 1};
+
+	memset(longid, 'x', sizeof(longid) - 1);
+	longid[sizeof(longid) - 1] = '\0';
+	cr_assert_eq(store_snapshot_create(st, longid, "p0", 1, 1, 1),
+	             STORE_EINVAL);
+	longid[STORE_ID_MAX] = '\0';
+	cr_assert_eq(store_snapshot_create(st, longid, "p0", 1, 1, 1), 0);
+	cr_assert_eq(store_snapshot_create(st, "", "p0", 1, 1, 1),
+	             STORE_EINVAL);
+	cr_assert_eq(store_snapshot_create(st, "a\xff", "p0", 1, 1, 1),
+	             STORE_EINVAL);
+	cr_assert_eq(store_snapshot_create(st, "a", NULL, 1, 1, 1),
+	             STORE_EINVAL);
+	cr_assert_eq(store_put_message(st, longid, "p1", "p0",
+	                               (uint64_t)INT64_MAX + 1, "text/plain",
+	                               "x", 1),
+	             STORE_EINVAL);
+	cr_assert_eq(store_put_message(st, longid, "p1", "p0", 1, "", "x", 1),
+	             STORE_EINVAL);
+	cr_assert_eq(
+	    store_put_message(st, longid, "p1", "p0", 1, "text/plain", NULL, 1),
+	    STORE_EINVAL);
+	cr_assert_eq(store_put_message(st, longid, "p1", "p0", 1,
+	                               "application/json", NULL, 1),
+	             STORE_EINVAL);
+	cr_assert_eq(store_put_message(st, longid, "p1", "p0", 1, NULL, "x", 1),
+	             STORE_EINVAL);
+	cr_assert_eq(store_put_channel(st, longid, &ch), STORE_EINVAL);
+	cr_assert_eq(store_put_channel(st, longid, NULL), STORE_EINVAL);
+	cr_assert_eq(query_int("SELECT count(*) FROM channel_messages"), 0);
+	store_close(st);
+}
+
+Test(store, summary_view_counts)
+{
+	struct store *st = open_store();
+	struct store_channel ch = {"p1", "p0", 0, 2, 2, 1, 2, 1};
+	struct store_snapshot snap;
+	char buf[64];
+
+	cr_assert_eq(
+	    store_snapshot_create(st, "p0-1", "p0", 1, 1700000000123, 3), 0);
+	cr_assert_eq(store_put_state(st, "p0-1", "p0", "application/json",
+	                             "{\"balance\": 10}", 15, 1700000000200),
+	             0);
+	cr_assert_eq(store_put_state(st, "p0-1", "p1", "application/json",
+	                             "{\"balance\": 14}", 15, 1700000000200),
+	             0);
+	cr_assert_eq(store_put_state(st, "p0-1", "p2", "application/json",
+	                             "{\"balance\": 12}", 15, 1700000000200),
+	             0);
+	cr_assert_eq(store_put_channel(st, "p0-1", &ch), 0);
+	ch.src = "p2";
+	cr_assert_eq(store_put_channel(st, "p0-1", &ch), 0);
+	put_json_message(st, "p0-1", "p1", "p0", 1, "{\"amount\": 5}");
+	put_json_message(st, "p0-1", "p1", "p0", 2, "{\"amount\": 3}");
+	cr_assert_eq(
+	    store_finish(st, "p0-1", STORE_COMPLETE, NULL, 1700000001123), 0);
+	cr_assert_eq(query_int("SELECT nodes_recorded * 10000"
+	                       " + channels_recorded * 100 + in_transit"
+	                       " FROM snapshot_summary WHERE id = 'p0-1'"),
+	             30202);
+	cr_assert_eq(query_int("SELECT duration_ms FROM snapshot_summary"),
+	             1000);
+	cr_assert_str_eq(query_text("SELECT started_at || ' ' || finished_at"
+	                            " FROM snapshot_summary",
+	                            buf, sizeof(buf)),
+	                 "2023-11-14T22:13:20.123Z 2023-11-14T22:13:21.123Z");
+	cr_assert_str_eq(query_text("SELECT consistent FROM snapshot_summary",
+	                            buf, sizeof(buf)),
+	                 "NULL");
+	/* The conservation query of the README. */
+	cr_assert_eq(
+	    query_int(
+	        "SELECT (SELECT sum(json_extract(state, '$.balance'))"
+	        " FROM recorded_states WHERE snapshot_id = 'p0-1' AND is_json)"
+	        " + (SELECT coalesce(sum(json_extract(payload,"
+	        " '$.amount')), 0) FROM in_transit"
+	        " WHERE snapshot_id = 'p0-1' AND is_json) AS total"),
+	    44);
+	cr_assert_eq(store_get(st, "p0-1", &snap), 0);
+	cr_assert_eq(snap.parts, 3);
+	cr_assert_eq(snap.channels, 2);
+	cr_assert_eq(snap.messages, 2);
+	store_close(st);
+}
+
+Test(store, reader_works_during_write_batch)
+{
+	struct store *st = open_store();
+	sqlite3 *db;
+	sqlite3_stmt *s;
+
+	create(st, "a", 1);
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM snapshots",
+	                                -1, &s, NULL),
+	             SQLITE_OK);
+
+	cr_assert_eq(store_begin(st), 0);
+	cr_assert_eq(store_begin(st), STORE_ESTATE);
+	create(st, "b", 2);
+	/* The write transaction is open: the reader sees the last commit
+	 * at once, without waiting for the writer. */
+	cr_assert_eq(sqlite3_step(s), SQLITE_ROW);
+	cr_assert_eq(sqlite3_column_int(s, 0), 1);
+	/* With the reader's transaction still open, the writer commits. */
+	cr_assert_eq(store_commit(st), 0, "%s", store_errmsg(st));
+	cr_assert_eq(sqlite3_reset(s), SQLITE_OK);
+	cr_assert_eq(sqlite3_step(s), SQLITE_ROW);
+	cr_assert_eq(sqlite3_column_int(s, 0), 2);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	cr_assert_eq(store_commit(st), STORE_ESTATE);
+	store_close(st);
+}
+
+Test(store, rollback_and_abort_unfinished)
+{
+	struct store *st = open_store();
+	struct store_snapshot snap;
+	uint32_t n = 99;
+
+	cr_assert_eq(store_rollback(st), 0);
+	cr_assert_eq(store_begin(st), 0);
+	create(st, "lost", 1);
+	cr_assert_eq(store_rollback(st), 0);
+	cr_assert_eq(store_get(st, "lost", &snap), STORE_ENOENT);
+
+	create(st, "a", 1);
+	create(st, "b", 2);
+	create(st, "c", 3);
+	cr_assert_eq(store_finish(st, "c", STORE_COMPLETE, NULL, 4), 0);
+	cr_assert_eq(store_abort_unfinished(st, "daemon restarted", 5, &n), 0);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(store_get(st, "a", &snap), 0);
+	cr_assert_eq(snap.status, STORE_ABORTED);
+	cr_assert_str_eq(snap.reason, "daemon restarted");
+	cr_assert_eq(snap.finished_ms, 5);
+	cr_assert_eq(store_get(st, "c", &snap), 0);
+	cr_assert_eq(snap.status, STORE_COMPLETE);
+	cr_assert_eq(store_abort_unfinished(st, "again", 6, NULL), 0);
+	store_close(st);
+}
+
+Test(store, long_reasons_are_cut_at_a_character)
+{
+	struct store *st = open_store();
+	struct store_snapshot snap;
+	char reason[1024];
+	size_t i;
+
+	for (i = 0; i + 2 < sizeof(reason); i += 2)
+		memcpy(reason + i, "\xc3\xa9", 2); /* U+00E9 */
+	reason[i] = '\0';
+	create(st, "s", 1);
+	cr_assert_eq(store_finish(st, "s", STORE_ABORTED, reason, 2), 0);
+	cr_assert_eq(store_get(st, "s", &snap), 0);
+	cr_assert_eq(strlen(snap.reason), 510);
+	cr_assert_eq(memcmp(snap.reason, reason, 510), 0);
+	store_close(st);
+}
+
+Test(store, strerror_names_every_code)
+{
+	int err;
+
+	for (err = STORE_EINVAL; err <= STORE_ECORRUPT; err++)
+		cr_assert_str_neq(store_strerror(err), "unknown store error");
+	cr_assert_str_eq(store_strerror(0), "no error");
+	cr_assert_str_eq(store_strerror(999), "unknown store error");
+	cr_assert_str_eq(store_errmsg(NULL), "");
+}
