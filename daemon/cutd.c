@@ -265,6 +265,7 @@ signals(sigset_t *set)
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
 	sigaddset(set, SIGPIPE);
 	if (sigprocmask(SIG_BLOCK, set, NULL) != 0)
 		return -1;
@@ -280,6 +281,8 @@ handle_signals(struct cutd *d, int sfd)
 	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGHUP)
 			reload(d);
+		else if (si.ssi_signo == SIGUSR1)
+			peer_drop_connections(d);
 		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 			return 1;
 	}
@@ -307,19 +310,17 @@ run(struct cutd *d, int sfd)
 {
 	struct pollfd pfd[4];
 	int64_t last_status = 0;
-	int fd;
 
-	nng_socket_get_int(d->pull, NNG_OPT_RECVFD, &fd);
-	pfd[0].fd = fd;
-	nng_socket_get_int(d->app, NNG_OPT_RECVFD, &fd);
-	pfd[1].fd = fd;
-	nng_socket_get_int(d->ctl, NNG_OPT_RECVFD, &fd);
-	pfd[2].fd = fd;
-	pfd[3].fd = sfd;
-	for (int i = 0; i < 4; i++)
-		pfd[i].events = POLLIN;
 	for (;;) {
 		int64_t now;
+
+		/* Asked each turn: SIGUSR1 replaces the peer socket. */
+		nng_socket_get_int(d->pull, NNG_OPT_RECVFD, &pfd[0].fd);
+		nng_socket_get_int(d->app, NNG_OPT_RECVFD, &pfd[1].fd);
+		nng_socket_get_int(d->ctl, NNG_OPT_RECVFD, &pfd[2].fd);
+		pfd[3].fd = sfd;
+		for (int i = 0; i < 4; i++)
+			pfd[i].events = POLLIN;
 
 		if (poll(pfd, 4, TICK_MS) < 0 && errno != EINTR) {
 			log_err("poll: %s", strerror(errno));

@@ -146,6 +146,9 @@ void cutd_db(struct cutd *d);
 /* peer.c */
 int peer_start(struct cutd *d);
 void peer_stop(struct cutd *d);
+/* Closes and reopens every peer socket, losing whatever nng had queued:
+ * the links must recover.  SIGUSR1 does it, for tests. */
+void peer_drop_connections(struct cutd *d);
 void peer_recv_all(struct cutd *d);
 void peer_flush(struct cutd *d);
 void peer_timers(struct cutd *d, int64_t now);

@@ -72,8 +72,8 @@ dial_peer(struct cutd *d, struct peer *p)
 	return rv;
 }
 
-int
-peer_start(struct cutd *d)
+static int
+listen_peers(struct cutd *d)
 {
 	const char *url = d->cfg->nodes[d->self].peer;
 	int rv;
@@ -84,10 +84,18 @@ peer_start(struct cutd *d)
 	 * much larger than the largest application message. */
 	nng_socket_set_size(d->pull, NNG_OPT_RECVMAXSZ,
 	    d->cfg->max_message + BATCH_BYTES + 64 * 1024);
-	if ((rv = nng_listen(d->pull, url, NULL, 0)) != 0) {
+	if ((rv = nng_listen(d->pull, url, NULL, 0)) != 0)
 		log_err("cannot listen on %s: %s", url, nng_strerror(rv));
+	return rv;
+}
+
+int
+peer_start(struct cutd *d)
+{
+	int rv;
+
+	if ((rv = listen_peers(d)) != 0)
 		return rv;
-	}
 	for (size_t v = 0; v < d->cfg->nnodes; v++) {
 		struct peer *p = &d->peers[v];
 		if (v == d->self)
@@ -97,6 +105,24 @@ peer_start(struct cutd *d)
 		p->progress_ms = cutd_now_ms();
 	}
 	return 0;
+}
+
+void
+peer_drop_connections(struct cutd *d)
+{
+	log_notice("dropping every peer connection (SIGUSR1)");
+	nng_close(d->pull);
+	if (listen_peers(d) != 0)
+		log_err("cannot listen again; peers cannot reach this node");
+	for (size_t v = 0; v < d->cfg->nnodes; v++) {
+		struct peer *p = &d->peers[v];
+		if (v == d->self)
+			continue;
+		nng_close(p->push);
+		atomic_store(&p->pipes, 0);
+		if (dial_peer(d, p) != 0)
+			log_err("cannot dial %s again", d->cfg->nodes[v].name);
+	}
 }
 
 void
