@@ -99,6 +99,9 @@ struct snap {
 	struct incoming_part *parts; /* per node */
 	size_t nparts, parts_done;
 	int64_t ended_ms;
+	/* Why participants gave up, as they reported it; the initiator
+	 * aborts with these at its deadline, root causes first. */
+	char reasons[400];
 	struct waiter *waiters;
 	struct snap *next;
 };

@@ -383,6 +383,27 @@ abort_snap(struct cutd *d, struct snap *s, const char *reason)
 	control_wake(d, s, cutd_now_ms());
 }
 
+/* Keeps a participant's reason for the initiator's verdict.  One that
+ * names an application that did not answer explains the others (missing
+ * markers follow from it), so it goes first. */
+static void
+add_reason(struct snap *s, const char *reason)
+{
+	char both[2 * sizeof(s->reasons) + 4];
+	const char *first = reason, *second = s->reasons;
+
+	if (s->reasons[0] == '\0')
+		second = "";
+	else if (strstr(reason, "application") == NULL) {
+		first = s->reasons;
+		second = reason;
+	}
+	snprintf(both, sizeof(both), "%.399s%s%.399s", first,
+	    second[0] != '\0' ? "; " : "", second);
+	memcpy(s->reasons, both, sizeof(s->reasons) - 1);
+	s->reasons[sizeof(s->reasons) - 1] = '\0';
+}
+
 int
 node_abort_msg(struct cutd *d, size_t from, const char *id,
     const char *reason)
@@ -391,9 +412,14 @@ node_abort_msg(struct cutd *d, size_t from, const char *id,
 
 	if (s == NULL)
 		return 0; /* we never saw it: nothing to undo */
-	if (s->initiator != d->self && from != s->initiator)
-		return ENGINE_EINVAL;
-	abort_snap(d, s, reason);
+	if (s->initiator != d->self) {
+		if (from != s->initiator)
+			return ENGINE_EINVAL;
+		abort_snap(d, s, reason);
+		return 0;
+	}
+	if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING)
+		add_reason(s, reason);
 	return 0;
 }
 
@@ -422,13 +448,8 @@ local_reason(struct cutd *d, const struct snap *s, char *buf, size_t len)
 static void
 initiator_reason(struct cutd *d, const struct snap *s, char *buf, size_t len)
 {
-	size_t off;
+	size_t off = (size_t)snprintf(buf, len, "no part from");
 
-	if (s->state == SNAP_RUNNING) {
-		local_reason(d, s, buf, len);
-		return;
-	}
-	off = (size_t)snprintf(buf, len, "no part from");
 	for (size_t v = 0; v < s->nparts && off < len; v++)
 		if (!s->parts[v].done)
 			off += (size_t)snprintf(buf + off, len - off, " %s",
@@ -443,7 +464,14 @@ expire(struct cutd *d, struct snap *s)
 	char reason[400];
 
 	if (s->initiator == d->self) {
-		initiator_reason(d, s, reason, sizeof(reason));
+		if (s->state == SNAP_RUNNING) {
+			local_reason(d, s, reason, sizeof(reason));
+			add_reason(s, reason);
+		}
+		if (s->reasons[0] == '\0')
+			initiator_reason(d, s, reason, sizeof(reason));
+		else
+			snprintf(reason, sizeof(reason), "%s", s->reasons);
 		abort_snap(d, s, reason);
 		return;
 	}

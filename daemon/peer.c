@@ -51,6 +51,18 @@ new_links(struct peer *p)
 	return 0;
 }
 
+/* A new receiving link from p, dropping any early items held. */
+static void
+fresh_in(struct peer *p)
+{
+	struct link *l;
+
+	if (link_new(LINK_WINDOW, LINK_HOLD, &l) != 0)
+		return;
+	link_free(p->in);
+	p->in = l;
+}
+
 static int
 dial_peer(struct cutd *d, struct peer *p)
 {
@@ -335,7 +347,7 @@ check_header(struct cutd *d, const Cut__V1__PeerBatch *b)
 		if (p->epoch != 0)
 			restarted(d, p);
 		else if (link_delivered(p->in) == 0)
-			new_links(p); /* drop anything held from before */
+			fresh_in(p); /* drop anything held from before */
 		p->epoch = b->epoch;
 	}
 	p->last_seen_ms = cutd_wall_ms();
