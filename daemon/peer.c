@@ -160,7 +160,12 @@ peer_next_seq(struct cutd *d, size_t node)
 int
 peer_push(struct cutd *d, size_t node, const void *item, size_t len)
 {
-	return link_push(d->peers[node].out, item, len);
+	struct peer *p = &d->peers[node];
+
+	/* After a quiet spell the resend clock starts now, not then. */
+	if (link_unacked(p->out) == 0)
+		p->progress_ms = cutd_now_ms();
+	return link_push(p->out, item, len);
 }
 
 /* The peer restarted: its numbering starts again, and so does ours. */

@@ -1,0 +1,171 @@
+# Shared pieces of the integration tests: a cluster of real cutd daemons
+# and tokenbank applications on loopback, in a temporary directory that is
+# removed, with every process, when the test ends (also on failure or
+# interruption).
+#
+# A test sources this file with BIN set to the build directory, then calls
+# cluster, start_daemons, start_apps, ... and fail/pass.
+
+set -u
+: "${BIN:?BIN must name the build directory}"
+CUTD=$BIN/daemon/cutd
+CUTCTL=$BIN/libclient/cutctl
+TOKENBANK=$BIN/examples/tokenbank
+CUTFUZZ=$BIN/tests/cutfuzz
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/cutd-test.XXXXXX")
+PIDS=""
+NODES=0
+# A port range per test run, so parallel tests do not collide.
+BASE=$((20000 + ($$ % 4000) * 10))
+
+cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	for p in $PIDS; do wait "$p" 2>/dev/null; done
+	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$T"/*.log; do
+		[ -f "$f" ] || continue
+		echo "--- $f" >&2
+		tail -n 20 "$f" >&2
+	done
+	exit 1
+}
+
+# cluster N [CHANNEL_LINES...]: writes $T/cluster.ini for nodes p0..pN-1;
+# without channel lines every ordered pair is a channel.
+cluster() {
+	NODES=$1
+	shift
+	{
+		printf '[cluster]\nname = test%s\nrun_dir = %s\nstate_dir = %s\n' "$$" "$T" "$T"
+		printf 'deadline_ms = %s\n' "${DEADLINE_MS:-5000}"
+		i=0
+		while [ "$i" -lt "$NODES" ]; do
+			printf '[node p%s]\npeer = tcp://127.0.0.1:%s\n' "$i" $((BASE + i))
+			i=$((i + 1))
+		done
+		if [ $# -gt 0 ]; then
+			printf '[channels]\n'
+			for c in "$@"; do printf 'channel = %s\n' "$c"; done
+		fi
+	} >"$T/cluster.ini"
+}
+
+start_daemon() {
+	"$CUTD" --cluster "$T/cluster.ini" --node "p$1" --log-level info \
+		2>>"$T/cutd-p$1.log" &
+	PIDS="$PIDS $!"
+	eval "DAEMON_$1=$!"
+}
+
+start_daemons() {
+	i=0
+	while [ "$i" -lt "$NODES" ]; do
+		start_daemon "$i"
+		i=$((i + 1))
+	done
+	i=0
+	while [ "$i" -lt "$NODES" ]; do
+		wait_for "$CUTCTL --control ipc://$T/p$i.ctl status" 10 ||
+			fail "daemon p$i did not come up"
+		i=$((i + 1))
+	done
+}
+
+# start_app I BALANCE [tokenbank options...]
+start_app() {
+	n=$1
+	bal=$2
+	shift 2
+	"$TOKENBANK" --app "ipc://$T/p$n.app" --control "ipc://$T/p$n.ctl" \
+		--node "p$n" --balance "$bal" --seed "$((n + 1))" \
+		--log "$T/recv-p$n.txt" "$@" >"$T/tokenbank-p$n.out" \
+		2>>"$T/tokenbank-p$n.log" &
+	PIDS="$PIDS $!"
+	eval "APP_$n=$!"
+}
+
+# wait_for COMMAND SECONDS: retries COMMAND until it succeeds.
+wait_for() {
+	end=$(($(date +%s) + $2))
+	while [ "$(date +%s)" -le "$end" ]; do
+		if sh -c "$1" >/dev/null 2>&1; then return 0; fi
+		sleep 0.1
+	done
+	return 1
+}
+
+ctl() {
+	n=$1
+	shift
+	"$CUTCTL" --control "ipc://$T/p$n.ctl" "$@"
+}
+
+# snapshot I: starts a snapshot at pI and prints its id.
+snapshot() {
+	ctl "$1" snapshot || fail "cutctl snapshot at p$1 failed"
+}
+
+sql() {
+	sqlite3 -batch -noheader "$T/p$1.db" "$2"
+}
+
+# wait_done I ID SECONDS: waits until snapshot ID is no longer in progress
+# in pI's database; prints its status.
+wait_done() {
+	end=$(($(date +%s) + $3))
+	while [ "$(date +%s)" -le "$end" ]; do
+		s=$(sql "$1" "SELECT status FROM snapshots WHERE id = '$2'" 2>/dev/null)
+		case "$s" in
+		complete | aborted)
+			echo "$s"
+			return 0
+			;;
+		esac
+		sleep 0.1
+	done
+	echo "timeout"
+}
+
+# total I ID: balances plus in-transit amounts of ID, from pI's database.
+total() {
+	sql "$1" "SELECT (SELECT sum(json_extract(state, '\$.balance'))
+	                    FROM recorded_states WHERE snapshot_id = '$2' AND is_json)
+	               + (SELECT coalesce(sum(json_extract(payload, '\$.amount')), 0)
+	                    FROM in_transit WHERE snapshot_id = '$2' AND is_json)"
+}
+
+# check_snapshot I ID EXPECTED_TOTAL: complete, audited consistent, every
+# node and channel recorded, and the total conserved.
+check_snapshot() {
+	st=$(wait_done "$1" "$2" 20)
+	[ "$st" = complete ] || fail "snapshot $2: $st ($(sql "$1" "SELECT reason FROM snapshots WHERE id = '$2'"))"
+	c=$(sql "$1" "SELECT consistent FROM snapshots WHERE id = '$2'")
+	[ "$c" = 1 ] || fail "snapshot $2: audit says $(sql "$1" "SELECT audit_reason FROM snapshots WHERE id = '$2'")"
+	parts=$(sql "$1" "SELECT nodes_recorded FROM snapshot_summary WHERE id = '$2'")
+	[ "$parts" = "$NODES" ] || fail "snapshot $2: $parts node states, want $NODES"
+	tot=$(total "$1" "$2")
+	[ "$tot" = "$3" ] || fail "snapshot $2: total $tot, want $3"
+	echo "ok: snapshot $2 complete, consistent, total $tot, $(sql "$1" "SELECT in_transit FROM snapshot_summary WHERE id = '$2'") in transit"
+}
+
+# stop_apps: stops the applications and waits for their final lines.
+stop_apps() {
+	i=0
+	while [ "$i" -lt "$NODES" ]; do
+		eval "p=\${APP_$i:-}"
+		[ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+		i=$((i + 1))
+	done
+}
+
+pass() {
+	echo "PASS: $*"
+	exit 0
+}
