@@ -1,0 +1,475 @@
+/*
+ * cut.c - the libcut handle: connecting to the daemon (the hello
+ * handshake), the up stream (cut_send), closing, and the accessors.
+ *
+ * The application link is one nng pair1 socket that libcut dials; every
+ * nng message either way is one AppBatch.  The handle notices through a
+ * pipe callback when the connection its hello went over is gone: a new
+ * connection would reach a daemon that has not seen our hello, so from
+ * then on the messaging calls fail with CUT_ECLOSED and the application
+ * reopens.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/pair1/pair.h>
+#include <nng/supplemental/util/platform.h>
+
+#include "cut_int.h"
+
+void
+cut_set_error(struct cut *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&c->mu);
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&c->mu);
+}
+
+size_t
+cut_last_error(struct cut *c, char *buf, size_t size)
+{
+	int n;
+
+	if (c == NULL)
+		return 0;
+	pthread_mutex_lock(&c->mu);
+	if (buf == NULL)
+		size = 0;
+	n = snprintf(buf, size, "%s", c->err);
+	pthread_mutex_unlock(&c->mu);
+	return n > 0 ? (size_t)n : 0;
+}
+
+int
+cut_content_type_ok(const char *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return 1;
+	for (i = 0; s[i] != '\0'; i++)
+		if (s[i] < ' ' || s[i] > '~' || i >= CUT_CONTENT_TYPE_MAX)
+			return 0;
+	return 1;
+}
+
+/* 1 if s is a plausible node name: 1 to 255 printable ASCII bytes. */
+static int
+name_ok(const char *s)
+{
+	return s != NULL && s[0] != '\0' && cut_content_type_ok(s);
+}
+
+/* Runs on an nng thread when a pipe of the application link comes or
+ * goes; see the "live" and "last_removed" fields. */
+static void
+pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
+{
+	struct cut *c = arg;
+	uint32_t id = (uint32_t)nng_pipe_id(p);
+
+	if (ev == NNG_PIPE_EV_ADD_POST) {
+		atomic_store(&c->connected, 1);
+	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		atomic_store(&c->last_removed, id);
+		if (atomic_load(&c->live) == id)
+			atomic_store(&c->lost, 1);
+	}
+}
+
+/* Marks pipe p as the one our hello went over.  Either this sees its
+ * removal in last_removed or pipe_event() sees it in live. */
+static void
+set_live(struct cut *c, nng_pipe p)
+{
+	uint32_t id = (uint32_t)nng_pipe_id(p);
+
+	atomic_store(&c->live, id);
+	if (atomic_load(&c->last_removed) == id)
+		atomic_store(&c->lost, 1);
+}
+
+int
+cut_send_item(struct cut *c, const Cut__V1__AppItem *item)
+{
+	Cut__V1__AppBatch batch = CUT__V1__APP_BATCH__INIT;
+	Cut__V1__AppItem *items[1] = {(Cut__V1__AppItem *)item};
+	nng_msg *msg;
+	size_t len;
+	int rv;
+
+	batch.n_items = 1;
+	batch.items = items;
+	len = protobuf_c_message_get_packed_size(&batch.base);
+	if ((rv = nng_msg_alloc(&msg, len)) != 0)
+		return rpc_nng_error(rv);
+	protobuf_c_message_pack(&batch.base, nng_msg_body(msg));
+	pthread_mutex_lock(&c->send_mu);
+	if (atomic_load(&c->lost))
+		rv = NNG_ECLOSED;
+	else
+		rv = nng_sendmsg(c->app, msg, 0);
+	pthread_mutex_unlock(&c->send_mu);
+	if (rv != 0) {
+		nng_msg_free(msg);
+		return rpc_nng_error(rv);
+	}
+	return 0;
+}
+
+int
+cut_queue_push(struct cut *c, Cut__V1__AppBatch *b, size_t next)
+{
+	struct batch *q;
+
+	if (next >= b->n_items) {
+		protobuf_c_message_free_unpacked(&b->base, NULL);
+		return 0;
+	}
+	if ((q = calloc(1, sizeof(*q))) == NULL) {
+		protobuf_c_message_free_unpacked(&b->base, NULL);
+		return CUT_ENOMEM;
+	}
+	q->b = b;
+	q->next = next;
+	if (c->tail != NULL)
+		c->tail->link = q;
+	else
+		c->head = q;
+	c->tail = q;
+	return 0;
+}
+
+void
+cut_queue_free(struct cut *c)
+{
+	struct batch *q;
+
+	while ((q = c->head) != NULL) {
+		c->head = q->link;
+		protobuf_c_message_free_unpacked(&q->b->base, NULL);
+		free(q);
+	}
+	c->tail = NULL;
+}
+
+/* Sends AppHello for node (NULL: any) with the given timeout. */
+static int
+send_hello(struct cut *c, const char *node, int timeout_ms)
+{
+	Cut__V1__AppHello hello = CUT__V1__APP_HELLO__INIT;
+	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
+
+	hello.node = (char *)(node != NULL ? node : "");
+	hello.version = CUTPROTO_APP_VERSION;
+	item.item_case = CUT__V1__APP_ITEM__ITEM_HELLO;
+	item.hello = &hello;
+	nng_socket_set_ms(c->app, NNG_OPT_SENDTIMEO, timeout_ms);
+	return cut_send_item(c, &item);
+}
+
+/* The code for an AppError received instead of the hello reply. */
+static int
+hello_refused(struct cut *c, const Cut__V1__AppError *e)
+{
+	cut_set_error(c, "the daemon refused the hello: %s", e->message);
+	switch (e->code) {
+	case CUT__V1__APP_ERROR__CODE__WRONG_NODE:
+		return CUT_ENOENT;
+	case CUT__V1__APP_ERROR__CODE__VERSION:
+		return CUT_ENOTSUP;
+	default:
+		return CUT_EPROTO;
+	}
+}
+
+/* Checks the hello reply r and copies what it says into c. */
+static int
+take_hello_reply(struct cut *c, const Cut__V1__AppHelloReply *r,
+                 const char *node)
+{
+	size_t i;
+
+	if (!name_ok(r->node) || !name_ok(r->cluster) ||
+	    r->max_message_size == 0)
+		return CUT_EPROTO;
+	if (node != NULL && node[0] != '\0' && strcmp(node, r->node) != 0)
+		return CUT_ENOENT;
+	if (r->version < 1 || r->version > CUTPROTO_APP_VERSION)
+		return CUT_ENOTSUP;
+	for (i = 0; i < r->n_peers; i++)
+		if (!name_ok(r->peers[i]))
+			return CUT_EPROTO;
+	if ((c->node = strdup(r->node)) == NULL ||
+	    (c->cluster = strdup(r->cluster)) == NULL ||
+	    (c->peers = calloc(r->n_peers + 1, sizeof(char *))) == NULL)
+		return CUT_ENOMEM;
+	for (i = 0; i < r->n_peers; i++)
+		if ((c->peers[c->npeers++] = strdup(r->peers[i])) == NULL)
+			return CUT_ENOMEM;
+	c->max_message = r->max_message_size;
+	return 0;
+}
+
+/* take_frame() found no hello reply in a frame: keep waiting. */
+#define NOT_YET (-1)
+
+/*
+ * Looks for the answer to our hello in a frame from the daemon.  The
+ * daemon sends nothing to a new application before the hello reply, but
+ * frames it had queued for an application before us may still come first:
+ * those items are not ours and are skipped.  Returns 0 when the reply was
+ * taken (the items after it are queued), NOT_YET, or the error of a
+ * refused hello or a bad reply.
+ */
+static int
+take_frame(struct cut *c, nng_msg *msg, const char *node, int *bad)
+{
+	Cut__V1__AppBatch *b;
+	Cut__V1__AppItem *it;
+	size_t k;
+	int rv = NOT_YET;
+
+	b = (Cut__V1__AppBatch *)cutproto_unpack(
+	    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
+	    nng_msg_body(msg));
+	if (b == NULL) {
+		*bad = 1;
+		return NOT_YET;
+	}
+	for (k = 0; k < b->n_items && rv == NOT_YET; k++) {
+		it = b->items[k];
+		if (it->item_case == CUT__V1__APP_ITEM__ITEM_HELLO_REPLY)
+			rv = take_hello_reply(c, it->hello_reply, node);
+		else if (it->item_case == CUT__V1__APP_ITEM__ITEM_ERROR &&
+		         (it->error->code ==
+		              CUT__V1__APP_ERROR__CODE__WRONG_NODE ||
+		          it->error->code == CUT__V1__APP_ERROR__CODE__VERSION))
+			rv = hello_refused(c, it->error);
+	}
+	if (rv == 0)
+		return cut_queue_push(c, b, k);
+	protobuf_c_message_free_unpacked(&b->base, NULL);
+	return rv;
+}
+
+/* The code for a hello that got no answer in time. */
+static int
+no_answer(struct cut *c, int rv)
+{
+	if (rv == CUT_ETIMEDOUT && !atomic_load(&c->connected))
+		return CUT_EUNAVAIL;
+	return rv;
+}
+
+/* Dials app_url, says hello and waits for the reply. */
+static int
+open_app(struct cut *c, const char *app_url, const char *node)
+{
+	nng_time deadline = nng_clock() + CUT_OPEN_TIMEOUT_MS, now;
+	nng_msg *msg;
+	int rv, bad = 0;
+
+	if ((rv = nng_pair1_open(&c->app)) != 0)
+		return rpc_nng_error(rv);
+	c->has_app = 1;
+	if ((rv = nng_socket_set_size(c->app, NNG_OPT_RECVMAXSZ,
+	                              CUT_HELLO_MAX_MESSAGE +
+	                                  CUT_FRAME_SLACK)) != 0 ||
+	    (rv = nng_pipe_notify(c->app, NNG_PIPE_EV_ADD_POST, pipe_event,
+	                          c)) != 0 ||
+	    (rv = nng_pipe_notify(c->app, NNG_PIPE_EV_REM_POST, pipe_event,
+	                          c)) != 0)
+		return rpc_nng_error(rv);
+	/* Non-blocking: the dialer keeps trying if the daemon is not up. */
+	if ((rv = nng_dial(c->app, app_url, NULL, NNG_FLAG_NONBLOCK)) != 0)
+		return rpc_nng_error(rv);
+	if ((rv = send_hello(c, node, CUT_OPEN_TIMEOUT_MS)) != 0)
+		return no_answer(c, rv);
+	do {
+		now = nng_clock();
+		if (now >= deadline) {
+			rv = no_answer(c, CUT_ETIMEDOUT);
+			break;
+		}
+		nng_socket_set_ms(c->app, NNG_OPT_RECVTIMEO,
+		                  (nng_duration)(deadline - now));
+		if ((rv = nng_recvmsg(c->app, &msg, 0)) != 0) {
+			rv = no_answer(c, rpc_nng_error(rv));
+			break;
+		}
+		set_live(c, nng_msg_get_pipe(msg));
+		rv = take_frame(c, msg, node, &bad);
+		nng_msg_free(msg);
+	} while (rv == NOT_YET);
+	if (rv == CUT_ETIMEDOUT && bad) {
+		cut_set_error(c, "the daemon sent frames that do not decode");
+		rv = CUT_EPROTO;
+	}
+	if (rv != 0)
+		return rv;
+	if ((rv = nng_socket_set_size(c->app, NNG_OPT_RECVMAXSZ,
+	                              c->max_message + CUT_FRAME_SLACK)) != 0 ||
+	    (rv = nng_socket_set_ms(c->app, NNG_OPT_SENDTIMEO,
+	                            CUT_SEND_TIMEOUT_MS)) != 0)
+		return rpc_nng_error(rv);
+	return 0;
+}
+
+/* Allocates a handle with its locks. */
+static struct cut *
+new_handle(void)
+{
+	pthread_mutexattr_t attr;
+	struct cut *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&c->recv_mu, &attr);
+	pthread_mutexattr_destroy(&attr);
+	pthread_mutex_init(&c->send_mu, NULL);
+	pthread_mutex_init(&c->ctl_mu, NULL);
+	pthread_mutex_init(&c->mu, NULL);
+	c->ctl_timeout = CUT_CONTROL_TIMEOUT_MS;
+	return c;
+}
+
+int
+cut_open(const char *app_url, const char *control_url, const char *node,
+         struct cut **ret)
+{
+	struct cut *c;
+	int rv;
+
+	if (ret == NULL || (app_url == NULL && control_url == NULL))
+		return CUT_EINVAL;
+	if (node != NULL && node[0] != '\0' && !name_ok(node))
+		return CUT_EINVAL;
+	if ((c = new_handle()) == NULL)
+		return CUT_ENOMEM;
+	if (control_url != NULL &&
+	    (c->control_url = strdup(control_url)) == NULL) {
+		rv = CUT_ENOMEM;
+		goto fail;
+	}
+	if (app_url != NULL && (rv = open_app(c, app_url, node)) != 0)
+		goto fail;
+	*ret = c;
+	return 0;
+fail:
+	cut_close(c);
+	return rv;
+}
+
+void
+cut_close(struct cut *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	if (c->has_app) {
+		/* No callback may run on c once it is freed. */
+		nng_pipe_notify(c->app, NNG_PIPE_EV_ADD_POST, NULL, NULL);
+		nng_pipe_notify(c->app, NNG_PIPE_EV_REM_POST, NULL, NULL);
+		/* nng 1.5.2 can hang in nng_close() when it runs right
+		 * after a receive while the daemon is sending; a moment's
+		 * pause lets nng's own completions settle first. */
+		nng_msleep(CUT_CLOSE_GRACE_MS);
+		nng_close(c->app);
+	}
+	rpc_close(c->rpc);
+	cut_queue_free(c);
+	for (i = 0; i < c->npeers; i++)
+		free(c->peers[i]);
+	free(c->peers);
+	free(c->node);
+	free(c->cluster);
+	free(c->control_url);
+	pthread_mutex_destroy(&c->recv_mu);
+	pthread_mutex_destroy(&c->send_mu);
+	pthread_mutex_destroy(&c->ctl_mu);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+const char *
+cut_node(const struct cut *c)
+{
+	return c != NULL ? c->node : NULL;
+}
+
+const char *
+cut_cluster(const struct cut *c)
+{
+	return c != NULL ? c->cluster : NULL;
+}
+
+size_t
+cut_npeers(const struct cut *c)
+{
+	return c != NULL ? c->npeers : 0;
+}
+
+const char *
+cut_peer(const struct cut *c, size_t i)
+{
+	return c != NULL && i < c->npeers ? c->peers[i] : NULL;
+}
+
+size_t
+cut_max_message_size(const struct cut *c)
+{
+	return c != NULL ? c->max_message : 0;
+}
+
+/* 1 if to is one of c's peers. */
+static int
+is_peer(const struct cut *c, const char *to)
+{
+	size_t i;
+
+	for (i = 0; i < c->npeers; i++)
+		if (strcmp(c->peers[i], to) == 0)
+			return 1;
+	return 0;
+}
+
+int
+cut_send(struct cut *c, const char *to, const void *data, size_t len,
+         const char *content_type)
+{
+	Cut__V1__AppSend send = CUT__V1__APP_SEND__INIT;
+	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
+
+	if (c == NULL || to == NULL || (data == NULL && len > 0) ||
+	    !cut_content_type_ok(content_type))
+		return CUT_EINVAL;
+	if (!c->has_app)
+		return CUT_ENOTSUP;
+	if (!is_peer(c, to)) {
+		cut_set_error(c, "\"%.64s\" is not a peer of %s", to, c->node);
+		return CUT_ENOENT;
+	}
+	if (len > c->max_message) {
+		cut_set_error(c, "%zu bytes exceed the limit of %zu", len,
+		              c->max_message);
+		return CUT_E2BIG;
+	}
+	send.to = (char *)to;
+	send.content_type = (char *)content_type;
+	send.payload.data = (uint8_t *)data;
+	send.payload.len = len;
+	item.item_case = CUT__V1__APP_ITEM__ITEM_SEND;
+	item.send = &send;
+	return cut_send_item(c, &item);
+}

@@ -1,0 +1,46 @@
+/*
+ * cutctl.h - what cutctl.c (commands) and cutctl_print.c (output, human
+ * and JSON) share.  Never installed.
+ */
+#ifndef CUT_CUTCTL_H
+#define CUT_CUTCTL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cutproto.h"
+
+/* How much of a snapshot to print. */
+enum detail {
+	DETAIL_SUMMARY, /* the header only (list, wait) */
+	DETAIL_SHOW,    /* nodes and channels, payloads abbreviated */
+	DETAIL_EXPORT,  /* everything, payloads in full */
+};
+
+/* The status of s as a word: "in_progress", "complete", "aborted". */
+const char *snapshot_status_word(const Cut__V1__SnapshotInfo *s);
+
+/* Writes snapshot s as JSON: the summary members, and for DETAIL_SHOW and
+ * DETAIL_EXPORT its nodes and channels. */
+void print_snapshot_json(FILE *f, const Cut__V1__SnapshotInfo *s,
+                         enum detail d);
+
+/* Writes the one-line summary of s, for `wait` and `snapshot --wait`. */
+void print_summary_line(FILE *f, const Cut__V1__SnapshotInfo *s);
+
+/* Writes the readable picture of s for `show`. */
+void print_snapshot_human(FILE *f, const Cut__V1__SnapshotInfo *s);
+
+/* Writes the table of `list`, or its JSON. */
+void print_list_human(FILE *f, const Cut__V1__ListReply *l);
+void print_list_json(FILE *f, const Cut__V1__ListReply *l);
+
+/* Writes the node status of `status`, readable or as JSON. */
+void print_status_human(FILE *f, const Cut__V1__StatusReply *s,
+                        uint64_t now_ms);
+void print_status_json(FILE *f, const Cut__V1__StatusReply *s);
+
+/* Unix time now, in milliseconds. */
+uint64_t now_ms(void);
+
+#endif /* CUT_CUTCTL_H */

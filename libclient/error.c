@@ -1,0 +1,39 @@
+/*
+ * error.c - the names of libcut's error codes.
+ */
+#include "cut/cut.h"
+
+const char *
+cut_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case CUT_EINVAL:
+		return "invalid argument";
+	case CUT_ENOMEM:
+		return "out of memory";
+	case CUT_ETIMEDOUT:
+		return "timed out";
+	case CUT_ENOENT:
+		return "no such node or snapshot";
+	case CUT_E2BIG:
+		return "message too large";
+	case CUT_EPROTO:
+		return "protocol error";
+	case CUT_EUNAVAIL:
+		return "daemon unavailable";
+	case CUT_ECLOSED:
+		return "link to the daemon lost";
+	case CUT_EREFUSED:
+		return "refused by the daemon";
+	case CUT_ENOTSUP:
+		return "not supported";
+	case CUT_EBUSY:
+		return "called from a callback";
+	case CUT_EIO:
+		return "transport error";
+	default:
+		return "unknown error";
+	}
+}

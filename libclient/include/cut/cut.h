@@ -1,0 +1,419 @@
+/*
+ * cut/cut.h - libcut, the client library of cutd.
+ *
+ * An application links libcut to exchange messages with the other nodes
+ * of its cluster through its own cutd daemon, and to take consistent
+ * snapshots (Chandy-Lamport) of the whole cluster without pausing it.
+ *
+ * The application talks only to its local daemon, over two nng sockets:
+ * the application link (every message sent and received, and the daemon's
+ * requests for the local state) and, when a control URL is given, the
+ * control socket (starting, waiting for and fetching snapshots).
+ *
+ * The cut.  When the daemon records this node for a snapshot, it puts a
+ * state request into the stream of deliveries.  libcut processes that
+ * stream strictly in order, on the application's thread, inside
+ * cut_recv() and cut_dispatch(): it calls the state callback exactly when
+ * every earlier message has been returned to the application and no later
+ * one has.  The state the callback reports must include every message
+ * returned before it and every cut_send() made before it, and none after.
+ * A multi-threaded application therefore takes, in its state callback,
+ * the same lock under which it updates its state and calls cut_send(),
+ * and calls cut_buf_set() while it holds that lock.
+ *
+ * Conventions.  Every call that can fail returns 0 or a CUT_E* code, which
+ * cut_strerror() names; out-parameters (ret_*) are written only on
+ * success.  libcut never logs, never exits and never aborts on bad input.
+ * A handle may be used from several threads at once, except that
+ * cut_close() must not race with any other call on the same handle.
+ * Strings are NUL-terminated UTF-8.
+ */
+#ifndef CUT_CUT_H
+#define CUT_CUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define CUT_API __attribute__((visibility("default")))
+#else
+#define CUT_API
+#endif
+
+/* The version of libcut, as a string and as numbers. */
+#define CUT_VERSION       "0.1.0"
+#define CUT_VERSION_MAJOR 0
+#define CUT_VERSION_MINOR 1
+#define CUT_VERSION_PATCH 0
+
+/* Error codes.  0 means success. */
+enum {
+	CUT_EINVAL = 1, /* an argument is invalid (or the daemon says so) */
+	CUT_ENOMEM,     /* out of memory */
+	CUT_ETIMEDOUT,  /* the time allowed passed first */
+	CUT_ENOENT,     /* no such node or snapshot */
+	CUT_E2BIG,      /* a message or state exceeds the daemon's limit */
+	CUT_EPROTO,     /* the daemon sent something that makes no sense */
+	CUT_EUNAVAIL,   /* the daemon is not there, or shutting down */
+	CUT_ECLOSED,    /* the link to the daemon was lost: reopen */
+	CUT_EREFUSED,   /* the daemon refused a request or an earlier item */
+	CUT_ENOTSUP,    /* not possible on this handle or protocol version */
+	CUT_EBUSY,      /* cut_recv or cut_dispatch called from a callback */
+	CUT_EIO,        /* another transport error */
+};
+
+/* The longest snapshot id, including its terminating NUL. */
+#define CUT_SNAPSHOT_ID_MAX 128
+
+/* A snapshot's status, as cut_snapshot_status() returns it. */
+enum {
+	CUT_SNAPSHOT_IN_PROGRESS = 1,
+	CUT_SNAPSHOT_COMPLETE = 2,
+	CUT_SNAPSHOT_ABORTED = 3,
+};
+
+/* Flags of cut_snapshot_get() and cut_snapshot_wait(). */
+#define CUT_SNAPSHOT_STATES   0x1 /* fetch the recorded local states */
+#define CUT_SNAPSHOT_MESSAGES 0x2 /* fetch every recorded channel message */
+
+/*
+ * The content type libcut reports as the state of an application that
+ * registered no state callback, with an empty state.
+ */
+#define CUT_CONTENT_TYPE_EMPTY "application/x-cut-empty"
+
+struct cut;               /* a connection to the local daemon */
+struct cut_msg;           /* a received application message */
+struct cut_buf;           /* where a state callback puts the state */
+struct cut_snapshot;      /* a snapshot as a daemon reported it */
+struct cut_snapshot_list; /* the result of cut_snapshot_list() */
+
+/* Returns a static English sentence naming err ("unknown error" if it is
+ * none of the codes above).  Never NULL. */
+CUT_API const char *cut_strerror(int err);
+
+/*
+ * Connection.
+ */
+
+/*
+ * Connects to the local daemon.  app_url is the daemon's application link
+ * (e.g. "ipc:///run/cutd/p0.app"); libcut dials it, waits up to 5 seconds
+ * for the daemon to come up and answer its hello, and learns the node's
+ * name, cluster, peers and size limit.  node, if not NULL or "", is the
+ * node the application expects to run as; the daemon refuses another.
+ * control_url (e.g. "ipc:///run/cutd/p0.ctl") may be NULL when the
+ * application takes no snapshots; it is dialed on the first control call.
+ *
+ * app_url may be NULL for a handle that only controls snapshots; then
+ * control_url is required, node is ignored, and the messaging calls
+ * return CUT_ENOTSUP.
+ *
+ * Returns 0 and stores a new handle in *ret, which the caller owns and
+ * releases with cut_close().  Returns CUT_EINVAL (bad argument or URL),
+ * CUT_EUNAVAIL (nothing answered at app_url), CUT_ETIMEDOUT (connected,
+ * but no answer to the hello in time), CUT_ENOENT (the daemon runs another
+ * node), CUT_ENOTSUP (no common protocol version), CUT_EPROTO or
+ * CUT_ENOMEM.  The URLs and node are copied.
+ */
+CUT_API int cut_open(const char *app_url, const char *control_url,
+                     const char *node, struct cut **ret);
+
+/*
+ * Closes both sockets and frees c, every message still queued in it and
+ * the state callback registration.  Messages already returned
+ * (struct cut_msg) stay valid.  Accepts NULL.  Must not run concurrently
+ * with another call on c.
+ */
+CUT_API void cut_close(struct cut *c);
+
+/* The node's name, as the daemon announced it.  Borrowed until
+ * cut_close(); NULL for a control-only handle. */
+CUT_API const char *cut_node(const struct cut *c);
+
+/* The cluster's name.  Borrowed until cut_close(); NULL for a
+ * control-only handle. */
+CUT_API const char *cut_cluster(const struct cut *c);
+
+/* The number of peers: the nodes this node has a channel to, the only
+ * valid destinations of cut_send().  0 for a control-only handle. */
+CUT_API size_t cut_npeers(const struct cut *c);
+
+/* The i-th peer's name (0 <= i < cut_npeers(c)), or NULL if i is out of
+ * range.  Borrowed until cut_close(). */
+CUT_API const char *cut_peer(const struct cut *c, size_t i);
+
+/* The largest payload or state, in bytes, the daemon accepts; 0 for a
+ * control-only handle. */
+CUT_API size_t cut_max_message_size(const struct cut *c);
+
+/*
+ * Copies into buf (size bytes, always NUL-terminated if size > 0) the
+ * sentence that explains the latest failure on c in more detail than its
+ * code: the daemon's message for a refused item or a failed control call,
+ * or what was wrong with a bad frame.  Returns the length of the whole
+ * sentence, like snprintf(); 0 if there was no failure yet.
+ */
+CUT_API size_t cut_last_error(struct cut *c, char *buf, size_t size);
+
+/*
+ * Messages.
+ */
+
+/*
+ * Sends len bytes at data to node `to` (one of cut_peer()), with an
+ * optional MIME content_type (NULL for none; at most 255 printable ASCII
+ * bytes), e.g. "application/json".  The message is on its way when this
+ * returns: libcut waits for no answer, and messages (and state replies)
+ * leave in the order of the calls.  The daemon delivers it reliably and in
+ * order.  It may block while the daemon's queue is full, 10 seconds at
+ * most (then CUT_ETIMEDOUT).  data is borrowed for the call.
+ *
+ * Returns 0; CUT_ENOENT if `to` is not a peer, CUT_E2BIG if len exceeds
+ * cut_max_message_size(), in both cases without sending anything;
+ * CUT_EINVAL, CUT_ECLOSED, CUT_ENOTSUP, CUT_ETIMEDOUT or CUT_ENOMEM.
+ */
+CUT_API int cut_send(struct cut *c, const char *to, const void *data,
+                     size_t len, const char *content_type);
+
+/*
+ * Receives the next application message, waiting up to timeout_ms
+ * milliseconds (0: do not wait, -1: forever).  On the way it answers the
+ * daemon's state requests that come before it, by calling the state
+ * callback (see cut_set_state_callback()).
+ *
+ * Returns 0 and stores the message in *ret; the caller owns it and frees
+ * it with cut_msg_free().  Returns CUT_ETIMEDOUT if no message came in
+ * time; CUT_EREFUSED when the next item is the daemon refusing an earlier
+ * one of ours (cut_last_error() says why; the item is consumed, the next
+ * call goes on); CUT_EPROTO when the daemon sent a frame that does not
+ * decode (it is dropped, the next call goes on); CUT_ECLOSED when the link
+ * was lost; CUT_EBUSY when called from a callback of c; CUT_ENOTSUP on a
+ * control-only handle.
+ *
+ * Only one thread receives at a time: others wait for it.
+ */
+CUT_API int cut_recv(struct cut *c, int timeout_ms, struct cut_msg **ret);
+
+/* The sending node of m.  Borrowed until cut_msg_free(m). */
+CUT_API const char *cut_msg_from(const struct cut_msg *m);
+/* The payload of m (cut_msg_len(m) bytes, followed by a NUL byte that is
+ * not part of it).  Borrowed until cut_msg_free(m). */
+CUT_API const void *cut_msg_data(const struct cut_msg *m);
+/* The payload's length in bytes. */
+CUT_API size_t cut_msg_len(const struct cut_msg *m);
+/* The content type the sender gave, or NULL if none.  Borrowed until
+ * cut_msg_free(m). */
+CUT_API const char *cut_msg_content_type(const struct cut_msg *m);
+/* The message's sequence number on its channel (the sender's n-th message
+ * to this node, from 1), or 0 if the daemon did not say. */
+CUT_API uint64_t cut_msg_seq(const struct cut_msg *m);
+/* Frees m.  Accepts NULL. */
+CUT_API void cut_msg_free(struct cut_msg *m);
+
+/*
+ * Stores in *ret_fd a file descriptor that becomes readable when a frame
+ * from the daemon may be waiting, for poll() or an event loop; then call
+ * cut_dispatch().  The descriptor belongs to c: do not read from it or
+ * close it.  It does not announce messages that cut_recv() left queued
+ * inside libcut, so use cut_dispatch(), not cut_recv(), with it.
+ * Returns 0, CUT_ENOTSUP on a control-only handle, or CUT_EIO.
+ */
+CUT_API int cut_fd(struct cut *c, int *ret_fd);
+
+/* Called by cut_dispatch() for each message; m is borrowed for the call. */
+typedef void (*cut_msg_fn)(void *arg, const struct cut_msg *m);
+
+/*
+ * Processes, without waiting, every item the daemon has sent so far, in
+ * order: calls fn(arg, m) for each message and the state callback for each
+ * state request.  fn may call cut_send() but not cut_recv() or
+ * cut_dispatch().
+ *
+ * Returns 0 once nothing is left; CUT_EREFUSED or CUT_EPROTO if a refused
+ * item or a bad frame was met on the way (the others were processed;
+ * cut_last_error() describes the last one); CUT_ECLOSED, CUT_EBUSY,
+ * CUT_ENOTSUP or CUT_ENOMEM.
+ */
+CUT_API int cut_dispatch(struct cut *c, cut_msg_fn fn, void *arg);
+
+/*
+ * The state callback.  libcut calls it, on the thread in cut_recv() or
+ * cut_dispatch(), when the daemon asks for this node's state for snapshot
+ * snapshot_id (borrowed for the call).  It calls cut_buf_set(ret_state,
+ * ...) once, under the application's own lock, and returns 0.
+ *
+ * If it returns 0 without calling cut_buf_set(), the state is empty with
+ * content type CUT_CONTENT_TYPE_EMPTY.  If it returns non-zero without
+ * calling cut_buf_set(), libcut does not answer, and the daemon aborts the
+ * snapshot when its deadline passes.  It must not call cut_recv() or
+ * cut_dispatch().
+ */
+typedef int (*cut_state_fn)(void *arg, const char *snapshot_id,
+                            struct cut_buf *ret_state);
+
+/*
+ * Registers fn (with arg) as c's state callback, replacing any earlier
+ * one; fn NULL removes it (then every state request is answered with an
+ * empty state, content type CUT_CONTENT_TYPE_EMPTY).  Returns 0, or
+ * CUT_EINVAL if c is NULL.
+ */
+CUT_API int cut_set_state_callback(struct cut *c, cut_state_fn fn, void *arg);
+
+/*
+ * From a state callback: reports len bytes at data as the local state,
+ * with an optional content_type (NULL for none), and sends the reply to
+ * the daemon at once, so that it takes its place among the messages sent
+ * by other threads exactly here.  data is copied.  Call it at most once
+ * per callback.  Returns 0; CUT_E2BIG if len exceeds
+ * cut_max_message_size() (nothing is sent); CUT_EINVAL (second call, bad
+ * content type), CUT_ECLOSED, CUT_ETIMEDOUT or CUT_ENOMEM.
+ */
+CUT_API int cut_buf_set(struct cut_buf *b, const void *data, size_t len,
+                        const char *content_type);
+
+/*
+ * Snapshots (need a control URL).
+ *
+ * The control calls each wait up to the control timeout (5000 ms unless
+ * set with cut_set_control_timeout()) for the daemon's answer, and resend
+ * a request that timed out once: the daemon executes it only once.  They
+ * return, besides the codes named: CUT_ENOTSUP (no control URL),
+ * CUT_EUNAVAIL (no daemon at the control URL, or shutting down),
+ * CUT_ETIMEDOUT, CUT_EREFUSED (the daemon refused: e.g. no application
+ * connected, too many snapshots), CUT_EPROTO, CUT_ENOMEM.  After a
+ * failure cut_last_error() has the daemon's message.
+ */
+
+/* Sets how long each control call waits for the daemon's answer, in
+ * milliseconds (> 0).  Returns 0 or CUT_EINVAL. */
+CUT_API int cut_set_control_timeout(struct cut *c, int timeout_ms);
+
+/*
+ * Starts a snapshot with this daemon's node as initiator, and returns at
+ * once.  deadline_ms is how long it may take before the daemon aborts it
+ * (0: the cluster's default).  Copies its id, NUL-terminated, into ret_id
+ * (idlen bytes; CUT_SNAPSHOT_ID_MAX always suffices).  Returns 0, or
+ * CUT_EINVAL if the id does not fit (the snapshot was started anyway).
+ */
+CUT_API int cut_snapshot_start(struct cut *c, int deadline_ms, char *ret_id,
+                               size_t idlen);
+
+/*
+ * Fetches snapshot id as the daemon knows it now; flags is 0 or a
+ * combination of CUT_SNAPSHOT_STATES and CUT_SNAPSHOT_MESSAGES (all
+ * channel messages, fetched page by page as needed).  Returns 0 and stores
+ * it in *ret, which the caller frees with cut_snapshot_free(); CUT_ENOENT
+ * if the daemon does not know the id.
+ */
+CUT_API int cut_snapshot_get(struct cut *c, const char *id, int flags,
+                             struct cut_snapshot **ret);
+
+/*
+ * Waits until snapshot id is complete or aborted, up to timeout_ms
+ * milliseconds (-1: as long as it takes), then fetches it as
+ * cut_snapshot_get() does.  Returns 0 and stores it in *ret (check its
+ * status: aborted is a result, not an error); CUT_ETIMEDOUT if it was
+ * still in progress when the time ran out; CUT_ENOENT for an unknown id.
+ */
+CUT_API int cut_snapshot_wait(struct cut *c, const char *id, int timeout_ms,
+                              int flags, struct cut_snapshot **ret);
+
+/*
+ * Lists the snapshots the daemon knows, newest first, at most limit of
+ * them (0: all), without nodes and channels.  Returns 0 and stores the
+ * list in *ret, which the caller frees with cut_snapshot_list_free().
+ */
+CUT_API int cut_snapshot_list(struct cut *c, unsigned limit,
+                              struct cut_snapshot_list **ret);
+
+/* The number of snapshots in l. */
+CUT_API size_t cut_snapshot_list_len(const struct cut_snapshot_list *l);
+/* The i-th snapshot of l, or NULL if i is out of range.  Borrowed until
+ * cut_snapshot_list_free(l). */
+CUT_API const struct cut_snapshot *
+cut_snapshot_list_at(const struct cut_snapshot_list *l, size_t i);
+/* Frees l and its snapshots.  Accepts NULL. */
+CUT_API void cut_snapshot_list_free(struct cut_snapshot_list *l);
+
+/* Deletes a finished snapshot from the daemon's database.  Returns 0,
+ * CUT_ENOENT if unknown, CUT_EREFUSED while it is in progress. */
+CUT_API int cut_snapshot_delete(struct cut *c, const char *id);
+
+/* Frees s.  Accepts NULL. */
+CUT_API void cut_snapshot_free(struct cut_snapshot *s);
+
+/*
+ * Snapshot accessors.  Strings and bytes they return are borrowed until s
+ * is freed.  At the initiator a snapshot covers the whole cluster; at
+ * another node, only what that node recorded.
+ */
+
+/* The snapshot's id and initiating node. */
+CUT_API const char *cut_snapshot_id(const struct cut_snapshot *s);
+CUT_API const char *cut_snapshot_initiator(const struct cut_snapshot *s);
+/* CUT_SNAPSHOT_IN_PROGRESS, _COMPLETE or _ABORTED. */
+CUT_API int cut_snapshot_status(const struct cut_snapshot *s);
+/* Why it was aborted, naming the node or channel; "" otherwise. */
+CUT_API const char *cut_snapshot_reason(const struct cut_snapshot *s);
+/* Unix milliseconds when it started, and when it finished (0 before). */
+CUT_API uint64_t cut_snapshot_started_ms(const struct cut_snapshot *s);
+CUT_API uint64_t cut_snapshot_finished_ms(const struct cut_snapshot *s);
+/* Nodes whose part has arrived, the number of nodes, and the channels
+ * whose recording is not yet known to be finished. */
+CUT_API unsigned cut_snapshot_parts(const struct cut_snapshot *s);
+CUT_API unsigned cut_snapshot_parts_expected(const struct cut_snapshot *s);
+CUT_API unsigned cut_snapshot_channels_recording(const struct cut_snapshot *s);
+/* The audit: 1 consistent, 0 inconsistent, -1 not audited (yet). */
+CUT_API int cut_snapshot_consistent(const struct cut_snapshot *s);
+/* The audit's problems as sentences; "" when consistent or not audited. */
+CUT_API const char *cut_snapshot_audit_reason(const struct cut_snapshot *s);
+
+/* The recorded nodes (none in a listed snapshot). */
+CUT_API size_t cut_snapshot_nnodes(const struct cut_snapshot *s);
+/* Node i's name, or NULL if i is out of range. */
+CUT_API const char *cut_snapshot_node(const struct cut_snapshot *s, size_t i);
+/* Node i's state content type, or NULL if none or out of range. */
+CUT_API const char *cut_snapshot_node_content_type(const struct cut_snapshot *s,
+                                                   size_t i);
+/* Node i's state and its size in *ret_len, or NULL if it was not fetched
+ * (CUT_SNAPSHOT_STATES) or i is out of range. */
+CUT_API const void *cut_snapshot_node_state(const struct cut_snapshot *s,
+                                            size_t i, size_t *ret_len);
+
+/* The recorded channels (none in a listed snapshot). */
+CUT_API size_t cut_snapshot_nchannels(const struct cut_snapshot *s);
+/*
+ * Channel i: its source and destination node, m (messages delivered
+ * before the destination recorded), n (sent before the source recorded)
+ * and the number of messages recorded in it (in transit in the cut).  Any
+ * ret_* may be NULL.  Returns 0, or CUT_EINVAL if i is out of range.
+ */
+CUT_API int cut_snapshot_channel(const struct cut_snapshot *s, size_t i,
+                                 const char **ret_src, const char **ret_dst,
+                                 uint64_t *ret_m, uint64_t *ret_n,
+                                 uint64_t *ret_count);
+/* The recorded messages of channel i that were fetched
+ * (CUT_SNAPSHOT_MESSAGES); 0 if none or out of range. */
+CUT_API size_t cut_snapshot_channel_nmessages(const struct cut_snapshot *s,
+                                              size_t i);
+/*
+ * Message j of channel i, in seq order: its sequence number, content type
+ * (NULL if none) and payload.  Any ret_* may be NULL.  Returns 0, or CUT_EINVAL
+ * if out of range.
+ */
+CUT_API int cut_snapshot_channel_message(const struct cut_snapshot *s, size_t i,
+                                         size_t j, uint64_t *ret_seq,
+                                         const char **ret_content_type,
+                                         const void **ret_data,
+                                         size_t *ret_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUT_CUT_H */

@@ -1,0 +1,277 @@
+/*
+ * rpc.c - the control connection: one RpcRequest, one RpcReply, a resend
+ * with the same request id after a timeout, and gRPC status codes mapped
+ * to CUT_E* codes.  See rpc.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/req.h>
+#include <nng/supplemental/util/platform.h>
+
+#include "cut/cut.h"
+#include "rpc.h"
+
+struct rpc {
+	nng_socket sock;
+	uint64_t next_id;
+};
+
+int
+rpc_nng_error(int err)
+{
+	switch (err) {
+	case 0:
+		return 0;
+	case NNG_ENOMEM:
+		return CUT_ENOMEM;
+	case NNG_ETIMEDOUT:
+		return CUT_ETIMEDOUT;
+	case NNG_EINVAL:
+	case NNG_EADDRINVAL:
+	case NNG_ENOTSUP:
+		return CUT_EINVAL;
+	case NNG_ECONNREFUSED:
+	case NNG_ENOENT:
+	case NNG_EUNREACHABLE:
+		return CUT_EUNAVAIL;
+	case NNG_ECLOSED:
+	case NNG_ECONNRESET:
+	case NNG_ECONNSHUT:
+	case NNG_ECONNABORTED:
+		return CUT_ECLOSED;
+	case NNG_EMSGSIZE:
+		return CUT_E2BIG;
+	default:
+		return CUT_EIO;
+	}
+}
+
+int
+rpc_open(const char *url, struct rpc **ret)
+{
+	struct rpc *r;
+	int rv;
+
+	if (url == NULL || ret == NULL)
+		return CUT_EINVAL;
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return CUT_ENOMEM;
+	if ((rv = nng_req0_open(&r->sock)) != 0) {
+		free(r);
+		return rpc_nng_error(rv);
+	}
+	/* We resend ourselves, once, with the same request id. */
+	if ((rv = nng_socket_set_ms(r->sock, NNG_OPT_REQ_RESENDTIME,
+	                            NNG_DURATION_INFINITE)) != 0 ||
+	    (rv = nng_socket_set_size(r->sock, NNG_OPT_RECVMAXSZ,
+	                              RPC_MAX_REPLY)) != 0 ||
+	    (rv = nng_dial(r->sock, url, NULL, 0)) != 0)
+		goto fail;
+	r->next_id = ((uint64_t)nng_random() << 32) | nng_random();
+	*ret = r;
+	return 0;
+fail:
+	nng_close(r->sock);
+	free(r);
+	return rpc_nng_error(rv);
+}
+
+void
+rpc_close(struct rpc *r)
+{
+	if (r == NULL)
+		return;
+	/* See cut_close(): a pause works around a hang of nng 1.5.2. */
+	nng_msleep(2);
+	nng_close(r->sock);
+	free(r);
+}
+
+void
+rpc_answer_clear(struct rpc_answer *a)
+{
+	if (a->body != NULL)
+		protobuf_c_message_free_unpacked(a->body, NULL);
+	a->body = NULL;
+}
+
+/* Packs m into a new nng message, stored in *ret_msg. */
+static int
+pack_msg(const ProtobufCMessage *m, nng_msg **ret_msg)
+{
+	size_t len = protobuf_c_message_get_packed_size(m);
+	nng_msg *msg;
+	int rv;
+
+	if ((rv = nng_msg_alloc(&msg, len)) != 0)
+		return rpc_nng_error(rv);
+	protobuf_c_message_pack(m, nng_msg_body(msg));
+	*ret_msg = msg;
+	return 0;
+}
+
+/* Sends the request env and waits up to timeout_ms for the reply. */
+static int
+exchange(struct rpc *r, const Cut__V1__RpcRequest *env, int timeout_ms,
+         nng_msg **ret_reply)
+{
+	nng_msg *msg = NULL;
+	int rv;
+
+	if ((rv = pack_msg(&env->base, &msg)) != 0)
+		return rv;
+	nng_socket_set_ms(r->sock, NNG_OPT_SENDTIMEO, timeout_ms);
+	nng_socket_set_ms(r->sock, NNG_OPT_RECVTIMEO, timeout_ms);
+	if ((rv = nng_sendmsg(r->sock, msg, 0)) != 0) {
+		nng_msg_free(msg);
+		return rpc_nng_error(rv);
+	}
+	if ((rv = nng_recvmsg(r->sock, ret_reply, 0)) != 0)
+		return rpc_nng_error(rv);
+	return 0;
+}
+
+/* Decodes and checks an RpcReply to request id into *ret. */
+static int
+decode_reply(nng_msg *msg, uint64_t id,
+             const ProtobufCMessageDescriptor *reply_desc,
+             struct rpc_answer *ret)
+{
+	Cut__V1__RpcReply *rep;
+	ProtobufCMessage *body = NULL;
+
+	rep = (Cut__V1__RpcReply *)cutproto_unpack(
+	    &cut__v1__rpc_reply__descriptor, nng_msg_len(msg),
+	    nng_msg_body(msg));
+	if (rep == NULL)
+		return CUT_EPROTO;
+	if (rep->request_id != id) {
+		protobuf_c_message_free_unpacked(&rep->base, NULL);
+		return CUT_EPROTO;
+	}
+	if (rep->has_body && reply_desc != NULL) {
+		body =
+		    cutproto_unpack(reply_desc, rep->body.len, rep->body.data);
+		if (body == NULL) {
+			protobuf_c_message_free_unpacked(&rep->base, NULL);
+			return CUT_EPROTO;
+		}
+	}
+	ret->status = rep->status;
+	snprintf(ret->message, sizeof(ret->message), "%s", rep->message);
+	ret->body = body;
+	protobuf_c_message_free_unpacked(&rep->base, NULL);
+	return 0;
+}
+
+int
+rpc_call(struct rpc *r, const char *method, const ProtobufCMessage *req,
+         const ProtobufCMessageDescriptor *reply_desc, int timeout_ms,
+         struct rpc_answer *ret)
+{
+	Cut__V1__RpcRequest env = CUT__V1__RPC_REQUEST__INIT;
+	nng_msg *reply = NULL;
+	uint8_t *body;
+	size_t len;
+	int rv;
+
+	if (r == NULL || method == NULL || req == NULL || ret == NULL ||
+	    timeout_ms <= 0)
+		return CUT_EINVAL;
+	len = protobuf_c_message_get_packed_size(req);
+	if ((body = malloc(len > 0 ? len : 1)) == NULL)
+		return CUT_ENOMEM;
+	protobuf_c_message_pack(req, body);
+	if (r->next_id == 0) /* 0 would not be de-duplicated */
+		r->next_id++;
+	env.request_id = r->next_id++;
+	env.method = (char *)method;
+	env.body.data = body;
+	env.body.len = len;
+	rv = exchange(r, &env, timeout_ms, &reply);
+	if (rv == CUT_ETIMEDOUT)
+		rv = exchange(r, &env, timeout_ms, &reply);
+	free(body);
+	if (rv != 0)
+		return rv;
+	rv = decode_reply(reply, env.request_id, reply_desc, ret);
+	nng_msg_free(reply);
+	return rv;
+}
+
+int
+rpc_status_error(int32_t status)
+{
+	switch (status) {
+	case CUT__V1__STATUS_CODE__OK:
+		return 0;
+	case CUT__V1__STATUS_CODE__NOT_FOUND:
+		return CUT_ENOENT;
+	case CUT__V1__STATUS_CODE__INVALID_ARGUMENT:
+	case CUT__V1__STATUS_CODE__OUT_OF_RANGE:
+		return CUT_EINVAL;
+	case CUT__V1__STATUS_CODE__DEADLINE_EXCEEDED:
+		return CUT_ETIMEDOUT;
+	case CUT__V1__STATUS_CODE__UNAVAILABLE:
+		return CUT_EUNAVAIL;
+	case CUT__V1__STATUS_CODE__UNIMPLEMENTED:
+		return CUT_ENOTSUP;
+	case CUT__V1__STATUS_CODE__CANCELLED:
+	case CUT__V1__STATUS_CODE__ALREADY_EXISTS:
+	case CUT__V1__STATUS_CODE__PERMISSION_DENIED:
+	case CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED:
+	case CUT__V1__STATUS_CODE__FAILED_PRECONDITION:
+	case CUT__V1__STATUS_CODE__ABORTED:
+	case CUT__V1__STATUS_CODE__UNAUTHENTICATED:
+		return CUT_EREFUSED;
+	default:
+		return CUT_EPROTO;
+	}
+}
+
+const char *
+rpc_status_name(int32_t status)
+{
+	const ProtobufCEnumValue *v;
+
+	v = protobuf_c_enum_descriptor_get_value(
+	    &cut__v1__status_code__descriptor, status);
+	return v != NULL ? v->name : "UNKNOWN_STATUS";
+}
+
+/* 1 if s is 1..max-1 printable ASCII bytes without spaces. */
+static int
+printable_id(const char *s, size_t max)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (s[i] <= ' ' || s[i] > '~' || i + 1 >= max)
+			return 0;
+	return i > 0;
+}
+
+int
+rpc_check_snapshot(const Cut__V1__SnapshotInfo *s)
+{
+	size_t i;
+
+	if (!printable_id(s->id, CUT_SNAPSHOT_ID_MAX) || s->initiator[0] == 0)
+		return CUT_EPROTO;
+	switch (s->status) {
+	case CUT__V1__SNAPSHOT_INFO__STATUS__IN_PROGRESS:
+	case CUT__V1__SNAPSHOT_INFO__STATUS__COMPLETE:
+	case CUT__V1__SNAPSHOT_INFO__STATUS__ABORTED:
+		break;
+	default:
+		return CUT_EPROTO;
+	}
+	for (i = 0; i < s->n_nodes; i++)
+		if (s->nodes[i]->has_state &&
+		    s->nodes[i]->state.len != s->nodes[i]->state_size)
+			return CUT_EPROTO;
+	return 0;
+}

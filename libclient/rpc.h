@@ -1,0 +1,103 @@
+/*
+ * rpc.h - one control connection to a cutd daemon: RpcRequest out,
+ * RpcReply back, over an nng req0 socket.  Internal to libcut and cutctl;
+ * never installed.
+ *
+ * Every call gets a fresh request id (a random 64-bit start, then +1 per
+ * call).  When the answer does not come in time the same request, same
+ * id, is sent once more: the daemon keeps recent replies by request id
+ * and answers a resend without executing the call twice.  Then the call
+ * gives up with CUT_ETIMEDOUT.
+ *
+ * A struct rpc is not thread-safe: callers serialize calls on it.  Codes
+ * returned are CUT_E* (cut/cut.h); nng codes are translated here.
+ */
+#ifndef CUT_RPC_H
+#define CUT_RPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cutproto.h"
+
+/* The largest control reply accepted, in bytes (NNG_OPT_RECVMAXSZ). */
+#define RPC_MAX_REPLY (128u << 20)
+
+/* How many channel messages a Get asks for per page. */
+#define RPC_PAGE_MESSAGES 4096u
+
+/* Room for a daemon's error message, including the NUL. */
+#define RPC_MSG_MAX 256
+
+struct rpc;
+
+/* What the daemon answered to one call. */
+struct rpc_answer {
+	int32_t status;            /* the gRPC status code */
+	char message[RPC_MSG_MAX]; /* the daemon's sentence, maybe cut short */
+	ProtobufCMessage *body;    /* the decoded reply body, or NULL */
+};
+
+/*
+ * Dials url and returns the connection in *ret (the caller frees it with
+ * rpc_close()).  The dial is synchronous so that a daemon that is not
+ * running is reported at once: CUT_EUNAVAIL.  Later the connection
+ * redials by itself.  CUT_EINVAL for a bad URL, CUT_ENOMEM.
+ */
+int rpc_open(const char *url, struct rpc **ret);
+
+/* Closes the socket and frees r.  Accepts NULL. */
+void rpc_close(struct rpc *r);
+
+/*
+ * Calls method (a CUTPROTO_METHOD_* path) with the encoded request req and
+ * waits up to timeout_ms for the answer, twice at most (see above).  On 0,
+ * *ret holds the daemon's status and message and, when the reply has a
+ * body, that body decoded as reply_desc (owned by the caller: release it
+ * with rpc_answer_clear()); the status may be an error.  Returns
+ * CUT_ETIMEDOUT, CUT_EUNAVAIL, CUT_EPROTO (a reply that does not decode,
+ * answers another request, or a body that does not decode), CUT_ENOMEM or
+ * CUT_EIO, leaving *ret alone.  req is borrowed.
+ */
+int rpc_call(struct rpc *r, const char *method, const ProtobufCMessage *req,
+             const ProtobufCMessageDescriptor *reply_desc, int timeout_ms,
+             struct rpc_answer *ret);
+
+/* Frees the body of a and sets it to NULL.  Accepts an empty answer. */
+void rpc_answer_clear(struct rpc_answer *a);
+
+/*
+ * The CUT_E* code for a gRPC status: 0 for OK, CUT_ENOENT for NOT_FOUND,
+ * CUT_EINVAL for INVALID_ARGUMENT and OUT_OF_RANGE, CUT_ETIMEDOUT for
+ * DEADLINE_EXCEEDED, CUT_EUNAVAIL for UNAVAILABLE, CUT_ENOTSUP for
+ * UNIMPLEMENTED, CUT_EREFUSED for the refusals (ALREADY_EXISTS,
+ * PERMISSION_DENIED, RESOURCE_EXHAUSTED, FAILED_PRECONDITION, ABORTED,
+ * CANCELLED, UNAUTHENTICATED), CUT_EPROTO for everything else.
+ */
+int rpc_status_error(int32_t status);
+
+/* The gRPC name of a status ("NOT_FOUND"), or "UNKNOWN_STATUS". */
+const char *rpc_status_name(int32_t status);
+
+/* The CUT_E* code for an nng error. */
+int rpc_nng_error(int nng_err);
+
+/*
+ * Checks a SnapshotInfo from a daemon: a known status, a printable id
+ * that fits CUT_SNAPSHOT_ID_MAX, counters that agree.  Returns 0 or
+ * CUT_EPROTO.
+ */
+int rpc_check_snapshot(const Cut__V1__SnapshotInfo *s);
+
+/*
+ * Fetches snapshot id with a Get: with its states if states, and with every
+ * recorded channel message if messages, asking for further pages of each
+ * channel whose reply says more.  Stores the snapshot in *ret (the caller
+ * frees it with protobuf_c_message_free_unpacked()).  An error status from
+ * the daemon is returned as its CUT_E* code with its message in errbuf.
+ */
+int rpc_get_snapshot(struct rpc *r, const char *id, int states, int messages,
+                     int timeout_ms, Cut__V1__SnapshotInfo **ret, char *errbuf,
+                     size_t errlen);
+
+#endif /* CUT_RPC_H */
