@@ -30,6 +30,9 @@ pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 		atomic_fetch_add(&d->app_gen, 1);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
 		atomic_fetch_sub(&d->app_pipes, 1);
+		/* A new generation: the next application must say hello
+		 * before the down stream resumes. */
+		atomic_fetch_add(&d->app_gen, 1);
 	}
 }
 
@@ -296,7 +299,8 @@ app_flush(struct cutd *d)
 {
 	size_t sent = 0;
 
-	if (d->app_hello == 0 || d->app_hello != atomic_load(&d->app_gen)) {
+	if (d->app_hello == 0 || d->app_hello != atomic_load(&d->app_gen) ||
+	    atomic_load(&d->app_pipes) == 0) {
 		d->app_hello = 0;
 		return;
 	}

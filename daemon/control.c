@@ -570,8 +570,8 @@ status_channels(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 			p = &d->peers[ch->dst];
 			cs->sent = engine_sent_count(d->eng,
 			    (size_t)p->out_chan);
-			cs->acked = link_acked(p->out);
-			cs->queued = link_unacked(p->out);
+			cs->acked = p->app_acked;
+			cs->queued = cs->sent - cs->acked;
 		} else {
 			p = &d->peers[ch->src];
 			cs->delivered = engine_delivered_count(d->eng,

@@ -47,12 +47,20 @@ struct peer {
 	struct link *in;  /* link node -> self */
 	atomic_int pipes;       /* connections of push, from notifications */
 	atomic_int reconnected; /* set when push gains a connection */
+	atomic_uint pipe_id;    /* push's latest connection */
 	uint64_t epoch;         /* its run id, from its hello; 0 unknown */
 	int64_t last_seen_ms;   /* last batch from it */
 	int64_t progress_ms;    /* last ack progress, or last resend */
 	int ack_due;            /* we owe it an ack */
 	int hello_due;          /* we owe it a hello */
 	long in_chan, out_chan; /* engine channel indexes, or -1 */
+	/* Application messages on the link not yet acknowledged, as (link
+	 * seq, app seq) pairs in order, for the acked count in status. */
+	struct {
+		uint64_t seq, app_seq;
+	} *unacked;
+	size_t head, tail, cap;
+	uint64_t app_acked;
 };
 
 /* A recorded incoming channel of this node's part. */
@@ -149,8 +157,9 @@ void cutd_db(struct cutd *d);
 /* peer.c */
 int peer_start(struct cutd *d);
 void peer_stop(struct cutd *d);
-/* Closes and reopens every peer socket, losing whatever nng had queued:
- * the links must recover.  SIGUSR1 does it, for tests. */
+/* Closes this node's connections to its peers, losing whatever nng had
+ * in flight on them: the links must recover.  SIGUSR1 does it, for
+ * tests. */
 void peer_drop_connections(struct cutd *d);
 void peer_recv_all(struct cutd *d);
 void peer_flush(struct cutd *d);
@@ -159,6 +168,9 @@ void peer_timers(struct cutd *d, int64_t now);
  * link_next_seq()) on the link to node.  Copies item. */
 int peer_push(struct cutd *d, size_t node, const void *item, size_t len);
 uint64_t peer_next_seq(struct cutd *d, size_t node);
+/* Notes that link item seq to node carries application message app_seq. */
+void peer_note_data(struct cutd *d, size_t node, uint64_t seq,
+    uint64_t app_seq);
 
 /* app.c */
 int app_start(struct cutd *d);

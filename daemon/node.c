@@ -224,6 +224,7 @@ node_app_send(struct cutd *d, const char *to, const char *content_type,
 	data.app_seq = engine_sent_count(d->eng, (size_t)d->peers[node].out_chan) + 1;
 	if ((rv = node_push_item(d, (size_t)node, &item)) != 0)
 		return rv;
+	peer_note_data(d, (size_t)node, data.seq, data.app_seq);
 	return engine_sent(d->eng, (size_t)d->peers[node].out_chan, &app_seq);
 }
 

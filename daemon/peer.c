@@ -30,9 +30,9 @@ pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	struct peer *p = arg;
 
-	(void)pipe;
 	if (ev == NNG_PIPE_EV_ADD_POST) {
 		atomic_fetch_add(&p->pipes, 1);
+		atomic_store(&p->pipe_id, nng_pipe_id(pipe));
 		atomic_store(&p->reconnected, 1);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
 		atomic_fetch_sub(&p->pipes, 1);
@@ -122,18 +122,16 @@ peer_start(struct cutd *d)
 void
 peer_drop_connections(struct cutd *d)
 {
-	log_notice("dropping every peer connection (SIGUSR1)");
-	nng_close(d->pull);
-	if (listen_peers(d) != 0)
-		log_err("cannot listen again; peers cannot reach this node");
+	/* Closing the connections, not the sockets: nng 1.5.2 can hang in
+	 * nng_close() on a socket that is receiving (nng issue #1219). */
+	log_notice("dropping this node's peer connections (SIGUSR1)");
 	for (size_t v = 0; v < d->cfg->nnodes; v++) {
-		struct peer *p = &d->peers[v];
+		nng_pipe pipe = NNG_PIPE_INITIALIZER;
 		if (v == d->self)
 			continue;
-		nng_close(p->push);
-		atomic_store(&p->pipes, 0);
-		if (dial_peer(d, p) != 0)
-			log_err("cannot dial %s again", d->cfg->nodes[v].name);
+		pipe.id = atomic_load(&d->peers[v].pipe_id);
+		if (pipe.id != 0)
+			nng_pipe_close(pipe);
 	}
 }
 
@@ -145,6 +143,7 @@ peer_stop(struct cutd *d)
 		if (v == d->self)
 			continue;
 		nng_close(d->peers[v].push);
+		free(d->peers[v].unacked);
 		link_free(d->peers[v].out);
 		link_free(d->peers[v].in);
 		d->peers[v].out = d->peers[v].in = NULL;
@@ -168,6 +167,34 @@ peer_push(struct cutd *d, size_t node, const void *item, size_t len)
 	return link_push(p->out, item, len);
 }
 
+void
+peer_note_data(struct cutd *d, size_t node, uint64_t seq, uint64_t app_seq)
+{
+	struct peer *p = &d->peers[node];
+
+	if (p->tail == p->cap) {
+		size_t live = p->tail - p->head;
+		if (p->head > 0 && live < p->cap / 2) {
+			memmove(p->unacked, p->unacked + p->head,
+			    live * sizeof(*p->unacked));
+		} else {
+			size_t cap = p->cap ? p->cap * 2 : 256;
+			void *v = realloc(p->unacked, cap * sizeof(*p->unacked));
+			if (v == NULL)
+				return; /* the count only lags */
+			p->unacked = v;
+			p->cap = cap;
+			memmove(p->unacked, p->unacked + p->head,
+			    live * sizeof(*p->unacked));
+		}
+		p->head = 0;
+		p->tail = live;
+	}
+	p->unacked[p->tail].seq = seq;
+	p->unacked[p->tail].app_seq = app_seq;
+	p->tail++;
+}
+
 /* The peer restarted: its numbering starts again, and so does ours. */
 static void
 restarted(struct cutd *d, struct peer *p)
@@ -177,6 +204,8 @@ restarted(struct cutd *d, struct peer *p)
 	log_warnx("%s restarted; %zu unacknowledged items to it are dropped",
 	    d->cfg->nodes[p->node].name, lost);
 	node_peer_restarted(d, p->node);
+	p->head = p->tail = 0;
+	p->app_acked = 0;
 	if (new_links(p) != 0)
 		log_err("out of memory resetting links");
 	p->progress_ms = cutd_now_ms();
@@ -300,6 +329,8 @@ ack(struct cutd *d, struct peer *p, uint64_t upto)
 	}
 	if (link_acked(p->out) != before)
 		p->progress_ms = cutd_now_ms();
+	while (p->head < p->tail && p->unacked[p->head].seq <= upto)
+		p->app_acked = p->unacked[p->head++].app_seq;
 }
 
 static void

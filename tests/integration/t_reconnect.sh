@@ -18,11 +18,12 @@ for round in 1 2 3 4; do
 	sleep 0.3
 done
 for id in $ids; do check_snapshot 0 "$id" 300; done
-stop_apps
-# Let the links drain: every daemon's channels have nothing queued.
+# SIGUSR1 makes tokenbank stop sending and keep receiving; then let the
+# links drain: every daemon's channels have nothing unacknowledged.
+for i in 0 1 2; do eval "kill -USR1 \$APP_$i"; done
 wait_for "for i in 0 1 2; do $CUTCTL --control ipc://$T/p\$i.ctl --json status | tr -d ' \n' | grep -q '\"queued\":[1-9]' && exit 1; done; exit 0" 20 ||
 	fail "links did not drain"
-sleep 0.5
+sleep 1
 for s in 0 1 2; do
 	for r in 0 1 2; do
 		[ $s = $r ] && continue
