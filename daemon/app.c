@@ -19,20 +19,19 @@
 
 #define RECV_PER_TURN 256
 
+/* Runs on an nng thread: only atomics. */
 static void
 pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	struct cutd *d = arg;
+	unsigned id = nng_pipe_id(pipe);
 
-	(void)pipe;
 	if (ev == NNG_PIPE_EV_ADD_POST) {
 		atomic_fetch_add(&d->app_pipes, 1);
-		atomic_fetch_add(&d->app_gen, 1);
+		atomic_store(&d->app_live, id);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
 		atomic_fetch_sub(&d->app_pipes, 1);
-		/* A new generation: the next application must say hello
-		 * before the down stream resumes. */
-		atomic_fetch_add(&d->app_gen, 1);
+		atomic_compare_exchange_strong(&d->app_live, &id, 0);
 	}
 }
 
@@ -52,18 +51,6 @@ app_start(struct cutd *d)
 	if ((rv = nng_listen(d->app, url, NULL, 0)) != 0)
 		log_err("cannot listen on %s: %s", url, nng_strerror(rv));
 	return rv;
-}
-
-void
-app_stop(struct cutd *d)
-{
-	nng_close(d->app);
-	for (size_t i = 0; i < d->ndown; i++)
-		free(d->down[i]);
-	free(d->down);
-	free(d->down_len);
-	d->down = NULL;
-	d->ndown = 0;
 }
 
 /* Appends a packed item to the down stream. */
@@ -165,7 +152,7 @@ bad(struct cutd *d, uint32_t code, const char *what)
 }
 
 static void
-hello(struct cutd *d, const Cut__V1__AppHello *h)
+hello(struct cutd *d, uint32_t pipe, const Cut__V1__AppHello *h)
 {
 	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
 	Cut__V1__AppHelloReply r = CUT__V1__APP_HELLO_REPLY__INIT;
@@ -193,7 +180,7 @@ hello(struct cutd *d, const Cut__V1__AppHello *h)
 	it.item_case = CUT__V1__APP_ITEM__ITEM_HELLO_REPLY;
 	it.hello_reply = &r;
 	send_now(d, &it);
-	d->app_hello = atomic_load(&d->app_gen);
+	d->app_hello = pipe;
 	log_info("application connected");
 }
 
@@ -216,17 +203,16 @@ app_send(struct cutd *d, const Cut__V1__AppSend *s)
 		log_err("cannot queue a message to %s: %d", s->to, rv);
 }
 
+/* Handles one item that arrived on connection pipe.  Only the connection
+ * that said hello may send anything else. */
 static void
-item(struct cutd *d, const Cut__V1__AppItem *it)
+item(struct cutd *d, uint32_t pipe, const Cut__V1__AppItem *it)
 {
-	int said_hello = d->app_hello != 0 &&
-	    d->app_hello == atomic_load(&d->app_gen);
-
 	if (it->item_case == CUT__V1__APP_ITEM__ITEM_HELLO) {
-		hello(d, it->hello);
+		hello(d, pipe, it->hello);
 		return;
 	}
-	if (!said_hello) {
+	if (pipe == 0 || pipe != d->app_hello) {
 		bad(d, CUT__V1__APP_ERROR__CODE__NO_HELLO,
 		    "item before hello");
 		return;
@@ -258,9 +244,11 @@ app_recv_all(struct cutd *d)
 	for (int i = 0; i < RECV_PER_TURN; i++) {
 		Cut__V1__AppBatch *b;
 		nng_msg *msg;
+		uint32_t pipe;
 
 		if (nng_recvmsg(d->app, &msg, NNG_FLAG_NONBLOCK) != 0)
 			return;
+		pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(msg));
 		b = (Cut__V1__AppBatch *)cutproto_unpack(
 		    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
 		    nng_msg_body(msg));
@@ -271,7 +259,7 @@ app_recv_all(struct cutd *d)
 			continue;
 		}
 		for (size_t k = 0; k < b->n_items; k++)
-			item(d, b->items[k]);
+			item(d, pipe, b->items[k]);
 		cut__v1__app_batch__free_unpacked(b, NULL);
 	}
 }
@@ -299,11 +287,10 @@ app_flush(struct cutd *d)
 {
 	size_t sent = 0;
 
-	if (d->app_hello == 0 || d->app_hello != atomic_load(&d->app_gen) ||
-	    atomic_load(&d->app_pipes) == 0) {
-		d->app_hello = 0;
+	/* Only to the connection that said hello, while it lasts; a new
+	 * application gets nothing before its own hello. */
+	if (d->app_hello == 0 || atomic_load(&d->app_live) != d->app_hello)
 		return;
-	}
 	while (sent < d->ndown) {
 		size_t k = sent, bytes = 0;
 		nng_msg *msg;

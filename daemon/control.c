@@ -107,22 +107,6 @@ control_start(struct cutd *d)
 	return rv;
 }
 
-void
-control_stop(struct cutd *d)
-{
-	nng_close(d->ctl);
-	for (size_t i = 0; i < sizeof(d->replies) / sizeof(d->replies[0]); i++)
-		if (d->replies[i].reply != NULL)
-			nng_msg_free(d->replies[i].reply);
-	for (struct snap *s = d->snaps; s != NULL; s = s->next)
-		while (s->waiters != NULL) {
-			struct waiter *w = s->waiters;
-			s->waiters = w->next;
-			nng_msg_free(w->req);
-			free(w);
-		}
-}
-
 /* Sends reply r to the request req (whose header routes it back). */
 static void
 send_reply(struct cutd *d, nng_msg *req, uint64_t request_id,

@@ -223,16 +223,18 @@ start(struct cutd *d)
 	return 0;
 }
 
+/* Marks what is in flight aborted and closes the database cleanly.  The
+ * sockets are left to the kernel: nng 1.5.2 can hang in nng_close() on a
+ * socket that is still receiving (nng issue #1219), and a daemon that
+ * must stop should not wait on its peers' traffic.  main() therefore ends
+ * with _exit(). */
 static void
 stop(struct cutd *d)
 {
 	node_stop(d, "daemon stopped");
 	commit(d);
-	control_stop(d);
-	app_stop(d);
-	peer_stop(d);
 	store_close(d->store);
-	free(d->peers);
+	d->store = NULL;
 }
 
 /* SIGHUP: settings that can change do; the topology cannot. */
@@ -382,6 +384,6 @@ main(int argc, char **argv)
 	}
 	stop(&d);
 	close(sfd);
-	config_free(d.cfg);
-	return rv;
+	fflush(NULL);
+	_exit(rv);
 }

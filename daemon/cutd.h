@@ -48,6 +48,7 @@ struct peer {
 	atomic_int pipes;       /* connections of push, from notifications */
 	atomic_int reconnected; /* set when push gains a connection */
 	atomic_uint pipe_id;    /* push's latest connection */
+	_Atomic int64_t pipe_since_ms; /* when it was made */
 	uint64_t epoch;         /* its run id, from its hello; 0 unknown */
 	int64_t last_seen_ms;   /* last batch from it */
 	int64_t progress_ms;    /* last ack progress, or last resend */
@@ -125,9 +126,8 @@ struct cutd {
 	struct peer *peers;         /* by node index; self's entry unused */
 	nng_socket pull, app, ctl;
 	atomic_int app_pipes;
-	atomic_int app_gen; /* counts application connections */
-	int app_hello;      /* app_gen of the connection that said hello,
-			       or 0 */
+	atomic_uint app_live; /* id of the application's connection, or 0 */
+	uint32_t app_hello;   /* id of the connection that said hello */
 	/* The down stream: encoded AppItems waiting for the application. */
 	void **down;
 	size_t *down_len;
@@ -156,7 +156,6 @@ void cutd_db(struct cutd *d);
 
 /* peer.c */
 int peer_start(struct cutd *d);
-void peer_stop(struct cutd *d);
 /* Closes this node's connections to its peers, losing whatever nng had
  * in flight on them: the links must recover.  SIGUSR1 does it, for
  * tests. */
@@ -174,7 +173,6 @@ void peer_note_data(struct cutd *d, size_t node, uint64_t seq,
 
 /* app.c */
 int app_start(struct cutd *d);
-void app_stop(struct cutd *d);
 void app_recv_all(struct cutd *d);
 void app_flush(struct cutd *d);
 /* Appends a delivery or a state request to the down stream. */
@@ -184,7 +182,6 @@ int app_request_state(struct cutd *d, const char *id);
 
 /* control.c */
 int control_start(struct cutd *d);
-void control_stop(struct cutd *d);
 void control_recv_all(struct cutd *d);
 /* Answers the Wait calls on s, which has ended, or those past their
  * deadline when s is still running. */

@@ -1,8 +1,10 @@
 /*
  * peer.c - the sockets between daemons and the reliable links on them.
  *
- * Each daemon listens with one pull0 socket and dials every other node
- * with a push0 socket.  A batch (PeerBatch) carries a hello, an ack and as
+ * Each daemon listens with one pair1 socket in polyamorous mode, which only
+ * receives, and dials every other node with a pair1 socket, which only
+ * sends.  (nng 1.5.2's push0 can crash when a connection closes under
+ * load, nng issue #1653; pair1 does not.)  A batch (PeerBatch) carries a hello, an ack and as
  * many queued link items as fit in BATCH_BYTES.  Items are packed once,
  * when queued, and a batch is the packed header followed by the items as
  * field 4 of PeerBatch, so sending never re-encodes.
@@ -15,8 +17,7 @@
 #include <string.h>
 
 #include <nng/nng.h>
-#include <nng/protocol/pipeline0/pull.h>
-#include <nng/protocol/pipeline0/push.h>
+#include <nng/protocol/pair1/pair.h>
 
 #include "cutd.h"
 #include "cutproto.h"
@@ -33,6 +34,7 @@ pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 	if (ev == NNG_PIPE_EV_ADD_POST) {
 		atomic_fetch_add(&p->pipes, 1);
 		atomic_store(&p->pipe_id, nng_pipe_id(pipe));
+		atomic_store(&p->pipe_since_ms, cutd_now_ms());
 		atomic_store(&p->reconnected, 1);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
 		atomic_fetch_sub(&p->pipes, 1);
@@ -69,12 +71,12 @@ dial_peer(struct cutd *d, struct peer *p)
 	const char *url = d->cfg->nodes[p->node].peer;
 	int rv;
 
-	if ((rv = nng_push0_open(&p->push)) != 0)
+	if ((rv = nng_pair1_open(&p->push)) != 0)
 		return rv;
 	nng_socket_set_ms(p->push, NNG_OPT_RECONNMINT, 100);
 	nng_socket_set_ms(p->push, NNG_OPT_RECONNMAXT, 1000);
 	nng_socket_set_int(p->push, NNG_OPT_SENDBUF, 64);
-	/* A push socket receives nothing; the limit guards it anyway. */
+	/* Nothing comes back on this socket; the limit guards it anyway. */
 	nng_socket_set_size(p->push, NNG_OPT_RECVMAXSZ, 1024);
 	nng_pipe_notify(p->push, NNG_PIPE_EV_ADD_POST, pipe_event, p);
 	nng_pipe_notify(p->push, NNG_PIPE_EV_REM_POST, pipe_event, p);
@@ -90,8 +92,11 @@ listen_peers(struct cutd *d)
 	const char *url = d->cfg->nodes[d->self].peer;
 	int rv;
 
-	if ((rv = nng_pull0_open(&d->pull)) != 0)
+	/* One receiving socket for every peer. */
+	if ((rv = nng_pair1_open_poly(&d->pull)) != 0) {
+		log_err("cannot open the peer socket: %s", nng_strerror(rv));
 		return rv;
+	}
 	/* A batch holds at most one item over BATCH_BYTES, and no item is
 	 * much larger than the largest application message. */
 	nng_socket_set_size(d->pull, NNG_OPT_RECVMAXSZ,
@@ -122,31 +127,22 @@ peer_start(struct cutd *d)
 void
 peer_drop_connections(struct cutd *d)
 {
+	int64_t now = cutd_now_ms();
+
 	/* Closing the connections, not the sockets: nng 1.5.2 can hang in
-	 * nng_close() on a socket that is receiving (nng issue #1219). */
+	 * nng_close() on a socket that is receiving (nng issue #1219).  And
+	 * only connections that have settled, in case a connection closed
+	 * while nng is still starting it trips another 1.5.2 race (nng
+	 * issue #1653). */
 	log_notice("dropping this node's peer connections (SIGUSR1)");
 	for (size_t v = 0; v < d->cfg->nnodes; v++) {
 		nng_pipe pipe = NNG_PIPE_INITIALIZER;
-		if (v == d->self)
+		if (v == d->self ||
+		    now - atomic_load(&d->peers[v].pipe_since_ms) < 200)
 			continue;
 		pipe.id = atomic_load(&d->peers[v].pipe_id);
 		if (pipe.id != 0)
 			nng_pipe_close(pipe);
-	}
-}
-
-void
-peer_stop(struct cutd *d)
-{
-	nng_close(d->pull);
-	for (size_t v = 0; v < d->cfg->nnodes; v++) {
-		if (v == d->self)
-			continue;
-		nng_close(d->peers[v].push);
-		free(d->peers[v].unacked);
-		link_free(d->peers[v].out);
-		link_free(d->peers[v].in);
-		d->peers[v].out = d->peers[v].in = NULL;
 	}
 }
 

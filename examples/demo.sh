@@ -24,7 +24,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-base=$((17000 + ($$ % 1000) * 3))
+base=$((17000 + ($$ % 1000) * 3)) # below the ephemeral port range
 cat >"$T/cluster.ini" <<EOT
 [cluster]
 name = demo

@@ -16,11 +16,30 @@ CUTFUZZ=$BIN/tests/cutfuzz
 T=$(mktemp -d "${TMPDIR:-/tmp}/cutd-test.XXXXXX")
 PIDS=""
 NODES=0
-# A port range per test run, so parallel tests do not collide.
-BASE=$((20000 + ($$ % 4000) * 10))
+# A port range per test run, below the ephemeral range (32768 and up,
+# where outgoing connections take their ports), so parallel tests and
+# other programs' connections do not collide; skip ranges in use.
+pick_base() {
+	b=$((20000 + ($$ % 1200) * 10))
+	while ss -ltn 2>/dev/null | grep -qE ":($b|$((b + 1))|$((b + 2))|$((b + 3))|$((b + 4))|$((b + 5))|$((b + 6))|$((b + 7)))\b"; do
+		b=$((20000 + ((b - 20000 + 10) % 12000)))
+	done
+	echo "$b"
+}
+BASE=$(pick_base)
 
 cleanup() {
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	# Give them five seconds to stop, then make sure.
+	i=0
+	while [ $i -lt 50 ]; do
+		alive=0
+		for p in $PIDS; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ $alive = 0 ] && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
 	for p in $PIDS; do wait "$p" 2>/dev/null; done
 	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf "$T"; fi
 }

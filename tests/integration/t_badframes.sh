@@ -4,10 +4,10 @@
 . "$(dirname "$0")/lib.sh"
 cluster 3
 start_daemons
-n=$(CUTFUZZ_CLUSTER="test$$" "$CUTFUZZ" peer "tcp://127.0.0.1:$BASE") ||
+n=$(CUTFUZZ_CLUSTER="test$$" timeout 30 "$CUTFUZZ" peer "tcp://127.0.0.1:$BASE") ||
 	fail "cutfuzz peer"
-m=$("$CUTFUZZ" app "ipc://$T/p0.app") || fail "cutfuzz app"
-k=$("$CUTFUZZ" control "ipc://$T/p0.ctl") || fail "cutfuzz control"
+m=$(timeout 30 "$CUTFUZZ" app "ipc://$T/p0.app") || fail "cutfuzz app"
+k=$(timeout 30 "$CUTFUZZ" control "ipc://$T/p0.ctl") || fail "cutfuzz control"
 echo "sent $n peer, $m app, $k control frames"
 sleep 0.5
 kill -0 "$DAEMON_0" || fail "the daemon died"

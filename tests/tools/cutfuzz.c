@@ -11,12 +11,12 @@
  */
 #include <nng/nng.h>
 #include <nng/protocol/pair1/pair.h>
-#include <nng/protocol/pipeline0/push.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <nng/supplemental/util/platform.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cutproto.h"
 
@@ -164,7 +164,7 @@ main(int argc, char **argv)
 		return 64;
 	}
 	if (strcmp(argv[1], "peer") == 0)
-		rv = nng_push0_open(&s);
+		rv = nng_pair1_open(&s);
 	else if (strcmp(argv[1], "app") == 0)
 		rv = nng_pair1_open(&s);
 	else if (strcmp(argv[1], "control") == 0)
@@ -184,8 +184,10 @@ main(int argc, char **argv)
 		fuzz_app(s);
 	else
 		fuzz_control(s);
-	nng_msleep(300); /* let queued frames leave before closing */
-	nng_close(s);
+	nng_msleep(300); /* let queued frames leave */
 	printf("%d\n", sent);
-	return 0;
+	/* No nng_close(): nng 1.5.2 can hang closing a busy socket (nng
+	 * issue #1219); the kernel closes the connection. */
+	fflush(stdout);
+	_exit(0);
 }
