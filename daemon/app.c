@@ -44,7 +44,7 @@ app_start(struct cutd *d)
 	if ((rv = nng_pair1_open(&d->app)) != 0)
 		return rv;
 	nng_socket_set_size(d->app, NNG_OPT_RECVMAXSZ,
-	    d->cfg->max_message + 64 * 1024);
+	                    d->cfg->max_message + 64 * 1024);
 	nng_socket_set_int(d->app, NNG_OPT_SENDBUF, 64);
 	nng_pipe_notify(d->app, NNG_PIPE_EV_ADD_POST, pipe_event, d);
 	nng_pipe_notify(d->app, NNG_PIPE_EV_REM_POST, pipe_event, d);
@@ -83,7 +83,7 @@ down(struct cutd *d, const Cut__V1__AppItem *it)
 
 int
 app_deliver(struct cutd *d, size_t from, const char *content_type,
-    const void *payload, size_t len, uint64_t seq)
+            const void *payload, size_t len, uint64_t seq)
 {
 	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
 	Cut__V1__AppDeliver dl = CUT__V1__APP_DELIVER__INIT;
@@ -195,7 +195,7 @@ app_send(struct cutd *d, const Cut__V1__AppSend *s)
 		return;
 	}
 	rv = node_app_send(d, s->to, s->content_type, s->payload.data,
-	    s->payload.len);
+	                   s->payload.len);
 	if (rv == ENGINE_ENOCHAN)
 		bad(d, CUT__V1__APP_ERROR__CODE__UNKNOWN_NODE,
 		    "no channel to that node");
@@ -213,8 +213,7 @@ item(struct cutd *d, uint32_t pipe, const Cut__V1__AppItem *it)
 		return;
 	}
 	if (pipe == 0 || pipe != d->app_hello) {
-		bad(d, CUT__V1__APP_ERROR__CODE__NO_HELLO,
-		    "item before hello");
+		bad(d, CUT__V1__APP_ERROR__CODE__NO_HELLO, "item before hello");
 		return;
 	}
 	switch (it->item_case) {
@@ -226,11 +225,11 @@ item(struct cutd *d, uint32_t pipe, const Cut__V1__AppItem *it)
 			bad(d, CUT__V1__APP_ERROR__CODE__TOO_LARGE,
 			    "state larger than max_message");
 		else if (node_state_reply(d, it->state_reply->snapshot_id,
-			     it->state_reply->content_type,
-			     it->state_reply->state.data,
-			     it->state_reply->state.len) != 0)
+		                          it->state_reply->content_type,
+		                          it->state_reply->state.data,
+		                          it->state_reply->state.len) != 0)
 			app_error(d, CUT__V1__APP_ERROR__CODE__UNKNOWN_SNAPSHOT,
-			    "no state request pending for that snapshot");
+			          "no state request pending for that snapshot");
 		break;
 	default:
 		bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
@@ -264,24 +263,6 @@ app_recv_all(struct cutd *d)
 	}
 }
 
-/* Appends data as field 1 (items) of an AppBatch. */
-static int
-append_item(nng_msg *msg, const void *data, size_t len)
-{
-	uint8_t hdr[11];
-	size_t n = 0;
-	uint64_t v = len;
-
-	hdr[n++] = (1 << 3) | 2;
-	do {
-		hdr[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v != 0);
-	if (nng_msg_append(msg, hdr, n) != 0)
-		return -1;
-	return nng_msg_append(msg, data, len);
-}
-
 void
 app_flush(struct cutd *d)
 {
@@ -298,7 +279,8 @@ app_flush(struct cutd *d)
 		if (nng_msg_alloc(&msg, 0) != 0)
 			break;
 		while (k < d->ndown && (bytes == 0 || bytes < BATCH_BYTES)) {
-			if (append_item(msg, d->down[k], d->down_len[k]) != 0)
+			if (cutd_append_field(msg, 1, d->down[k],
+			                      d->down_len[k]) != 0)
 				break;
 			bytes += d->down_len[k++];
 		}
@@ -311,9 +293,9 @@ app_flush(struct cutd *d)
 	}
 	if (sent > 0) {
 		memmove(d->down, d->down + sent,
-		    (d->ndown - sent) * sizeof(*d->down));
+		        (d->ndown - sent) * sizeof(*d->down));
 		memmove(d->down_len, d->down_len + sent,
-		    (d->ndown - sent) * sizeof(*d->down_len));
+		        (d->ndown - sent) * sizeof(*d->down_len));
 		d->ndown -= sent;
 	}
 }

@@ -27,8 +27,8 @@ struct state_copy {
 };
 
 static int
-copy_state(const char *node, const char *ctype, const void *state,
-    size_t len, void *arg)
+copy_state(const char *node, const char *ctype, const void *state, size_t len,
+           void *arg)
 {
 	struct state_copy *sc = arg;
 
@@ -93,7 +93,7 @@ chunk_flush(struct chunk *c, int final)
 
 static int
 chunk_add(uint64_t seq, const char *ctype, const void *payload, size_t len,
-    void *arg)
+          void *arg)
 {
 	struct chunk *c = arg;
 	Cut__V1__ChannelMessage *m;
@@ -142,7 +142,7 @@ send_messages(struct cutd *d, struct snap *s)
 			continue;
 		c.src = d->cfg->nodes[s->in[i].src].name;
 		rv = store_foreach_message(d->store, s->id, c.src, d->name,
-		    chunk_add, &c);
+		                           chunk_add, &c);
 		if (rv == 0)
 			rv = c.rv;
 		if (rv == 0)
@@ -268,7 +268,7 @@ audit_snap(struct cutd *d, struct snap *s, struct audit_report *ret)
 		dst[i] = cfg->nodes[cfg->chans[i].dst].name;
 	}
 	if ((rv = store_foreach_channel(d->store, s->id, collect_channel,
-		 &c)) != 0)
+	                                &c)) != 0)
 		goto out;
 	in.nodes = names;
 	in.nnodes = cfg->nnodes;
@@ -299,20 +299,20 @@ maybe_complete(struct cutd *d, struct snap *s)
 	store_finish(d->store, s->id, STORE_COMPLETE, NULL, cutd_wall_ms());
 	if (audit_snap(d, s, &r) != 0) {
 		log_err("snapshot %s: cannot audit: %s", s->id,
-		    store_errmsg(d->store));
+		        store_errmsg(d->store));
 		r.consistent = 0;
 		snprintf(r.reason, sizeof(r.reason), "audit failed: %s",
-		    store_errmsg(d->store));
+		         store_errmsg(d->store));
 	}
 	store_put_audit(d->store, s->id, r.consistent,
-	    r.consistent ? NULL : r.reason);
+	                r.consistent ? NULL : r.reason);
 	s->state = SNAP_DONE;
 	s->ended_ms = cutd_now_ms();
 	if (r.consistent)
 		log_info("snapshot %s: complete, audit consistent", s->id);
 	else
 		log_warnx("snapshot %s: complete, audit INCONSISTENT: %s",
-		    s->id, r.reason);
+		          s->id, r.reason);
 	control_wake(d, s, cutd_now_ms());
 }
 
@@ -343,13 +343,13 @@ finish_part(struct cutd *d, struct snap *s, size_t from)
 		};
 		if (store_put_channel(d->store, s->id, &sc) != 0)
 			log_err("snapshot %s: cannot store channel %s -> %s: "
-				"%s",
-			    s->id, sc.src, sc.dst, store_errmsg(d->store));
+			        "%s",
+			        s->id, sc.src, sc.dst, store_errmsg(d->store));
 	}
 	ip->done = 1;
 	s->parts_done++;
 	log_debug("snapshot %s: part of %s in", s->id,
-	    d->cfg->nodes[from].name);
+	          d->cfg->nodes[from].name);
 	maybe_complete(d, s);
 }
 
@@ -381,7 +381,7 @@ declared(const struct config *cfg, size_t src, size_t dst)
 
 static int
 part_channels(struct cutd *d, size_t from, const Cut__V1__PeerPart *p,
-    struct incoming_part *ip, uint64_t *ret_total)
+              struct incoming_part *ip, uint64_t *ret_total)
 {
 	uint64_t total = 0;
 
@@ -430,10 +430,11 @@ node_part(struct cutd *d, size_t from, const void *msg)
 	ip->started = 1;
 	cutd_db(d);
 	if (store_put_state(d->store, s->id, p->node,
-		p->content_type ? p->content_type : "application/octet-stream",
-		p->state.data, p->state.len, cutd_wall_ms()) != 0)
+	                    p->content_type ? p->content_type
+	                                    : "application/octet-stream",
+	                    p->state.data, p->state.len, cutd_wall_ms()) != 0)
 		log_err("snapshot %s: cannot store the state of %s: %s", s->id,
-		    p->node, store_errmsg(d->store));
+		        p->node, store_errmsg(d->store));
 	if (total == 0)
 		finish_part(d, s, from);
 	return 0;
@@ -463,12 +464,14 @@ node_part_messages(struct cutd *d, size_t from, const void *msg)
 	for (size_t i = 0; i < pm->n_messages; i++) {
 		const Cut__V1__ChannelMessage *m = pm->messages[i];
 		if (store_put_message(d->store, s->id, pm->src,
-			d->cfg->nodes[from].name, m->seq, m->content_type,
-			m->payload.data, m->payload.len) != 0) {
+		                      d->cfg->nodes[from].name, m->seq,
+		                      m->content_type, m->payload.data,
+		                      m->payload.len) != 0) {
 			log_warnx("snapshot %s: message %llu of %s -> %s not "
-				  "stored: %s",
-			    s->id, (unsigned long long)m->seq, pm->src,
-			    d->cfg->nodes[from].name, store_errmsg(d->store));
+			          "stored: %s",
+			          s->id, (unsigned long long)m->seq, pm->src,
+			          d->cfg->nodes[from].name,
+			          store_errmsg(d->store));
 			continue;
 		}
 		audit_seqs_add(&pc->seqs, m->seq);

@@ -19,7 +19,7 @@
 #include "log.h"
 
 #define RECV_PER_TURN 64
-#define MAX_WAIT_MS (10 * 60 * 1000)
+#define MAX_WAIT_MS   (10 * 60 * 1000)
 
 /* Allocations that live until a reply is packed. */
 struct arena {
@@ -86,7 +86,7 @@ set_body(struct reply *r, const ProtobufCMessage *m)
 	r->len = protobuf_c_message_get_packed_size(m);
 	if ((r->body = malloc(r->len ? r->len : 1)) == NULL) {
 		fail(r, CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED,
-		    "out of memory");
+		     "out of memory");
 		return;
 	}
 	protobuf_c_message_pack(m, r->body);
@@ -110,7 +110,7 @@ control_start(struct cutd *d)
 /* Sends reply r to the request req (whose header routes it back). */
 static void
 send_reply(struct cutd *d, nng_msg *req, uint64_t request_id,
-    const struct reply *r)
+           const struct reply *r)
 {
 	Cut__V1__RpcReply rr = CUT__V1__RPC_REPLY__INIT;
 	nng_msg *msg, *copy;
@@ -134,7 +134,7 @@ send_reply(struct cutd *d, nng_msg *req, uint64_t request_id,
 		d->replies[k].reply = copy;
 	}
 	nng_msg_header_append(msg, nng_msg_header(req),
-	    nng_msg_header_len(req));
+	                      nng_msg_header_len(req));
 	if (nng_sendmsg(d->ctl, msg, NNG_FLAG_NONBLOCK) != 0)
 		nng_msg_free(msg);
 }
@@ -152,7 +152,7 @@ resend(struct cutd *d, nng_msg *req, uint64_t request_id)
 		if (nng_msg_dup(&msg, d->replies[i].reply) != 0)
 			return 1;
 		nng_msg_header_append(msg, nng_msg_header(req),
-		    nng_msg_header_len(req));
+		                      nng_msg_header_len(req));
 		if (nng_sendmsg(d->ctl, msg, NNG_FLAG_NONBLOCK) != 0)
 			nng_msg_free(msg);
 		return 1;
@@ -173,7 +173,7 @@ struct info_ctx {
 
 static int
 add_state(const char *node, const char *ctype, const void *state, size_t len,
-    void *arg)
+          void *arg)
 {
 	struct info_ctx *c = arg;
 	Cut__V1__SnapshotInfo *in = c->info;
@@ -196,7 +196,7 @@ add_state(const char *node, const char *ctype, const void *state, size_t len,
 
 static int
 add_message(uint64_t seq, const char *ctype, const void *p, size_t len,
-    void *arg)
+            void *arg)
 {
 	struct info_ctx *c = arg;
 	Cut__V1__ChannelState *cs = c->chan;
@@ -204,13 +204,12 @@ add_message(uint64_t seq, const char *ctype, const void *p, size_t len,
 
 	if (cs->n_messages == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 16;
-		Cut__V1__ChannelMessage **v = arena_alloc(c->a,
-		    cap * sizeof(*v));
+		Cut__V1__ChannelMessage **v =
+		    arena_alloc(c->a, cap * sizeof(*v));
 		if (v == NULL)
 			return STORE_ENOMEM;
 		if (cs->n_messages > 0)
-			memcpy(v, cs->messages,
-			    cs->n_messages * sizeof(*v));
+			memcpy(v, cs->messages, cs->n_messages * sizeof(*v));
 		cs->messages = v;
 		c->cap = cap;
 	}
@@ -246,7 +245,7 @@ add_channel(const struct store_channel *ch, void *arg)
 
 static void
 fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
-    Cut__V1__SnapshotInfo *in)
+             Cut__V1__SnapshotInfo *in)
 {
 	struct snap *s = node_find(d, ss->id);
 	size_t open = 0;
@@ -255,10 +254,10 @@ fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
 	in->id = arena_dup(a, ss->id, strlen(ss->id));
 	in->initiator = arena_dup(a, ss->initiator, strlen(ss->initiator));
 	in->status = ss->status == STORE_COMPLETE
-	    ? CUT__V1__SNAPSHOT_INFO__STATUS__COMPLETE
-	    : ss->status == STORE_ABORTED
-	    ? CUT__V1__SNAPSHOT_INFO__STATUS__ABORTED
-	    : CUT__V1__SNAPSHOT_INFO__STATUS__IN_PROGRESS;
+	                 ? CUT__V1__SNAPSHOT_INFO__STATUS__COMPLETE
+	             : ss->status == STORE_ABORTED
+	                 ? CUT__V1__SNAPSHOT_INFO__STATUS__ABORTED
+	                 : CUT__V1__SNAPSHOT_INFO__STATUS__IN_PROGRESS;
 	in->reason = arena_dup(a, ss->reason, strlen(ss->reason));
 	in->started_ms = (uint64_t)ss->started_ms;
 	in->finished_ms = (uint64_t)ss->finished_ms;
@@ -275,7 +274,7 @@ fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
 			cut__v1__audit_verdict__init(v);
 			v->consistent = ss->consistent == 1;
 			v->reason = arena_dup(a, ss->audit_reason,
-			    strlen(ss->audit_reason));
+			                      strlen(ss->audit_reason));
 			in->audit = v;
 		}
 	}
@@ -284,10 +283,14 @@ fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
 /* Fills info for snapshot id from the store: STORE_ENOENT if unknown. */
 static int
 build_info(struct cutd *d, struct arena *a, const char *id, int states,
-    int messages, Cut__V1__SnapshotInfo *in)
+           int messages, Cut__V1__SnapshotInfo *in)
 {
-	struct info_ctx c = {.d = d, .a = a, .info = in, .id = id,
-	    .states = states, .messages = messages};
+	struct info_ctx c = {.d = d,
+	                     .a = a,
+	                     .info = in,
+	                     .id = id,
+	                     .states = states,
+	                     .messages = messages};
 	struct store_snapshot ss;
 	size_t max = d->cfg->nnodes + d->cfg->nchans + 1;
 	int rv;
@@ -306,7 +309,8 @@ build_info(struct cutd *d, struct arena *a, const char *id, int states,
 		c.chan = in->channels[i];
 		c.cap = 0;
 		if ((rv = store_foreach_message(d->store, id, c.chan->src,
-			 c.chan->dst, add_message, &c)) != 0)
+		                                c.chan->dst, add_message,
+		                                &c)) != 0)
 			return rv;
 	}
 	return 0;
@@ -314,7 +318,7 @@ build_info(struct cutd *d, struct arena *a, const char *id, int states,
 
 static void
 info_reply(struct cutd *d, struct reply *r, const char *id, int states,
-    int messages)
+           int messages)
 {
 	Cut__V1__SnapshotInfo in;
 	struct arena a = {0};
@@ -332,8 +336,8 @@ info_reply(struct cutd *d, struct reply *r, const char *id, int states,
 static void
 do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 {
-	Cut__V1__StartRequest *rq = cut__v1__start_request__unpack(NULL,
-	    body->len, body->data);
+	Cut__V1__StartRequest *rq =
+	    cut__v1__start_request__unpack(NULL, body->len, body->data);
 	Cut__V1__StartReply rp = CUT__V1__START_REPLY__INIT;
 	char id[ENGINE_ID_MAX + 1];
 	uint32_t timeout = 0;
@@ -347,12 +351,12 @@ do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	cut__v1__start_request__free_unpacked(rq, NULL);
 	if (timeout != 0 && (timeout < 100 || timeout > 3600000)) {
 		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		    "timeout_ms must be 100..3600000");
+		     "timeout_ms must be 100..3600000");
 		return;
 	}
 	if (node_initiate(d, timeout, id) != 0) {
 		fail(r, CUT__V1__STATUS_CODE__INTERNAL,
-		    "cannot start a snapshot");
+		     "cannot start a snapshot");
 		return;
 	}
 	rp.snapshot_id = id;
@@ -363,15 +367,15 @@ do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 static void
 do_get(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 {
-	Cut__V1__GetRequest *rq = cut__v1__get_request__unpack(NULL,
-	    body->len, body->data);
+	Cut__V1__GetRequest *rq =
+	    cut__v1__get_request__unpack(NULL, body->len, body->data);
 
 	if (rq == NULL || !engine_id_valid(rq->snapshot_id))
 		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		    "bad request or snapshot id");
+		     "bad request or snapshot id");
 	else
 		info_reply(d, r, rq->snapshot_id, rq->include_states,
-		    rq->include_messages);
+		           rq->include_messages);
 	if (rq != NULL)
 		cut__v1__get_request__free_unpacked(rq, NULL);
 }
@@ -415,8 +419,8 @@ list_one(const struct store_snapshot *ss, void *arg)
 static void
 do_list(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 {
-	Cut__V1__ListRequest *rq = cut__v1__list_request__unpack(NULL,
-	    body->len, body->data);
+	Cut__V1__ListRequest *rq =
+	    cut__v1__list_request__unpack(NULL, body->len, body->data);
 	Cut__V1__ListReply rp = CUT__V1__LIST_REPLY__INIT;
 	struct arena a = {0};
 	struct list_ctx c = {.d = d, .a = &a, .rp = &rp};
@@ -439,28 +443,29 @@ do_list(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 
 static void
 do_wait(struct cutd *d, nng_msg *req, uint64_t request_id,
-    const ProtobufCBinaryData *body, struct reply *r)
+        const ProtobufCBinaryData *body, struct reply *r)
 {
-	Cut__V1__WaitRequest *rq = cut__v1__wait_request__unpack(NULL,
-	    body->len, body->data);
+	Cut__V1__WaitRequest *rq =
+	    cut__v1__wait_request__unpack(NULL, body->len, body->data);
 	struct waiter *w;
 	struct snap *s;
 
 	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
 		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		    "bad request or snapshot id");
+		     "bad request or snapshot id");
 		goto out;
 	}
 	s = node_find(d, rq->snapshot_id);
 	if (s == NULL || s->state == SNAP_DONE || s->state == SNAP_ABORTED ||
 	    (w = calloc(1, sizeof(*w))) == NULL) {
 		info_reply(d, r, rq->snapshot_id, rq->include_states,
-		    rq->include_messages);
+		           rq->include_messages);
 		goto out;
 	}
 	w->req = req;
 	w->request_id = request_id;
-	w->deadline_ms = cutd_now_ms() +
+	w->deadline_ms =
+	    cutd_now_ms() +
 	    (rq->timeout_ms > MAX_WAIT_MS ? MAX_WAIT_MS : rq->timeout_ms);
 	w->include_states = rq->include_states;
 	w->include_messages = rq->include_messages;
@@ -486,10 +491,10 @@ control_wake(struct cutd *d, struct snap *s, int64_t now)
 		}
 		*pw = w->next;
 		info_reply(d, &r, s->id, w->include_states,
-		    w->include_messages);
+		           w->include_messages);
 		if (!ended && r.status == 0)
 			fail(&r, CUT__V1__STATUS_CODE__DEADLINE_EXCEEDED,
-			    "snapshot still in progress");
+			     "snapshot still in progress");
 		send_reply(d, w->req, w->request_id, &r);
 		free(r.body);
 		nng_msg_free(w->req);
@@ -500,21 +505,22 @@ control_wake(struct cutd *d, struct snap *s, int64_t now)
 static void
 do_delete(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 {
-	Cut__V1__DeleteRequest *rq = cut__v1__delete_request__unpack(NULL,
-	    body->len, body->data);
+	Cut__V1__DeleteRequest *rq =
+	    cut__v1__delete_request__unpack(NULL, body->len, body->data);
 	Cut__V1__DeleteReply rp = CUT__V1__DELETE_REPLY__INIT;
 	struct snap *s;
 	int rv;
 
 	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
 		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		    "bad request or snapshot id");
+		     "bad request or snapshot id");
 		goto out;
 	}
 	s = node_find(d, rq->snapshot_id);
-	if (s != NULL && (s->state == SNAP_RUNNING || s->state == SNAP_WAITING)) {
+	if (s != NULL &&
+	    (s->state == SNAP_RUNNING || s->state == SNAP_WAITING)) {
 		fail(r, CUT__V1__STATUS_CODE__FAILED_PRECONDITION,
-		    "snapshot still in progress");
+		     "snapshot still in progress");
 		goto out;
 	}
 	cutd_db(d);
@@ -534,8 +540,8 @@ out:
 static void
 status_channels(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 {
-	rp->channels = arena_alloc(a, (d->cfg->nchans + 1) *
-		sizeof(*rp->channels));
+	rp->channels =
+	    arena_alloc(a, (d->cfg->nchans + 1) * sizeof(*rp->channels));
 	if (rp->channels == NULL)
 		return;
 	for (size_t i = 0; i < d->cfg->nchans; i++) {
@@ -552,14 +558,14 @@ status_channels(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 		cs->dst = d->cfg->nodes[ch->dst].name;
 		if (ch->src == d->self) {
 			p = &d->peers[ch->dst];
-			cs->sent = engine_sent_count(d->eng,
-			    (size_t)p->out_chan);
+			cs->sent =
+			    engine_sent_count(d->eng, (size_t)p->out_chan);
 			cs->acked = p->app_acked;
 			cs->queued = cs->sent - cs->acked;
 		} else {
 			p = &d->peers[ch->src];
-			cs->delivered = engine_delivered_count(d->eng,
-			    (size_t)p->in_chan);
+			cs->delivered =
+			    engine_delivered_count(d->eng, (size_t)p->in_chan);
 		}
 		rp->channels[rp->n_channels++] = cs;
 	}
@@ -581,7 +587,7 @@ do_status(struct cutd *d, struct reply *r)
 	rp.snapshots_in_progress = arena_alloc(&a, 16 * sizeof(char *));
 	if (rp.peers == NULL || rp.snapshots_in_progress == NULL) {
 		fail(r, CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED,
-		    "out of memory");
+		     "out of memory");
 		arena_free(&a);
 		return;
 	}
@@ -613,7 +619,7 @@ do_status(struct cutd *d, struct reply *r)
  * to be answered later. */
 static int
 dispatch(struct cutd *d, nng_msg *req, const Cut__V1__RpcRequest *rq,
-    struct reply *r)
+         struct reply *r)
 {
 	const char *m = rq->method;
 
@@ -647,7 +653,7 @@ request(struct cutd *d, nng_msg *req)
 		d->bad_control++;
 		log_warnx("bad control request: does not decode; dropped");
 		fail(&r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		    "request does not decode");
+		     "request does not decode");
 		send_reply(d, req, 0, &r);
 		nng_msg_free(req);
 		return;

@@ -24,11 +24,11 @@
 #include "cutd.h"
 #include "log.h"
 
-#define EX_USAGE 64
+#define EX_USAGE       64
 #define EX_UNAVAILABLE 69
-#define EX_SOFTWARE 70
-#define EX_CANTCREAT 73
-#define EX_CONFIG 78
+#define EX_SOFTWARE    70
+#define EX_CANTCREAT   73
+#define EX_CONFIG      78
 
 #define TICK_MS 20
 
@@ -50,6 +50,24 @@ cutd_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int
+cutd_append_field(nng_msg *msg, unsigned field, const void *data, size_t len)
+{
+	uint8_t hdr[11];
+	size_t n = 0;
+	uint64_t v = len;
+	int rv;
+
+	hdr[n++] = (uint8_t)((field << 3) | 2);
+	do {
+		hdr[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v != 0);
+	if ((rv = nng_msg_append(msg, hdr, n)) != 0)
+		return rv;
+	return nng_msg_append(msg, data, len);
+}
+
 void
 cutd_db(struct cutd *d)
 {
@@ -59,7 +77,7 @@ cutd_db(struct cutd *d)
 		return;
 	if ((rv = store_begin(d->store)) != 0) {
 		log_err("cannot begin a database transaction: %s",
-		    store_errmsg(d->store));
+		        store_errmsg(d->store));
 		return;
 	}
 	d->batch_open = 1;
@@ -84,10 +102,11 @@ commit(struct cutd *d)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: cutd --cluster FILE --node NAME [--log-level LEVEL]\n"
-		   "       cutd --cluster FILE --check-config\n"
-		   "       cutd --version | --help\n"
-		   "LEVEL: error, warning, notice, info (default), debug\n");
+	fprintf(f,
+	        "usage: cutd --cluster FILE --node NAME [--log-level LEVEL]\n"
+	        "       cutd --cluster FILE --check-config\n"
+	        "       cutd --version | --help\n"
+	        "LEVEL: error, warning, notice, info (default), debug\n");
 }
 
 struct options {
@@ -112,7 +131,7 @@ parse_options(int argc, char **argv, struct options *o)
 	memset(o, 0, sizeof(*o));
 	o->level = LOG_INFO;
 	while ((ch = getopt_long(argc, argv, "c:n:l:kVh", longopts, NULL)) !=
-	    -1) {
+	       -1) {
 		switch (ch) {
 		case 'c':
 			o->cluster = optarg;
@@ -123,7 +142,7 @@ parse_options(int argc, char **argv, struct options *o)
 		case 'l':
 			if ((o->level = log_level_parse(optarg)) < 0) {
 				fprintf(stderr, "cutd: unknown log level %s\n",
-				    optarg);
+				        optarg);
 				return EX_USAGE;
 			}
 			break;
@@ -153,12 +172,11 @@ static int
 load_config(const char *path, struct config **ret)
 {
 	char *errors = NULL;
-	int rv;
 
-	if ((rv = config_load(path, ret, &errors)) != 0) {
+	if (config_load(path, ret, &errors) != 0) {
 		fprintf(stderr, "%s", errors ? errors : "out of memory\n");
 		free(errors);
-		return rv == CONFIG_EIO ? EX_CONFIG : EX_CONFIG;
+		return EX_CONFIG;
 	}
 	return 0;
 }
@@ -237,21 +255,46 @@ stop(struct cutd *d)
 	d->store = NULL;
 }
 
-/* SIGHUP: settings that can change do; the topology cannot. */
+/* Logs each line of a config_load() error text at error level, so that
+ * under the journal the file:line messages carry a priority too. */
+static void
+log_lines(char *text)
+{
+	char *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save))
+		log_err("%s", line);
+}
+
+/* SIGHUP: settings that can change do; the topology cannot, nor
+ * max_message, which sized the sockets and was told to the application. */
 static void
 reload(struct cutd *d)
 {
 	struct config *cfg;
+	char *errors = NULL;
 
 	log_notice("reloading %s", d->cfg_path);
-	if (load_config(d->cfg_path, &cfg) != 0) {
+	if (config_load(d->cfg_path, &cfg, &errors) != 0) {
+		if (errors != NULL)
+			log_lines(errors);
+		else
+			log_err("%s: out of memory", d->cfg_path);
+		free(errors);
 		log_err("reload refused: the file is not valid; keeping the "
-			"running configuration");
+		        "running configuration");
 		return;
 	}
 	if (!config_same_topology(d->cfg, cfg)) {
 		log_err("reload refused: nodes, endpoints or channels changed; "
-			"restart cutd to change them");
+		        "restart cutd to change them");
+		config_free(cfg);
+		return;
+	}
+	if (cfg->max_message != d->cfg->max_message) {
+		log_err("reload refused: max_message changed; restart cutd "
+		        "to change it");
 		config_free(cfg);
 		return;
 	}
@@ -301,10 +344,12 @@ notify_status(struct cutd *d, int64_t now, int64_t *last)
 	*last = now;
 	for (size_t v = 0; v < d->cfg->nnodes; v++)
 		peers += v != d->self && atomic_load(&d->peers[v].pipes) > 0;
-	sd_notifyf(0, "WATCHDOG=1\nSTATUS=%zu of %zu peers connected, "
-		      "%zu snapshots in flight, application %s",
-	    peers, d->cfg->nnodes - 1, engine_in_progress(d->eng),
-	    atomic_load(&d->app_pipes) > 0 ? "connected" : "not connected");
+	sd_notifyf(0,
+	           "WATCHDOG=1\nSTATUS=%zu of %zu peers connected, "
+	           "%zu snapshots in flight, application %s",
+	           peers, d->cfg->nnodes - 1, engine_in_progress(d->eng),
+	           atomic_load(&d->app_pipes) > 0 ? "connected"
+	                                          : "not connected");
 }
 
 static int
@@ -376,7 +421,7 @@ main(int argc, char **argv)
 	}
 	if ((rv = start(&d)) == 0) {
 		log_notice("node %s of cluster %s ready", d.name,
-		    d.cfg->cluster);
+		           d.cfg->cluster);
 		sd_notify(0, "READY=1");
 		rv = run(&d, sfd);
 		sd_notify(0, "STOPPING=1");

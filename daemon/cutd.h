@@ -35,16 +35,16 @@
 #define RESEND_MS 1000
 /* Items a link keeps unacknowledged, and early items it holds. */
 #define LINK_WINDOW (1024 * 1024)
-#define LINK_HOLD 4096
+#define LINK_HOLD   4096
 /* Recorded messages per part chunk travel in at most this many bytes. */
 #define CHUNK_BYTES (64 * 1024)
 
 /* Another node, seen from this one. */
 struct peer {
-	size_t node;      /* index in cfg->nodes */
-	nng_socket push;  /* dialed to its peer endpoint */
-	struct link *out; /* link self -> node */
-	struct link *in;  /* link node -> self */
+	size_t node;            /* index in cfg->nodes */
+	nng_socket push;        /* dialed to its peer endpoint */
+	struct link *out;       /* link self -> node */
+	struct link *in;        /* link node -> self */
 	atomic_int pipes;       /* connections of push, from notifications */
 	atomic_int reconnected; /* set when push gains a connection */
 	atomic_uint pipe_id;    /* push's latest connection */
@@ -59,7 +59,7 @@ struct peer {
 	 * seq, app seq) pairs in order, for the acked count in status. */
 	struct {
 		uint64_t seq, app_seq;
-	} *unacked;
+	} * unacked;
 	size_t head, tail, cap;
 	uint64_t app_acked;
 };
@@ -80,9 +80,9 @@ struct incoming_part {
 };
 
 enum snap_state {
-	SNAP_RUNNING,  /* this node's part is being recorded */
-	SNAP_WAITING,  /* part done; the initiator waits for others */
-	SNAP_DONE,     /* part done (participant) or snapshot complete */
+	SNAP_RUNNING, /* this node's part is being recorded */
+	SNAP_WAITING, /* part done; the initiator waits for others */
+	SNAP_DONE,    /* part done (participant) or snapshot complete */
 	SNAP_ABORTED,
 };
 
@@ -123,7 +123,7 @@ struct cutd {
 	struct engine *eng;
 	size_t *in_node, *out_node; /* engine channel index -> node */
 	size_t n_in, n_out;
-	struct peer *peers;         /* by node index; self's entry unused */
+	struct peer *peers; /* by node index; self's entry unused */
 	nng_socket pull, app, ctl;
 	atomic_int app_pipes;
 	atomic_uint app_live; /* id of the application's connection, or 0 */
@@ -151,6 +151,13 @@ struct cutd {
 int64_t cutd_wall_ms(void);
 int64_t cutd_now_ms(void);
 
+/* Appends len bytes at data to msg as length-delimited protobuf field
+ * number field.  A batch is its packed header followed by its items this
+ * way, so queued items, packed once, are never re-encoded.  Returns 0 or
+ * an nng error. */
+int cutd_append_field(nng_msg *msg, unsigned field, const void *data,
+                      size_t len);
+
 /* Opens the store's batch for this loop turn if it is not open yet. */
 void cutd_db(struct cutd *d);
 
@@ -169,7 +176,7 @@ int peer_push(struct cutd *d, size_t node, const void *item, size_t len);
 uint64_t peer_next_seq(struct cutd *d, size_t node);
 /* Notes that link item seq to node carries application message app_seq. */
 void peer_note_data(struct cutd *d, size_t node, uint64_t seq,
-    uint64_t app_seq);
+                    uint64_t app_seq);
 
 /* app.c */
 int app_start(struct cutd *d);
@@ -177,7 +184,7 @@ void app_recv_all(struct cutd *d);
 void app_flush(struct cutd *d);
 /* Appends a delivery or a state request to the down stream. */
 int app_deliver(struct cutd *d, size_t from, const char *content_type,
-    const void *payload, size_t len, uint64_t seq);
+                const void *payload, size_t len, uint64_t seq);
 int app_request_state(struct cutd *d, const char *id);
 
 /* control.c */
@@ -193,16 +200,16 @@ void node_stop(struct cutd *d, const char *reason);
 /* Events from the sockets. */
 int node_initiate(struct cutd *d, uint32_t timeout_ms, char *ret_id);
 int node_app_send(struct cutd *d, const char *to, const char *content_type,
-    const void *payload, size_t len);
+                  const void *payload, size_t len);
 int node_state_reply(struct cutd *d, const char *id, const char *ctype,
-    const void *state, size_t len);
+                     const void *state, size_t len);
 int node_data(struct cutd *d, size_t from, uint64_t app_seq,
-    const char *content_type, const void *payload, size_t len);
+              const char *content_type, const void *payload, size_t len);
 int node_marker(struct cutd *d, size_t from, const char *id, uint64_t n);
 int node_part(struct cutd *d, size_t from, const void *part);
 int node_part_messages(struct cutd *d, size_t from, const void *chunk);
 int node_abort_msg(struct cutd *d, size_t from, const char *id,
-    const char *reason);
+                   const char *reason);
 void node_peer_restarted(struct cutd *d, size_t node);
 void node_timers(struct cutd *d, int64_t now);
 struct snap *node_find(struct cutd *d, const char *id);
@@ -211,7 +218,7 @@ struct snap *node_find(struct cutd *d, const char *id);
  * peer_next_seq()) and queues it on the link to node. */
 struct Cut__V1__PeerItem;
 int node_push_item(struct cutd *d, size_t node,
-    const struct Cut__V1__PeerItem *item);
+                   const struct Cut__V1__PeerItem *item);
 
 /* assembly.c */
 /* Sends this node's complete part of s to its initiator. */

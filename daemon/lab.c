@@ -795,3 +795,19 @@ lab_strerror(int err)
 	}
 	return "unknown lab error";
 }
+
+uint64_t
+lab_rng_next(struct lab_rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+uint64_t
+lab_rng_below(struct lab_rng *r, uint64_t n)
+{
+	return lab_rng_next(r) % n;
+}

@@ -122,4 +122,13 @@ int lab_result(const struct lab *lab, size_t s,
 
 const char *lab_strerror(int err);
 
+/* splitmix64: a small PRNG that gives the same numbers on every platform,
+ * so simulations replay exactly from their seed. */
+struct lab_rng {
+	uint64_t s;
+};
+uint64_t lab_rng_next(struct lab_rng *r);
+/* A number in 0 .. n-1 (n > 0). */
+uint64_t lab_rng_below(struct lab_rng *r, uint64_t n);
+
 #endif /* CUT_LAB_H */

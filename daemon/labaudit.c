@@ -18,7 +18,7 @@
 #define MAX_CHANNELS 6
 
 struct sim {
-	uint64_t rng;
+	struct lab_rng rng;
 	uint64_t now;
 	int fifo;
 	uint64_t last_due[MAX_CHANNELS];
@@ -40,21 +40,10 @@ static const struct scenario scenarios[LABAUDIT_CASES] = {
     {"non-FIFO marker overtake", 0, 8, 0, 0x5eed0006},
 };
 
-/* splitmix64: small, fast and the same on every platform. */
-static uint64_t
-next(struct sim *s)
-{
-	uint64_t z = (s->rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static uint64_t
 below(struct sim *s, uint64_t n)
 {
-	return next(s) % n;
+	return lab_rng_below(&s->rng, n);
 }
 
 static uint64_t
@@ -166,7 +155,7 @@ simulate(const struct scenario *sc, struct lab *lab)
 	int rv;
 
 	memset(&s, 0, sizeof(s));
-	s.rng = sc->seed;
+	s.rng.s = sc->seed;
 	s.fifo = sc->fifo;
 	lab_set_due(lab, due, &s);
 	if ((rv = build(lab)) != 0)

@@ -22,31 +22,17 @@
 #define MAX_NODES 12
 #define MAX_SNAPS 5
 
-struct rng {
-	uint64_t s;
-};
-
 static uint64_t
-next(struct rng *r)
+below(struct lab_rng *r, uint64_t n)
 {
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint64_t
-below(struct rng *r, uint64_t n)
-{
-	return next(r) % n;
+	return lab_rng_below(r, n);
 }
 
 static int
-build(struct lab *lab, struct rng *r)
+build(struct lab *lab, struct lab_rng *r)
 {
 	size_t n = 2 + below(r, MAX_NODES - 1);
-	char a[8], b[8];
+	char a[24], b[24];
 	int rv;
 
 	for (size_t i = 0; i < n; i++) {
@@ -68,7 +54,7 @@ build(struct lab *lab, struct rng *r)
 }
 
 static int
-random_send(struct lab *lab, struct rng *r)
+random_send(struct lab *lab, struct lab_rng *r)
 {
 	size_t ch = below(r, lab_channels(lab)), src, dst;
 	int64_t bal;
@@ -84,7 +70,7 @@ random_send(struct lab *lab, struct rng *r)
 /* Picks a deliverable frame: the head; with overtaking, any marker (an
  * application message never passes an older frame); or anything. */
 static int
-random_deliver(struct lab *lab, struct rng *r, enum labprops_order order)
+random_deliver(struct lab *lab, struct lab_rng *r, enum labprops_order order)
 {
 	size_t nch = lab_channels(lab), start = below(r, nch);
 
@@ -123,7 +109,7 @@ drain(struct lab *lab)
 }
 
 static int
-play(struct lab *lab, struct rng *r, enum labprops_order order)
+play(struct lab *lab, struct lab_rng *r, enum labprops_order order)
 {
 	size_t steps = 20 + below(r, 100), nsnaps = 1 + below(r, MAX_SNAPS);
 	size_t when[MAX_SNAPS];
@@ -194,7 +180,7 @@ scenario(uint64_t seed, enum engine_mode mode, enum labprops_order order,
 {
 	struct lab_snapshot_result s;
 	struct labprops_result before = *res;
-	struct rng r = {seed};
+	struct lab_rng r = {seed};
 	struct lab *lab = NULL;
 	int rv;
 

@@ -110,7 +110,7 @@ link_unacked(const struct link *l)
 
 int
 link_next(struct link *l, const void **ret_data, size_t *ret_len,
-    uint64_t *ret_seq)
+          uint64_t *ret_seq)
 {
 	const struct item *it;
 
@@ -200,7 +200,7 @@ link_accept(struct link *l, uint64_t seq, const void *data, size_t len)
 		return LINK_DROPPED;
 	memcpy(copy, data, len);
 	memmove(&l->held[pos + 1], &l->held[pos],
-	    (l->nheld - pos) * sizeof(*l->held));
+	        (l->nheld - pos) * sizeof(*l->held));
 	l->held[pos].seq = seq;
 	l->held[pos].data = copy;
 	l->held[pos].len = len;

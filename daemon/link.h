@@ -51,7 +51,7 @@ size_t link_unacked(const struct link *l);
 /* Hands out the next unsent item, borrowed until the next link_ack();
  * returns 0 if there is none. */
 int link_next(struct link *l, const void **ret_data, size_t *ret_len,
-    uint64_t *ret_seq);
+              uint64_t *ret_seq);
 /* Puts back the items handed out after seq (it was not sent after all). */
 void link_unsend(struct link *l, uint64_t seq);
 /* The receiver has everything up to upto: frees those items. */
@@ -65,7 +65,7 @@ uint64_t link_acked(const struct link *l);
 
 /* Judges an arriving item with sequence number seq; LINK_HELD copies it. */
 enum link_verdict link_accept(struct link *l, uint64_t seq, const void *data,
-    size_t len);
+                              size_t len);
 /* After a delivery, hands out the next held item if it is now in order
  * (the caller frees *ret_data with free()); returns 0 if none. */
 int link_release(struct link *l, void **ret_data, size_t *ret_len);

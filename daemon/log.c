@@ -16,8 +16,8 @@
 static int max_pri = LOG_INFO;
 static int journal;
 
-static const char *const names[] = {"emerg", "alert", "crit", "error",
-    "warning", "notice", "info", "debug"};
+static const char *const names[] = {"emerg",   "alert",  "crit", "error",
+                                    "warning", "notice", "info", "debug"};
 
 /* JOURNAL_STREAM is "DEV:INODE" of the journal's socket; it applies only
  * if stderr is still that socket (not redirected by a child's shell). */
@@ -33,7 +33,7 @@ stderr_is_journal(void)
 	if (fstat(2, &st) != 0)
 		return 0;
 	return (unsigned long long)st.st_dev == dev &&
-	    (unsigned long long)st.st_ino == ino;
+	       (unsigned long long)st.st_ino == ino;
 }
 
 void

@@ -22,10 +22,10 @@ int log_level_parse(const char *name);
 void log_msg(int pri, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-#define log_err(...) log_msg(LOG_ERR, __VA_ARGS__)
-#define log_warnx(...) log_msg(LOG_WARNING, __VA_ARGS__)
+#define log_err(...)    log_msg(LOG_ERR, __VA_ARGS__)
+#define log_warnx(...)  log_msg(LOG_WARNING, __VA_ARGS__)
 #define log_notice(...) log_msg(LOG_NOTICE, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
-#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+#define log_info(...)   log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...)  log_msg(LOG_DEBUG, __VA_ARGS__)
 
 #endif /* CUT_LOG_H */

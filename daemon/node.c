@@ -125,11 +125,11 @@ node_start(struct cutd *d)
 		return rv;
 	cutd_db(d);
 	if (store_abort_unfinished(d->store, "daemon restarted", cutd_wall_ms(),
-		&aborted) == 0 &&
+	                           &aborted) == 0 &&
 	    aborted > 0)
 		log_notice("marked %" PRIu32 " unfinished snapshots aborted: "
-			   "daemon restarted",
-		    aborted);
+		           "daemon restarted",
+		           aborted);
 	return 0;
 }
 
@@ -142,7 +142,7 @@ node_stop(struct cutd *d, const char *reason)
 		if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING) {
 			cutd_db(d);
 			store_finish(d->store, s->id, STORE_ABORTED, reason,
-			    cutd_wall_ms());
+			             cutd_wall_ms());
 			s->state = SNAP_ABORTED;
 			control_wake(d, s, cutd_now_ms());
 		}
@@ -201,7 +201,7 @@ send_abort(struct cutd *d, size_t node, const char *id, const char *reason)
 
 int
 node_app_send(struct cutd *d, const char *to, const char *content_type,
-    const void *payload, size_t len)
+              const void *payload, size_t len)
 {
 	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerData data = CUT__V1__PEER_DATA__INIT;
@@ -221,7 +221,8 @@ node_app_send(struct cutd *d, const char *to, const char *content_type,
 	item.data = &data;
 	/* Count the send only once the message is queued: the count is
 	 * what the next marker carries. */
-	data.app_seq = engine_sent_count(d->eng, (size_t)d->peers[node].out_chan) + 1;
+	data.app_seq =
+	    engine_sent_count(d->eng, (size_t)d->peers[node].out_chan) + 1;
 	if ((rv = node_push_item(d, (size_t)node, &item)) != 0)
 		return rv;
 	peer_note_data(d, (size_t)node, data.seq, data.app_seq);
@@ -238,7 +239,8 @@ node_initiate(struct cutd *d, uint32_t timeout_ms, char *ret_id)
 	snprintf(id, sizeof(id), "%s:%" PRIu64, d->name, ++d->next_snap);
 	if (node_find(d, id) != NULL)
 		return ENGINE_EEXIST;
-	s = snap_new(d, id, d->self, timeout_ms ? timeout_ms : d->cfg->deadline_ms);
+	s = snap_new(d, id, d->self,
+	             timeout_ms ? timeout_ms : d->cfg->deadline_ms);
 	if (s == NULL)
 		return ENGINE_ENOMEM;
 	if ((rv = engine_initiate(d->eng, id)) != 0) {
@@ -247,10 +249,11 @@ node_initiate(struct cutd *d, uint32_t timeout_ms, char *ret_id)
 		return rv;
 	}
 	cutd_db(d);
-	if ((rv = store_snapshot_create(d->store, id, d->name, 1,
-		 cutd_wall_ms(), (uint32_t)d->cfg->nnodes)) != 0)
+	if ((rv =
+	         store_snapshot_create(d->store, id, d->name, 1, cutd_wall_ms(),
+	                               (uint32_t)d->cfg->nnodes)) != 0)
 		log_err("snapshot %s: cannot store it: %s", id,
-		    store_errmsg(d->store));
+		        store_errmsg(d->store));
 	log_info("snapshot %s: initiated", id);
 	memcpy(ret_id, id, strlen(id) + 1);
 	return perform(d, NULL);
@@ -258,7 +261,7 @@ node_initiate(struct cutd *d, uint32_t timeout_ms, char *ret_id)
 
 int
 node_state_reply(struct cutd *d, const char *id, const char *ctype,
-    const void *state, size_t len)
+                 const void *state, size_t len)
 {
 	struct snap *s = node_find(d, id);
 	int rv;
@@ -270,16 +273,16 @@ node_state_reply(struct cutd *d, const char *id, const char *ctype,
 	s->state_recorded = 1;
 	cutd_db(d);
 	if (store_put_state(d->store, id, d->name,
-		ctype ? ctype : "application/octet-stream", state, len,
-		cutd_wall_ms()) != 0)
+	                    ctype ? ctype : "application/octet-stream", state,
+	                    len, cutd_wall_ms()) != 0)
 		log_err("snapshot %s: cannot store the local state: %s", id,
-		    store_errmsg(d->store));
+		        store_errmsg(d->store));
 	return perform(d, NULL);
 }
 
 int
 node_data(struct cutd *d, size_t from, uint64_t app_seq,
-    const char *content_type, const void *payload, size_t len)
+          const char *content_type, const void *payload, size_t len)
 {
 	struct delivery dl = {content_type, payload, len};
 	long in = d->peers[from].in_chan;
@@ -344,13 +347,13 @@ node_marker(struct cutd *d, size_t from, const char *id, uint64_t n)
 	}
 	if (created) {
 		cutd_db(d);
-		if (store_snapshot_create(d->store, id,
-			d->cfg->nodes[init].name, 0, cutd_wall_ms(),
-			(uint32_t)d->cfg->nnodes) != 0)
+		if (store_snapshot_create(
+		        d->store, id, d->cfg->nodes[init].name, 0,
+		        cutd_wall_ms(), (uint32_t)d->cfg->nnodes) != 0)
 			log_err("snapshot %s: cannot store it: %s", id,
-			    store_errmsg(d->store));
+			        store_errmsg(d->store));
 		log_info("snapshot %s: first marker, from %s", id,
-		    d->cfg->nodes[from].name);
+		         d->cfg->nodes[from].name);
 	}
 	return perform(d, NULL);
 }
@@ -368,9 +371,9 @@ abort_snap(struct cutd *d, struct snap *s, const char *reason)
 		engine_abort(d->eng, s->id);
 	cutd_db(d);
 	if (store_finish(d->store, s->id, STORE_ABORTED, reason,
-		cutd_wall_ms()) == STORE_ESTATE)
+	                 cutd_wall_ms()) == STORE_ESTATE)
 		log_info("snapshot %s: its part here had already completed",
-		    s->id);
+		         s->id);
 	s->state = SNAP_ABORTED;
 	s->ended_ms = cutd_now_ms();
 	log_warnx("snapshot %s: aborted: %s", s->id, reason);
@@ -379,8 +382,8 @@ abort_snap(struct cutd *d, struct snap *s, const char *reason)
 			if (v != d->self &&
 			    send_abort(d, v, s->id, reason) != 0)
 				log_err("snapshot %s: cannot tell %s it was "
-					"aborted",
-				    s->id, d->cfg->nodes[v].name);
+				        "aborted",
+				        s->id, d->cfg->nodes[v].name);
 	control_wake(d, s, cutd_now_ms());
 }
 
@@ -400,14 +403,13 @@ add_reason(struct snap *s, const char *reason)
 		second = reason;
 	}
 	snprintf(both, sizeof(both), "%.399s%s%.399s", first,
-	    second[0] != '\0' ? "; " : "", second);
+	         second[0] != '\0' ? "; " : "", second);
 	memcpy(s->reasons, both, sizeof(s->reasons) - 1);
 	s->reasons[sizeof(s->reasons) - 1] = '\0';
 }
 
 int
-node_abort_msg(struct cutd *d, size_t from, const char *id,
-    const char *reason)
+node_abort_msg(struct cutd *d, size_t from, const char *id, const char *reason)
 {
 	struct snap *s = node_find(d, id);
 
@@ -431,19 +433,20 @@ local_reason(struct cutd *d, const struct snap *s, char *buf, size_t len)
 	size_t off;
 
 	if (!s->state_recorded) {
-		snprintf(buf, len, "%s: %s", d->name,
+		snprintf(
+		    buf, len, "%s: %s", d->name,
 		    atomic_load(&d->app_pipes) == 0
-			? "no application connected to answer the state "
-			  "request"
-			: "the application did not answer the state request");
+		        ? "no application connected to answer the state "
+		          "request"
+		        : "the application did not answer the state request");
 		return;
 	}
 	off = (size_t)snprintf(buf, len, "%s: no marker on channel", d->name);
 	for (size_t i = 0; i < d->n_in && off < len; i++)
 		if (!s->in[i].done)
-			off += (size_t)snprintf(buf + off, len - off,
-			    " %s -> %s", d->cfg->nodes[s->in[i].src].name,
-			    d->name);
+			off += (size_t)snprintf(
+			    buf + off, len - off, " %s -> %s",
+			    d->cfg->nodes[s->in[i].src].name, d->name);
 }
 
 static void
@@ -454,7 +457,7 @@ initiator_reason(struct cutd *d, const struct snap *s, char *buf, size_t len)
 	for (size_t v = 0; v < s->nparts && off < len; v++)
 		if (!s->parts[v].done)
 			off += (size_t)snprintf(buf + off, len - off, " %s",
-			    d->cfg->nodes[v].name);
+			                        d->cfg->nodes[v].name);
 	if (off < len)
 		snprintf(buf + off, len - off, " by the deadline");
 }
@@ -510,7 +513,7 @@ node_peer_restarted(struct cutd *d, size_t node)
 	char reason[128];
 
 	snprintf(reason, sizeof(reason), "%s restarted",
-	    d->cfg->nodes[node].name);
+	         d->cfg->nodes[node].name);
 	for (struct snap *s = d->snaps; s != NULL; s = s->next)
 		if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING)
 			abort_snap(d, s, reason);
@@ -530,13 +533,13 @@ part_complete(struct cutd *d, struct snap *s)
 	}
 	if (assembly_send_part(d, s) != 0)
 		log_err("snapshot %s: cannot send the part to %s", s->id,
-		    d->cfg->nodes[s->initiator].name);
+		        d->cfg->nodes[s->initiator].name);
 	cutd_db(d);
 	store_finish(d->store, s->id, STORE_COMPLETE, NULL, cutd_wall_ms());
 	s->state = SNAP_DONE;
 	s->ended_ms = cutd_now_ms();
 	log_info("snapshot %s: part complete, sent to %s", s->id,
-	    d->cfg->nodes[s->initiator].name);
+	         d->cfg->nodes[s->initiator].name);
 	control_wake(d, s, cutd_now_ms());
 }
 
@@ -561,22 +564,23 @@ channel_done(struct cutd *d, struct snap *s, const struct engine_action *a)
 	cutd_db(d);
 	if (store_put_channel(d->store, s->id, &sc) != 0)
 		log_err("snapshot %s: cannot store channel %s -> %s: %s", s->id,
-		    sc.src, sc.dst, store_errmsg(d->store));
+		        sc.src, sc.dst, store_errmsg(d->store));
 }
 
 static void
 record(struct cutd *d, struct snap *s, const struct engine_action *a,
-    const struct delivery *dl)
+       const struct delivery *dl)
 {
 	struct part_chan *c = &s->in[a->chan];
 
 	audit_seqs_add(&c->seqs, a->seq);
 	cutd_db(d);
 	if (store_put_message(d->store, s->id, d->cfg->nodes[c->src].name,
-		d->name, a->seq, dl->content_type, dl->payload, dl->len) != 0)
+	                      d->name, a->seq, dl->content_type, dl->payload,
+	                      dl->len) != 0)
 		log_err("snapshot %s: cannot store a message of %s -> %s: %s",
-		    s->id, d->cfg->nodes[c->src].name, d->name,
-		    store_errmsg(d->store));
+		        s->id, d->cfg->nodes[c->src].name, d->name,
+		        store_errmsg(d->store));
 }
 
 /* Carries out the actions of the last engine event.  dl is the message
@@ -595,7 +599,7 @@ perform(struct cutd *d, const struct delivery *dl)
 
 		if (s == NULL) {
 			log_err("engine action for unknown snapshot %s",
-			    a->snap);
+			        a->snap);
 			continue;
 		}
 		switch (a->kind) {
@@ -605,7 +609,7 @@ perform(struct cutd *d, const struct delivery *dl)
 			break;
 		case ENGINE_SEND_MARKER:
 			rv = send_marker(d, d->out_node[a->chan], s->id,
-			    a->count);
+			                 a->count);
 			break;
 		case ENGINE_RECORD_MESSAGE:
 			if (dl != NULL)

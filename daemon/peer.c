@@ -4,9 +4,9 @@
  * Each daemon listens with one pair1 socket in polyamorous mode, which only
  * receives, and dials every other node with a pair1 socket, which only
  * sends.  (nng 1.5.2's push0 can crash when a connection closes under
- * load, nng issue #1653; pair1 does not.)  A batch (PeerBatch) carries a hello, an ack and as
- * many queued link items as fit in BATCH_BYTES.  Items are packed once,
- * when queued, and a batch is the packed header followed by the items as
+ * load, nng issue #1653; pair1 does not.)  A batch (PeerBatch) carries a hello,
+ * an ack and as many queued link items as fit in BATCH_BYTES.  Items are packed
+ * once, when queued, and a batch is the packed header followed by the items as
  * field 4 of PeerBatch, so sending never re-encodes.
  *
  * Reliability lives in link.c; this file decides when to resend (after a
@@ -23,7 +23,7 @@
 #include "cutproto.h"
 #include "log.h"
 
-#define RECV_PER_TURN 256
+#define RECV_PER_TURN    256
 #define BATCHES_PER_TURN 64
 
 static void
@@ -81,8 +81,8 @@ dial_peer(struct cutd *d, struct peer *p)
 	nng_pipe_notify(p->push, NNG_PIPE_EV_ADD_POST, pipe_event, p);
 	nng_pipe_notify(p->push, NNG_PIPE_EV_REM_POST, pipe_event, p);
 	if ((rv = nng_dial(p->push, url, NULL, NNG_FLAG_NONBLOCK)) != 0)
-		log_err("cannot dial %s at %s: %s",
-		    d->cfg->nodes[p->node].name, url, nng_strerror(rv));
+		log_err("cannot dial %s at %s: %s", d->cfg->nodes[p->node].name,
+		        url, nng_strerror(rv));
 	return rv;
 }
 
@@ -100,7 +100,7 @@ listen_peers(struct cutd *d)
 	/* A batch holds at most one item over BATCH_BYTES, and no item is
 	 * much larger than the largest application message. */
 	nng_socket_set_size(d->pull, NNG_OPT_RECVMAXSZ,
-	    d->cfg->max_message + BATCH_BYTES + 64 * 1024);
+	                    d->cfg->max_message + BATCH_BYTES + 64 * 1024);
 	if ((rv = nng_listen(d->pull, url, NULL, 0)) != 0)
 		log_err("cannot listen on %s: %s", url, nng_strerror(rv));
 	return rv;
@@ -172,16 +172,17 @@ peer_note_data(struct cutd *d, size_t node, uint64_t seq, uint64_t app_seq)
 		size_t live = p->tail - p->head;
 		if (p->head > 0 && live < p->cap / 2) {
 			memmove(p->unacked, p->unacked + p->head,
-			    live * sizeof(*p->unacked));
+			        live * sizeof(*p->unacked));
 		} else {
 			size_t cap = p->cap ? p->cap * 2 : 256;
-			void *v = realloc(p->unacked, cap * sizeof(*p->unacked));
+			void *v =
+			    realloc(p->unacked, cap * sizeof(*p->unacked));
 			if (v == NULL)
 				return; /* the count only lags */
 			p->unacked = v;
 			p->cap = cap;
 			memmove(p->unacked, p->unacked + p->head,
-			    live * sizeof(*p->unacked));
+			        live * sizeof(*p->unacked));
 		}
 		p->head = 0;
 		p->tail = live;
@@ -198,7 +199,7 @@ restarted(struct cutd *d, struct peer *p)
 	size_t lost = link_unacked(p->out);
 
 	log_warnx("%s restarted; %zu unacknowledged items to it are dropped",
-	    d->cfg->nodes[p->node].name, lost);
+	          d->cfg->nodes[p->node].name, lost);
 	node_peer_restarted(d, p->node);
 	p->head = p->tail = 0;
 	p->app_acked = 0;
@@ -228,15 +229,15 @@ dispatch(struct cutd *d, struct peer *p, const Cut__V1__PeerItem *it)
 			break;
 		}
 		rv = node_data(d, p->node, it->data->app_seq,
-		    it->data->content_type, it->data->payload.data,
-		    it->data->payload.len);
+		               it->data->content_type, it->data->payload.data,
+		               it->data->payload.len);
 		break;
 	case CUT__V1__PEER_ITEM__ITEM_MARKER:
 		rv = node_marker(d, p->node, it->marker->snapshot_id,
-		    it->marker->count);
+		                 it->marker->count);
 		if (rv == ENGINE_EDUP || rv == ENGINE_ESTATE) {
 			log_debug("late or duplicate marker %s from %s",
-			    it->marker->snapshot_id, from);
+			          it->marker->snapshot_id, from);
 			rv = 0;
 		}
 		break;
@@ -248,7 +249,7 @@ dispatch(struct cutd *d, struct peer *p, const Cut__V1__PeerItem *it)
 		break;
 	case CUT__V1__PEER_ITEM__ITEM_ABORT:
 		rv = node_abort_msg(d, p->node, it->abort->snapshot_id,
-		    it->abort->reason);
+		                    it->abort->reason);
 		break;
 	default:
 		rv = ENGINE_EINVAL;
@@ -304,8 +305,8 @@ sequenced(struct cutd *d, struct peer *p, const Cut__V1__PeerItem *it)
 		return;
 	dispatch(d, p, it);
 	while (link_release(p->in, &held, &len)) {
-		Cut__V1__PeerItem *h = cut__v1__peer_item__unpack(NULL, len,
-		    held);
+		Cut__V1__PeerItem *h =
+		    cut__v1__peer_item__unpack(NULL, len, held);
 		free(held);
 		if (h == NULL)
 			continue;
@@ -417,31 +418,13 @@ peer_recv_all(struct cutd *d)
 	}
 }
 
-/* Appends data as field 4 (items) of a PeerBatch. */
-static int
-append_item(nng_msg *msg, const void *data, size_t len)
-{
-	uint8_t hdr[11];
-	size_t n = 0;
-	uint64_t v = len;
-
-	hdr[n++] = (4 << 3) | 2;
-	do {
-		hdr[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v != 0);
-	if (nng_msg_append(msg, hdr, n) != 0)
-		return -1;
-	return nng_msg_append(msg, data, len);
-}
-
 static int
 append_packed(nng_msg *msg, const Cut__V1__PeerItem *it)
 {
 	uint8_t buf[64];
 	size_t len = cut__v1__peer_item__pack(it, buf);
 
-	return append_item(msg, buf, len);
+	return cutd_append_field(msg, 4, buf, len);
 }
 
 static int
@@ -508,7 +491,7 @@ flush_one(struct cutd *d, struct peer *p)
 	while (bytes < BATCH_BYTES && link_next(p->out, &data, &len, &seq)) {
 		if (first == 0)
 			first = seq;
-		if (append_item(msg, data, len) != 0)
+		if (cutd_append_field(msg, 4, data, len) != 0)
 			goto fail;
 		bytes += len;
 		items++;
