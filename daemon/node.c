@@ -96,6 +96,24 @@ snap_unlink(struct cutd *d, struct snap *s)
 		}
 }
 
+/* Finds the highest counter among this node's snapshot ids, so that ids
+ * stay unique across restarts. */
+static int
+highest_id(const struct store_snapshot *ss, void *arg)
+{
+	struct cutd *d = arg;
+	size_t len = strlen(d->name);
+	char *end;
+	unsigned long long k;
+
+	if (strncmp(ss->id, d->name, len) != 0 || ss->id[len] != ':')
+		return 0;
+	k = strtoull(ss->id + len + 1, &end, 10);
+	if (*end == '\0' && k > d->next_snap)
+		d->next_snap = k;
+	return 0;
+}
+
 int
 node_start(struct cutd *d)
 {
@@ -123,6 +141,8 @@ node_start(struct cutd *d)
 	d->n_out = n_out;
 	if ((rv = engine_new(ENGINE_COUNTED, n_in, n_out, &d->eng)) != 0)
 		return rv;
+	if (store_list(d->store, highest_id, d) != 0)
+		log_err("cannot read the snapshots: %s", store_errmsg(d->store));
 	cutd_db(d);
 	if (store_abort_unfinished(d->store, "daemon restarted", cutd_wall_ms(),
 	                           &aborted) == 0 &&
