@@ -4,9 +4,11 @@
 # when not run as root.
 set -eu
 
+# systemd brings systemd-analyze, which checks the unit, and python3 parses
+# cutctl's JSON: both for the tests in tests/ops.
 pkgs="build-essential cmake pkg-config libnng-dev libprotobuf-c-dev
 protobuf-c-compiler libsqlite3-dev sqlite3 libcriterion-dev libinih-dev
-libsystemd-dev"
+libsystemd-dev systemd python3"
 
 missing=""
 for p in $pkgs; do
