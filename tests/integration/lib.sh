@@ -184,6 +184,17 @@ stop_apps() {
 	done
 }
 
+# expect_rc WANT COMMAND...: runs COMMAND with stdout in $T/out and
+# stderr in $T/err, and fails unless it exits WANT.
+expect_rc() {
+	want=$1
+	shift
+	"$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	[ "$rc" = "$want" ] || fail "$* exited $rc, want $want;" \
+		"stdout: $(cat "$T/out"); stderr: $(cat "$T/err")"
+}
+
 pass() {
 	echo "PASS: $*"
 	exit 0

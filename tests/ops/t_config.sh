@@ -8,17 +8,6 @@
 DEADLINE_MS=20000
 . "$(dirname "$0")/../integration/lib.sh"
 
-# expect_rc WANT COMMAND...: runs COMMAND with stdout in $T/out and
-# stderr in $T/err, and fails unless it exits WANT.
-expect_rc() {
-	want=$1
-	shift
-	"$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	[ "$rc" = "$want" ] || fail "$* exited $rc, want $want;" \
-		"stdout: $(cat "$T/out"); stderr: $(cat "$T/err")"
-}
-
 # has FILE TEXT: FILE has a line that is exactly TEXT.
 has() {
 	grep -qxF -- "$2" "$1" || fail "$1 has no line '$2': $(cat "$1")"

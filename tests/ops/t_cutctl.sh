@@ -7,17 +7,6 @@
 command -v python3 >/dev/null 2>&1 ||
 	fail "python3 is missing (deploy/deps.sh installs it)"
 
-# expect_rc WANT COMMAND...: runs COMMAND with stdout in $T/out and
-# stderr in $T/err, and fails unless it exits WANT.
-expect_rc() {
-	want=$1
-	shift
-	"$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	[ "$rc" = "$want" ] || fail "$* exited $rc, want $want;" \
-		"stdout: $(cat "$T/out"); stderr: $(cat "$T/err")"
-}
-
 # jtest FILE EXPR...: FILE holds exactly one JSON document, d, for which
 # each Python expression EXPR is true.
 jtest() {
