@@ -194,13 +194,22 @@ app_send(struct cutd *d, const Cut__V1__AppSend *s)
 		    "message larger than max_message");
 		return;
 	}
-	rv = node_app_send(d, s->to, s->content_type, s->payload.data,
-	                   s->payload.len);
+	if (cutd_ctype(s->content_type) == NULL) {
+		bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM, "bad content type");
+		return;
+	}
+	rv = node_app_send(d, s->to, cutd_ctype(s->content_type),
+	                   s->payload.data, s->payload.len);
 	if (rv == ENGINE_ENOCHAN)
 		bad(d, CUT__V1__APP_ERROR__CODE__UNKNOWN_NODE,
 		    "no channel to that node");
+	else if (rv == LINK_EFULL)
+		app_error(d, CUT__V1__APP_ERROR__CODE__BACKPRESSURE,
+		          "too many messages unacknowledged on that channel; "
+		          "message not sent");
 	else if (rv != 0)
-		log_err("cannot queue a message to %s: %d", s->to, rv);
+		app_error(d, CUT__V1__APP_ERROR__CODE__BACKPRESSURE,
+		          "out of memory; message not sent");
 }
 
 /* Handles one item that arrived on connection pipe.  Only the connection
@@ -224,10 +233,14 @@ item(struct cutd *d, uint32_t pipe, const Cut__V1__AppItem *it)
 		if (it->state_reply->state.len > d->cfg->max_message)
 			bad(d, CUT__V1__APP_ERROR__CODE__TOO_LARGE,
 			    "state larger than max_message");
-		else if (node_state_reply(d, it->state_reply->snapshot_id,
-		                          it->state_reply->content_type,
-		                          it->state_reply->state.data,
-		                          it->state_reply->state.len) != 0)
+		else if (cutd_ctype(it->state_reply->content_type) == NULL)
+			bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
+			    "bad content type");
+		else if (node_state_reply(
+		             d, it->state_reply->snapshot_id,
+		             cutd_ctype(it->state_reply->content_type),
+		             it->state_reply->state.data,
+		             it->state_reply->state.len) != 0)
 			app_error(d, CUT__V1__APP_ERROR__CODE__UNKNOWN_SNAPSHOT,
 			          "no state request pending for that snapshot");
 		break;

@@ -10,6 +10,7 @@
  * from the messages that actually arrived, so the audit judges the data
  * stored, not a claim about it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +170,10 @@ assembly_send_part(struct cutd *d, struct snap *s)
 		goto out;
 	if ((rv = store_foreach_state(d->store, s->id, copy_state, &sc)) != 0)
 		goto out;
+	if (!sc.found) {
+		rv = STORE_ENOENT; /* the local state never made it to disk */
+		goto out;
+	}
 	for (size_t i = 0; i < d->n_in; i++) {
 		const struct part_chan *pc = &s->in[i];
 		cut__v1__part_channel__init(&chans[i]);
@@ -207,7 +212,27 @@ struct collect {
 	struct audit_channel *rec;
 	size_t n, cap;
 	int bad;
+	const char **parts;
+	size_t *nparts, maxparts;
 };
+
+static int
+collect_state(const char *node, const char *ctype, const void *state,
+              size_t len, void *arg)
+{
+	struct collect *c = arg;
+	int v = config_node_index(c->d->cfg, node);
+
+	(void)ctype;
+	(void)state;
+	(void)len;
+	if (v < 0 || *c->nparts == c->maxparts) {
+		c->bad = 1;
+		return 0;
+	}
+	c->parts[(*c->nparts)++] = c->d->cfg->nodes[v].name;
+	return 0;
+}
 
 static int
 collect_channel(const struct store_channel *ch, void *arg)
@@ -258,11 +283,15 @@ audit_snap(struct cutd *d, struct snap *s, struct audit_report *ret)
 	dst = calloc(cfg->nchans + 1, sizeof(*dst));
 	if (!names || !parts || !src || !dst)
 		goto out;
-	for (size_t v = 0; v < cfg->nnodes; v++) {
+	for (size_t v = 0; v < cfg->nnodes; v++)
 		names[v] = cfg->nodes[v].name;
-		if (s->parts[v].done)
-			parts[in.nparts++] = cfg->nodes[v].name;
-	}
+	c.parts = parts;
+	c.nparts = &in.nparts;
+	c.maxparts = cfg->nnodes;
+	/* A part counts when its state is in the database, not because a
+	 * message said so. */
+	if ((rv = store_foreach_state(d->store, s->id, collect_state, &c)) != 0)
+		goto out;
 	for (size_t i = 0; i < cfg->nchans; i++) {
 		src[i] = cfg->nodes[cfg->chans[i].src].name;
 		dst[i] = cfg->nodes[cfg->chans[i].dst].name;
@@ -279,6 +308,12 @@ audit_snap(struct cutd *d, struct snap *s, struct audit_report *ret)
 	in.recorded = c.rec;
 	in.nrecorded = c.n;
 	audit_run(&in, ret);
+	if (c.bad) {
+		ret->consistent = 0;
+		snprintf(
+		    ret->reason, sizeof(ret->reason),
+		    "the database holds rows for nodes not in the cluster");
+	}
 out:
 	free(names);
 	free(parts);
@@ -384,6 +419,7 @@ part_channels(struct cutd *d, size_t from, const Cut__V1__PeerPart *p,
               struct incoming_part *ip, uint64_t *ret_total)
 {
 	uint64_t total = 0;
+	size_t declared_in = 0;
 
 	if ((ip->chans = calloc(p->n_channels + 1, sizeof(*ip->chans))) == NULL)
 		return ENGINE_ENOMEM;
@@ -399,8 +435,15 @@ part_channels(struct cutd *d, size_t from, const Cut__V1__PeerPart *p,
 		ip->chans[ip->nchans].n = p->channels[i]->n;
 		audit_seqs_init(&ip->chans[ip->nchans].seqs);
 		ip->nchans++;
+		if (total + p->channels[i]->count < total)
+			return ENGINE_EINVAL;
 		total += p->channels[i]->count;
 	}
+	/* Every channel into the sender, no more and no fewer. */
+	for (size_t c = 0; c < d->cfg->nchans; c++)
+		declared_in += d->cfg->chans[c].dst == from;
+	if (ip->nchans != declared_in)
+		return ENGINE_EINVAL;
 	*ret_total = total;
 	return 0;
 }
@@ -416,7 +459,9 @@ node_part(struct cutd *d, size_t from, const void *msg)
 
 	if ((s = assembling(d, p->snapshot_id, &rv)) == NULL)
 		return rv;
-	if (strcmp(p->node, d->cfg->nodes[from].name) != 0)
+	if (strcmp(p->node, d->cfg->nodes[from].name) != 0 ||
+	    cutd_ctype(p->content_type) == NULL ||
+	    p->state.len > d->cfg->max_message)
 		return ENGINE_EINVAL;
 	ip = &s->parts[from];
 	if (ip->started)
@@ -430,11 +475,11 @@ node_part(struct cutd *d, size_t from, const void *msg)
 	ip->started = 1;
 	cutd_db(d);
 	if (store_put_state(d->store, s->id, p->node,
-	                    p->content_type ? p->content_type
-	                                    : "application/octet-stream",
-	                    p->state.data, p->state.len, cutd_wall_ms()) != 0)
-		log_err("snapshot %s: cannot store the state of %s: %s", s->id,
-		        p->node, store_errmsg(d->store));
+	                    cutd_ctype(p->content_type), p->state.data,
+	                    p->state.len, cutd_wall_ms()) != 0) {
+		node_give_up(d, s, "cannot store a part's state");
+		return 0;
+	}
 	if (total == 0)
 		finish_part(d, s, from);
 	return 0;
@@ -463,10 +508,13 @@ node_part_messages(struct cutd *d, size_t from, const void *msg)
 	cutd_db(d);
 	for (size_t i = 0; i < pm->n_messages; i++) {
 		const Cut__V1__ChannelMessage *m = pm->messages[i];
-		if (store_put_message(d->store, s->id, pm->src,
+		/* A message that cannot be stored is left out, and the
+		 * audit, which counts what was stored, says so. */
+		if (cutd_ctype(m->content_type) == NULL ||
+		    store_put_message(d->store, s->id, pm->src,
 		                      d->cfg->nodes[from].name, m->seq,
-		                      m->content_type, m->payload.data,
-		                      m->payload.len) != 0) {
+		                      cutd_ctype(m->content_type),
+		                      m->payload.data, m->payload.len) != 0) {
 			log_warnx("snapshot %s: message %llu of %s -> %s not "
 			          "stored: %s",
 			          s->id, (unsigned long long)m->seq, pm->src,

@@ -456,6 +456,14 @@ do_wait(struct cutd *d, nng_msg *req, uint64_t request_id,
 		goto out;
 	}
 	s = node_find(d, rq->snapshot_id);
+	/* A resent Wait that is already waiting: answer once, later. */
+	for (w = s != NULL ? s->waiters : NULL; w != NULL; w = w->next)
+		if (w->request_id == request_id && request_id != 0) {
+			nng_msg_free(w->req);
+			w->req = req;
+			r->deferred = 1;
+			goto out;
+		}
 	if (s == NULL || s->state == SNAP_DONE || s->state == SNAP_ABORTED ||
 	    (w = calloc(1, sizeof(*w))) == NULL) {
 		info_reply(d, r, rq->snapshot_id, rq->include_states,

@@ -50,6 +50,21 @@ cutd_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+const char *
+cutd_ctype(const char *ctype)
+{
+	size_t len;
+
+	if (ctype == NULL || ctype[0] == '\0')
+		return "application/octet-stream";
+	if ((len = strnlen(ctype, 256)) > 255)
+		return NULL;
+	for (size_t i = 0; i < len; i++)
+		if (ctype[i] < ' ' || ctype[i] > '~')
+			return NULL;
+	return ctype;
+}
+
 int
 cutd_append_field(nng_msg *msg, unsigned field, const void *data, size_t len)
 {
@@ -382,7 +397,9 @@ run(struct cutd *d, int sfd)
 		node_timers(d, now);
 		peer_timers(d, now);
 		commit(d);
-		peer_flush(d);
+		/* Nothing leaves before what it stands for is on disk. */
+		if (!d->batch_open)
+			peer_flush(d);
 		app_flush(d);
 		notify_status(d, now, &last_status);
 	}

@@ -158,6 +158,11 @@ int64_t cutd_now_ms(void);
 int cutd_append_field(nng_msg *msg, unsigned field, const void *data,
                       size_t len);
 
+/* The content type to store for ctype as it came in: NULL or "" become
+ * "application/octet-stream"; anything over 255 bytes or with bytes
+ * outside printable ASCII is refused (NULL). */
+const char *cutd_ctype(const char *ctype);
+
 /* Opens the store's batch for this loop turn if it is not open yet. */
 void cutd_db(struct cutd *d);
 
@@ -212,6 +217,9 @@ int node_abort_msg(struct cutd *d, size_t from, const char *id,
                    const char *reason);
 void node_peer_restarted(struct cutd *d, size_t node);
 void node_timers(struct cutd *d, int64_t now);
+/* This node cannot finish s because what failed ("cannot store ..."); the
+ * store's last error completes the reason. */
+void node_give_up(struct cutd *d, struct snap *s, const char *what);
 struct snap *node_find(struct cutd *d, const char *id);
 
 /* Packs a peer item (a Cut__V1__PeerItem whose seq is already

@@ -193,6 +193,9 @@ link_accept(struct link *l, uint64_t seq, const void *data, size_t len)
 		l->expected++;
 		return LINK_DELIVER;
 	}
+	/* Further ahead than the buffer could ever fill: not worth holding. */
+	if (seq - l->expected > l->max_held)
+		return LINK_DROPPED;
 	pos = held_pos(l, seq, &found);
 	if (found)
 		return LINK_DUP;

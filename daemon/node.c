@@ -142,7 +142,8 @@ node_start(struct cutd *d)
 	if ((rv = engine_new(ENGINE_COUNTED, n_in, n_out, &d->eng)) != 0)
 		return rv;
 	if (store_list(d->store, highest_id, d) != 0)
-		log_err("cannot read the snapshots: %s", store_errmsg(d->store));
+		log_err("cannot read the snapshots: %s",
+		        store_errmsg(d->store));
 	cutd_db(d);
 	if (store_abort_unfinished(d->store, "daemon restarted", cutd_wall_ms(),
 	                           &aborted) == 0 &&
@@ -288,15 +289,15 @@ node_state_reply(struct cutd *d, const char *id, const char *ctype,
 
 	if (s == NULL || s->state != SNAP_RUNNING || s->state_recorded)
 		return ENGINE_ESTATE;
+	cutd_db(d);
+	if (store_put_state(d->store, id, d->name, ctype, state, len,
+	                    cutd_wall_ms()) != 0) {
+		node_give_up(d, s, "cannot store the local state");
+		return 0;
+	}
 	if ((rv = engine_state_recorded(d->eng, id)) != 0)
 		return rv;
 	s->state_recorded = 1;
-	cutd_db(d);
-	if (store_put_state(d->store, id, d->name,
-	                    ctype ? ctype : "application/octet-stream", state,
-	                    len, cutd_wall_ms()) != 0)
-		log_err("snapshot %s: cannot store the local state: %s", id,
-		        store_errmsg(d->store));
 	return perform(d, NULL);
 }
 
@@ -482,16 +483,39 @@ initiator_reason(struct cutd *d, const struct snap *s, char *buf, size_t len)
 		snprintf(buf + off, len - off, " by the deadline");
 }
 
+/* This node cannot finish its part of s, for reason: a participant tells
+ * the initiator; either way s ends here. */
+static void
+give_up(struct cutd *d, struct snap *s, const char *reason)
+{
+	if (s->state == SNAP_ABORTED)
+		return;
+	if (s->initiator == d->self) {
+		add_reason(s, reason);
+		abort_snap(d, s, s->reasons);
+		return;
+	}
+	if (send_abort(d, s->initiator, s->id, reason) != 0)
+		log_err("snapshot %s: cannot tell the initiator why", s->id);
+	abort_snap(d, s, reason);
+}
+
+void
+node_give_up(struct cutd *d, struct snap *s, const char *what)
+{
+	char reason[400];
+
+	snprintf(reason, sizeof(reason), "%s: %s: %s", d->name, what,
+	         store_errmsg(d->store));
+	give_up(d, s, reason);
+}
+
 static void
 expire(struct cutd *d, struct snap *s)
 {
 	char reason[400];
 
-	if (s->initiator == d->self) {
-		if (s->state == SNAP_RUNNING) {
-			local_reason(d, s, reason, sizeof(reason));
-			add_reason(s, reason);
-		}
+	if (s->initiator == d->self && s->state != SNAP_RUNNING) {
 		if (s->reasons[0] == '\0')
 			initiator_reason(d, s, reason, sizeof(reason));
 		else
@@ -500,9 +524,7 @@ expire(struct cutd *d, struct snap *s)
 		return;
 	}
 	local_reason(d, s, reason, sizeof(reason));
-	if (send_abort(d, s->initiator, s->id, reason) != 0)
-		log_err("snapshot %s: cannot tell the initiator why", s->id);
-	abort_snap(d, s, reason);
+	give_up(d, s, reason);
 }
 
 void
@@ -551,9 +573,10 @@ part_complete(struct cutd *d, struct snap *s)
 		assembly_own_part(d, s);
 		return;
 	}
-	if (assembly_send_part(d, s) != 0)
-		log_err("snapshot %s: cannot send the part to %s", s->id,
-		        d->cfg->nodes[s->initiator].name);
+	if (assembly_send_part(d, s) != 0) {
+		node_give_up(d, s, "cannot send its part");
+		return;
+	}
 	cutd_db(d);
 	store_finish(d->store, s->id, STORE_COMPLETE, NULL, cutd_wall_ms());
 	s->state = SNAP_DONE;
@@ -593,14 +616,14 @@ record(struct cutd *d, struct snap *s, const struct engine_action *a,
 {
 	struct part_chan *c = &s->in[a->chan];
 
-	audit_seqs_add(&c->seqs, a->seq);
 	cutd_db(d);
 	if (store_put_message(d->store, s->id, d->cfg->nodes[c->src].name,
 	                      d->name, a->seq, dl->content_type, dl->payload,
-	                      dl->len) != 0)
-		log_err("snapshot %s: cannot store a message of %s -> %s: %s",
-		        s->id, d->cfg->nodes[c->src].name, d->name,
-		        store_errmsg(d->store));
+	                      dl->len) != 0) {
+		node_give_up(d, s, "cannot store a recorded message");
+		return;
+	}
+	audit_seqs_add(&c->seqs, a->seq);
 }
 
 /* Carries out the actions of the last engine event.  dl is the message
@@ -622,6 +645,9 @@ perform(struct cutd *d, const struct delivery *dl)
 			        a->snap);
 			continue;
 		}
+		/* An earlier action of this event may have given up on s. */
+		if (s->state == SNAP_ABORTED)
+			continue;
 		switch (a->kind) {
 		case ENGINE_REQUEST_STATE:
 			rv = app_request_state(d, s->id);

@@ -224,13 +224,14 @@ dispatch(struct cutd *d, struct peer *p, const Cut__V1__PeerItem *it)
 
 	switch (it->item_case) {
 	case CUT__V1__PEER_ITEM__ITEM_DATA:
-		if (it->data->payload.len > d->cfg->max_message) {
+		if (it->data->payload.len > d->cfg->max_message ||
+		    cutd_ctype(it->data->content_type) == NULL) {
 			rv = ENGINE_EINVAL;
 			break;
 		}
 		rv = node_data(d, p->node, it->data->app_seq,
-		               it->data->content_type, it->data->payload.data,
-		               it->data->payload.len);
+		               cutd_ctype(it->data->content_type),
+		               it->data->payload.data, it->data->payload.len);
 		break;
 	case CUT__V1__PEER_ITEM__ITEM_MARKER:
 		rv = node_marker(d, p->node, it->marker->snapshot_id,
@@ -376,6 +377,8 @@ check_header(struct cutd *d, const Cut__V1__PeerBatch *b)
 	p = &d->peers[from];
 	if (b->has_to_epoch && b->to_epoch != 0 && b->to_epoch != d->epoch)
 		return NULL; /* meant for an earlier run of this daemon */
+	if (b->has_epoch && p->epoch != 0 && b->epoch < p->epoch)
+		return NULL; /* from an earlier run of the sender */
 	if (b->has_epoch && b->epoch != p->epoch) {
 		if (p->epoch != 0)
 			restarted(d, p);

@@ -136,13 +136,23 @@ Test(link, receiver_drops_duplicates_and_holds_gaps)
 	link_free(l);
 }
 
-Test(link, hold_buffer_full_drops_early_items)
+Test(link, early_items_beyond_the_hold_window_are_dropped)
 {
 	struct link *l = mk(1, 2);
+	void *data;
+	size_t len;
 
 	cr_assert_eq(link_accept(l, 3, "3", 2), LINK_HELD);
-	cr_assert_eq(link_accept(l, 5, "5", 2), LINK_HELD);
 	cr_assert_eq(link_accept(l, 4, "4", 2), LINK_DROPPED);
+	cr_assert_eq(link_accept(l, 2, "2", 2), LINK_HELD);
 	cr_assert_eq(link_delivered(l), 0);
+	cr_assert_eq(link_accept(l, 1, "1", 2), LINK_DELIVER);
+	cr_assert_eq(link_release(l, &data, &len), 1);
+	cr_assert_str_eq(data, "2");
+	free(data);
+	cr_assert_eq(link_release(l, &data, &len), 1);
+	free(data);
+	cr_assert_eq(link_delivered(l), 3);
+	cr_assert_eq(link_accept(l, 4, "4", 2), LINK_DELIVER, "resent");
 	link_free(l);
 }
