@@ -75,6 +75,7 @@ struct part_chan {
 /* A part the initiator is receiving from another node. */
 struct incoming_part {
 	int started, done;
+	int reported; /* the node told us why it gave up */
 	struct part_chan *chans;
 	size_t nchans;
 };

@@ -442,8 +442,10 @@ node_abort_msg(struct cutd *d, size_t from, const char *id, const char *reason)
 		abort_snap(d, s, reason);
 		return 0;
 	}
-	if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING)
+	if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING) {
+		s->parts[from].reported = 1;
 		add_reason(s, reason);
+	}
 	return 0;
 }
 
@@ -470,17 +472,23 @@ local_reason(struct cutd *d, const struct snap *s, char *buf, size_t len)
 			    d->cfg->nodes[s->in[i].src].name, d->name);
 }
 
+/* The nodes that sent neither their part nor a reason: down, cut off or
+ * stuck.  They explain everything else, so they come first. */
 static void
-initiator_reason(struct cutd *d, const struct snap *s, char *buf, size_t len)
+silent_nodes(struct cutd *d, const struct snap *s, char *buf, size_t len)
 {
-	size_t off = (size_t)snprintf(buf, len, "no part from");
+	size_t off = 0;
 
+	buf[0] = '\0';
 	for (size_t v = 0; v < s->nparts && off < len; v++)
-		if (!s->parts[v].done)
-			off += (size_t)snprintf(buf + off, len - off, " %s",
+		if (v != d->self && !s->parts[v].done && !s->parts[v].reported)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s",
+			                        off ? ", " : "",
 			                        d->cfg->nodes[v].name);
-	if (off < len)
-		snprintf(buf + off, len - off, " by the deadline");
+	if (off > 0 && off < len)
+		snprintf(buf + off, len - off,
+		         ": no part and no word by the "
+		         "deadline");
 }
 
 /* This node cannot finish its part of s, for reason: a participant tells
@@ -513,18 +521,25 @@ node_give_up(struct cutd *d, struct snap *s, const char *what)
 static void
 expire(struct cutd *d, struct snap *s)
 {
-	char reason[400];
+	char reason[400], silent[200], all[2 * 400 + 4];
 
-	if (s->initiator == d->self && s->state != SNAP_RUNNING) {
-		if (s->reasons[0] == '\0')
-			initiator_reason(d, s, reason, sizeof(reason));
-		else
-			snprintf(reason, sizeof(reason), "%s", s->reasons);
-		abort_snap(d, s, reason);
+	if (s->initiator != d->self) {
+		local_reason(d, s, reason, sizeof(reason));
+		give_up(d, s, reason);
 		return;
 	}
-	local_reason(d, s, reason, sizeof(reason));
-	give_up(d, s, reason);
+	if (s->state == SNAP_RUNNING) {
+		local_reason(d, s, reason, sizeof(reason));
+		add_reason(s, reason);
+	}
+	silent_nodes(d, s, silent, sizeof(silent));
+	snprintf(all, sizeof(all), "%s%s%.399s", silent,
+	         silent[0] && s->reasons[0] ? "; " : "", s->reasons);
+	snprintf(reason, sizeof(reason), "%.399s", all);
+	if (reason[0] == '\0')
+		snprintf(reason, sizeof(reason),
+		         "parts not complete by the deadline");
+	abort_snap(d, s, reason);
 }
 
 void
