@@ -102,6 +102,7 @@ struct snap {
 	size_t initiator; /* node index */
 	enum snap_state state;
 	int64_t started_ms, deadline_ms;
+	uint32_t timeout_ms; /* the initiator's timeout, passed on in markers */
 	int state_recorded;
 	int app_asked; /* the state request reached the application link */
 	struct part_chan *in; /* per engine incoming channel */
@@ -211,7 +212,8 @@ int node_state_reply(struct cutd *d, const char *id, const char *ctype,
                      const void *state, size_t len);
 int node_data(struct cutd *d, size_t from, uint64_t app_seq,
               const char *content_type, const void *payload, size_t len);
-int node_marker(struct cutd *d, size_t from, const char *id, uint64_t n);
+int node_marker(struct cutd *d, size_t from, const char *id, uint64_t n,
+                uint32_t timeout_ms);
 int node_part(struct cutd *d, size_t from, const void *part);
 int node_part_messages(struct cutd *d, size_t from, const void *chunk);
 int node_abort_msg(struct cutd *d, size_t from, const char *id,

@@ -57,7 +57,7 @@ snap_free(struct snap *s)
 }
 
 static struct snap *
-snap_new(struct cutd *d, const char *id, size_t initiator, int64_t deadline)
+snap_new(struct cutd *d, const char *id, size_t initiator, uint32_t timeout_ms)
 {
 	size_t n_in = d->n_in;
 	struct snap *s = calloc(1, sizeof(*s));
@@ -69,7 +69,12 @@ snap_new(struct cutd *d, const char *id, size_t initiator, int64_t deadline)
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	s->initiator = initiator;
 	s->started_ms = cutd_now_ms();
-	s->deadline_ms = s->started_ms + deadline;
+	s->timeout_ms = timeout_ms;
+	/* Participants give up a little before the initiator, so the
+	 * initiator hears why. */
+	s->deadline_ms = s->started_ms + (initiator == d->self
+	                                      ? (int64_t)timeout_ms
+	                                      : (int64_t)timeout_ms * 4 / 5);
 	for (size_t i = 0; i < n_in; i++) {
 		s->in[i].src = d->in_node[i];
 		audit_seqs_init(&s->in[i].seqs);
@@ -193,13 +198,15 @@ node_push_item(struct cutd *d, size_t node, const Cut__V1__PeerItem *item)
 }
 
 static int
-send_marker(struct cutd *d, size_t node, const char *id, uint64_t count)
+send_marker(struct cutd *d, size_t node, const struct snap *s, uint64_t count)
 {
 	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerMarker m = CUT__V1__PEER_MARKER__INIT;
 
 	m.seq = peer_next_seq(d, node);
-	m.snapshot_id = (char *)id;
+	m.snapshot_id = (char *)s->id;
+	m.has_timeout_ms = 1;
+	m.timeout_ms = s->timeout_ms;
 	m.count = count;
 	item.item_case = CUT__V1__PEER_ITEM__ITEM_MARKER;
 	item.marker = &m;
@@ -339,7 +346,8 @@ initiator_of(struct cutd *d, const char *id)
 }
 
 int
-node_marker(struct cutd *d, size_t from, const char *id, uint64_t n)
+node_marker(struct cutd *d, size_t from, const char *id, uint64_t n,
+            uint32_t timeout_ms)
 {
 	long in = d->peers[from].in_chan;
 	struct snap *s;
@@ -352,9 +360,8 @@ node_marker(struct cutd *d, size_t from, const char *id, uint64_t n)
 	if ((s = node_find(d, id)) == NULL) {
 		if ((size_t)init == d->self)
 			return ENGINE_ESTATE; /* ours, but long forgotten */
-		/* Participants give up a little before the initiator, so
-		 * the initiator hears why. */
-		s = snap_new(d, id, (size_t)init, d->cfg->deadline_ms * 4 / 5);
+		s = snap_new(d, id, (size_t)init,
+		             timeout_ms ? timeout_ms : d->cfg->deadline_ms);
 		if (s == NULL)
 			return ENGINE_ENOMEM;
 		created = 1;
@@ -669,8 +676,7 @@ perform(struct cutd *d, const struct delivery *dl)
 			s->app_asked = 1;
 			break;
 		case ENGINE_SEND_MARKER:
-			rv = send_marker(d, d->out_node[a->chan], s->id,
-			                 a->count);
+			rv = send_marker(d, d->out_node[a->chan], s, a->count);
 			break;
 		case ENGINE_RECORD_MESSAGE:
 			if (dl != NULL)

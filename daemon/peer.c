@@ -234,8 +234,16 @@ dispatch(struct cutd *d, struct peer *p, const Cut__V1__PeerItem *it)
 		               it->data->payload.data, it->data->payload.len);
 		break;
 	case CUT__V1__PEER_ITEM__ITEM_MARKER:
-		rv = node_marker(d, p->node, it->marker->snapshot_id,
-		                 it->marker->count);
+		/* The same bounds as a Start request's timeout. */
+		if (it->marker->has_timeout_ms &&
+		    (it->marker->timeout_ms < 100 ||
+		     it->marker->timeout_ms > 3600000)) {
+			rv = ENGINE_EINVAL;
+			break;
+		}
+		rv = node_marker(
+		    d, p->node, it->marker->snapshot_id, it->marker->count,
+		    it->marker->has_timeout_ms ? it->marker->timeout_ms : 0);
 		if (rv == ENGINE_EDUP || rv == ENGINE_ESTATE) {
 			log_debug("late or duplicate marker %s from %s",
 			          it->marker->snapshot_id, from);

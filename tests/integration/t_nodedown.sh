@@ -21,6 +21,19 @@ case "$reason" in
 *) fail "snapshot $id: reason '$reason'" ;;
 esac
 echo "ok: $id aborted: $reason"
+# A snapshot's own timeout reaches the participants with the markers: with
+# --deadline 5000 (the cluster says 2000), p1 waits 80 % of 5 s for p2's
+# marker before it gives up, not 80 % of 2 s.
+kill -STOP "$DAEMON_2"
+id=$(ctl 0 snapshot --deadline 5000) || fail "cutctl snapshot --deadline"
+st=$(wait_done 0 "$id" 15)
+kill -CONT "$DAEMON_2"
+[ "$st" = aborted ] || fail "snapshot $id: $st, want aborted"
+st1=$(wait_done 1 "$id" 5)
+[ "$st1" = aborted ] || fail "snapshot $id at p1: $st1"
+waited=$(sql 1 "SELECT duration_ms FROM snapshot_summary WHERE id = '$id'")
+[ "$waited" -ge 3900 ] || fail "p1 gave up after $waited ms, before 80 % of 5 s"
+echo "ok: $id: p1 waited $waited ms before giving up"
 sleep 1
 id=$(snapshot 0)
 check_snapshot 0 "$id" 44
