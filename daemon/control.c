@@ -164,7 +164,6 @@ struct info_ctx {
 	struct cutd *d;
 	struct arena *a;
 	Cut__V1__SnapshotInfo *info;
-	const char *id;
 	int states, messages;
 	Cut__V1__ChannelState *chan; /* messages being collected */
 	size_t cap;
@@ -285,12 +284,8 @@ static int
 build_info(struct cutd *d, struct arena *a, const char *id, int states,
            int messages, Cut__V1__SnapshotInfo *in)
 {
-	struct info_ctx c = {.d = d,
-	                     .a = a,
-	                     .info = in,
-	                     .id = id,
-	                     .states = states,
-	                     .messages = messages};
+	struct info_ctx c = {
+	    .d = d, .a = a, .info = in, .states = states, .messages = messages};
 	struct store_snapshot ss;
 	size_t max = d->cfg->nnodes + d->cfg->nchans + 1;
 	int rv;

@@ -104,7 +104,6 @@ struct snap {
 	int64_t started_ms, deadline_ms;
 	uint32_t timeout_ms; /* the initiator's timeout, passed on in markers */
 	int state_recorded;
-	int app_asked; /* the state request reached the application link */
 	struct part_chan *in; /* per engine incoming channel */
 	/* Initiator only. */
 	struct incoming_part *parts; /* per node */
@@ -136,6 +135,8 @@ struct cutd {
 	size_t ndown, capdown;
 	struct store *store;
 	int batch_open;
+	uint8_t *scratch; /* where peer items are packed; see node.c */
+	size_t scratch_cap;
 	struct snap *snaps;
 	uint64_t epoch, next_snap;
 	int64_t start_ms;
@@ -217,7 +218,7 @@ int node_marker(struct cutd *d, size_t from, const char *id, uint64_t n,
 int node_part(struct cutd *d, size_t from, const void *part);
 int node_part_messages(struct cutd *d, size_t from, const void *chunk);
 int node_abort_msg(struct cutd *d, size_t from, const char *id,
-                   const char *reason);
+                   const char *reason, int root_cause);
 void node_peer_restarted(struct cutd *d, size_t node);
 void node_timers(struct cutd *d, int64_t now);
 /* This node cannot finish s because what failed ("cannot store ..."); the

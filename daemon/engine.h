@@ -120,8 +120,8 @@ int engine_marker(struct engine *e, size_t in, const char *id, uint64_t n);
  * every delivery before the request and every send before this call. */
 int engine_state_recorded(struct engine *e, const char *id);
 
-/* Gives up on id (e.g. past its deadline).  Later markers for it are
- * ignored with ENGINE_EDUP-like answers until engine_forget(). */
+/* Gives up on id (e.g. past its deadline).  Later events for it (markers,
+ * state_recorded) are refused with ENGINE_ESTATE until engine_forget(). */
 int engine_abort(struct engine *e, const char *id);
 
 /* Drops every trace of a finished or aborted snapshot.  A marker for id

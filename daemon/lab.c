@@ -335,11 +335,10 @@ snap_of(struct lab *lab, const char *id)
 }
 
 static int
-record_message(struct lab *lab, struct chan_rec *r, uint64_t seq)
+record_message(struct chan_rec *r, uint64_t seq)
 {
 	int rv;
 
-	(void)lab;
 	if ((rv = grow(&r->seqs, &r->capseqs, r->nseqs + 1,
 	               sizeof(*r->seqs))) != 0)
 		return rv;
@@ -369,7 +368,7 @@ perform(struct lab *lab, size_t v, const struct engine_action *a)
 		f.count = a->count;
 		return enqueue(lab, n->out[a->chan], &f);
 	case ENGINE_RECORD_MESSAGE:
-		return record_message(lab, &s->chans[n->in[a->chan]], a->seq);
+		return record_message(&s->chans[n->in[a->chan]], a->seq);
 	case ENGINE_CHANNEL_DONE:
 		r = &s->chans[n->in[a->chan]];
 		r->m = a->m;

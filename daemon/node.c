@@ -178,6 +178,8 @@ node_stop(struct cutd *d, const char *reason)
 	}
 	engine_free(d->eng);
 	d->eng = NULL;
+	free(d->scratch);
+	d->scratch = NULL;
 	free(d->in_node);
 	free(d->out_node);
 }
@@ -186,15 +188,18 @@ int
 node_push_item(struct cutd *d, size_t node, const Cut__V1__PeerItem *item)
 {
 	size_t len = cut__v1__peer_item__get_packed_size(item);
-	uint8_t *buf = malloc(len ? len : 1);
-	int rv;
 
-	if (buf == NULL)
-		return LINK_ENOMEM;
-	cut__v1__peer_item__pack(item, buf);
-	rv = peer_push(d, node, buf, len);
-	free(buf);
-	return rv;
+	/* Every message passes here: pack into one buffer that grows as
+	 * needed instead of allocating one per item. */
+	if (len > d->scratch_cap) {
+		uint8_t *b = realloc(d->scratch, len);
+		if (b == NULL)
+			return LINK_ENOMEM;
+		d->scratch = b;
+		d->scratch_cap = len;
+	}
+	cut__v1__peer_item__pack(item, d->scratch);
+	return peer_push(d, node, d->scratch, len);
 }
 
 static int
@@ -214,7 +219,8 @@ send_marker(struct cutd *d, size_t node, const struct snap *s, uint64_t count)
 }
 
 static int
-send_abort(struct cutd *d, size_t node, const char *id, const char *reason)
+send_abort(struct cutd *d, size_t node, const char *id, const char *reason,
+           int root_cause)
 {
 	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerAbort a = CUT__V1__PEER_ABORT__INIT;
@@ -222,6 +228,8 @@ send_abort(struct cutd *d, size_t node, const char *id, const char *reason)
 	a.seq = peer_next_seq(d, node);
 	a.snapshot_id = (char *)id;
 	a.reason = (char *)reason;
+	a.has_root_cause = 1;
+	a.root_cause = root_cause != 0;
 	item.item_case = CUT__V1__PEER_ITEM__ITEM_ABORT;
 	item.abort = &a;
 	return node_push_item(d, node, &item);
@@ -234,27 +242,25 @@ node_app_send(struct cutd *d, const char *to, const char *content_type,
 	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerData data = CUT__V1__PEER_DATA__INIT;
 	int node = config_node_index(d->cfg, to);
-	uint64_t app_seq;
+	size_t out;
 	int rv;
 
 	if (node < 0 || d->peers[node].out_chan < 0)
 		return ENGINE_ENOCHAN;
-	if (link_unacked(d->peers[node].out) >= LINK_WINDOW)
-		return LINK_EFULL;
+	out = (size_t)d->peers[node].out_chan;
 	data.seq = peer_next_seq(d, (size_t)node);
 	data.content_type = (char *)content_type;
 	data.payload.data = (uint8_t *)payload;
 	data.payload.len = len;
 	item.item_case = CUT__V1__PEER_ITEM__ITEM_DATA;
 	item.data = &data;
-	/* Count the send only once the message is queued: the count is
-	 * what the next marker carries. */
-	data.app_seq =
-	    engine_sent_count(d->eng, (size_t)d->peers[node].out_chan) + 1;
+	/* Count the send only once the link took it (it refuses when its
+	 * window is full): the count is what the next marker carries. */
+	data.app_seq = engine_sent_count(d->eng, out) + 1;
 	if ((rv = node_push_item(d, (size_t)node, &item)) != 0)
 		return rv;
 	peer_note_data(d, (size_t)node, data.seq, data.app_seq);
-	return engine_sent(d->eng, (size_t)d->peers[node].out_chan, &app_seq);
+	return engine_sent(d->eng, out, NULL);
 }
 
 int
@@ -408,25 +414,26 @@ abort_snap(struct cutd *d, struct snap *s, const char *reason)
 	if (s->initiator == d->self)
 		for (size_t v = 0; v < d->cfg->nnodes; v++)
 			if (v != d->self &&
-			    send_abort(d, v, s->id, reason) != 0)
+			    send_abort(d, v, s->id, reason, 0) != 0)
 				log_err("snapshot %s: cannot tell %s it was "
 				        "aborted",
 				        s->id, d->cfg->nodes[v].name);
 	control_wake(d, s, cutd_now_ms());
 }
 
-/* Keeps a participant's reason for the initiator's verdict.  One that
- * names an application that did not answer explains the others (missing
- * markers follow from it), so it goes first. */
+/* Keeps a node's reason for the initiator's verdict.  A root cause (an
+ * application that did not answer, a part that could not be stored)
+ * explains the others (missing markers follow from it), so it goes
+ * first. */
 static void
-add_reason(struct snap *s, const char *reason)
+add_reason(struct snap *s, const char *reason, int root_cause)
 {
 	char both[2 * sizeof(s->reasons) + 4];
 	const char *first = reason, *second = s->reasons;
 
 	if (s->reasons[0] == '\0')
 		second = "";
-	else if (strstr(reason, "application") == NULL) {
+	else if (!root_cause) {
 		first = s->reasons;
 		second = reason;
 	}
@@ -437,7 +444,8 @@ add_reason(struct snap *s, const char *reason)
 }
 
 int
-node_abort_msg(struct cutd *d, size_t from, const char *id, const char *reason)
+node_abort_msg(struct cutd *d, size_t from, const char *id, const char *reason,
+               int root_cause)
 {
 	struct snap *s = node_find(d, id);
 
@@ -451,13 +459,14 @@ node_abort_msg(struct cutd *d, size_t from, const char *id, const char *reason)
 	}
 	if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING) {
 		s->parts[from].reported = 1;
-		add_reason(s, reason);
+		add_reason(s, reason, root_cause);
 	}
 	return 0;
 }
 
-/* Why this node's part of s is not complete, in one sentence. */
-static void
+/* Why this node's part of s is not complete, in one sentence.  Returns 1
+ * when this node is the cause (no state), 0 when it waits on others. */
+static int
 local_reason(struct cutd *d, const struct snap *s, char *buf, size_t len)
 {
 	size_t off;
@@ -469,7 +478,7 @@ local_reason(struct cutd *d, const struct snap *s, char *buf, size_t len)
 		        ? "no application connected to answer the state "
 		          "request"
 		        : "the application did not answer the state request");
-		return;
+		return 1;
 	}
 	off = (size_t)snprintf(buf, len, "%s: no marker on channel", d->name);
 	for (size_t i = 0; i < d->n_in && off < len; i++)
@@ -477,6 +486,7 @@ local_reason(struct cutd *d, const struct snap *s, char *buf, size_t len)
 			off += (size_t)snprintf(
 			    buf + off, len - off, " %s -> %s",
 			    d->cfg->nodes[s->in[i].src].name, d->name);
+	return 0;
 }
 
 /* The nodes that sent neither their part nor a reason: down, cut off or
@@ -501,16 +511,16 @@ silent_nodes(struct cutd *d, const struct snap *s, char *buf, size_t len)
 /* This node cannot finish its part of s, for reason: a participant tells
  * the initiator; either way s ends here. */
 static void
-give_up(struct cutd *d, struct snap *s, const char *reason)
+give_up(struct cutd *d, struct snap *s, const char *reason, int root_cause)
 {
 	if (s->state == SNAP_ABORTED)
 		return;
 	if (s->initiator == d->self) {
-		add_reason(s, reason);
+		add_reason(s, reason, root_cause);
 		abort_snap(d, s, s->reasons);
 		return;
 	}
-	if (send_abort(d, s->initiator, s->id, reason) != 0)
+	if (send_abort(d, s->initiator, s->id, reason, root_cause) != 0)
 		log_err("snapshot %s: cannot tell the initiator why", s->id);
 	abort_snap(d, s, reason);
 }
@@ -522,22 +532,23 @@ node_give_up(struct cutd *d, struct snap *s, const char *what)
 
 	snprintf(reason, sizeof(reason), "%s: %s: %s", d->name, what,
 	         store_errmsg(d->store));
-	give_up(d, s, reason);
+	give_up(d, s, reason, 1);
 }
 
 static void
 expire(struct cutd *d, struct snap *s)
 {
 	char reason[400], silent[200], all[2 * 400 + 4];
+	int root;
 
 	if (s->initiator != d->self) {
-		local_reason(d, s, reason, sizeof(reason));
-		give_up(d, s, reason);
+		root = local_reason(d, s, reason, sizeof(reason));
+		give_up(d, s, reason, root);
 		return;
 	}
 	if (s->state == SNAP_RUNNING) {
-		local_reason(d, s, reason, sizeof(reason));
-		add_reason(s, reason);
+		root = local_reason(d, s, reason, sizeof(reason));
+		add_reason(s, reason, root);
 	}
 	silent_nodes(d, s, silent, sizeof(silent));
 	snprintf(all, sizeof(all), "%s%s%.399s", silent,
@@ -673,7 +684,6 @@ perform(struct cutd *d, const struct delivery *dl)
 		switch (a->kind) {
 		case ENGINE_REQUEST_STATE:
 			rv = app_request_state(d, s->id);
-			s->app_asked = 1;
 			break;
 		case ENGINE_SEND_MARKER:
 			rv = send_marker(d, d->out_node[a->chan], s, a->count);

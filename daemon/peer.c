@@ -41,28 +41,29 @@ pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 	}
 }
 
+/* Replaces *lp with a new link; on failure *lp stays. */
 static int
-new_links(struct peer *p)
-{
-	link_free(p->out);
-	link_free(p->in);
-	p->out = p->in = NULL;
-	if (link_new(LINK_WINDOW, LINK_HOLD, &p->out) != 0 ||
-	    link_new(LINK_WINDOW, LINK_HOLD, &p->in) != 0)
-		return NNG_ENOMEM;
-	return 0;
-}
-
-/* A new receiving link from p, dropping any early items held. */
-static void
-fresh_in(struct peer *p)
+fresh_link(struct link **lp)
 {
 	struct link *l;
 
 	if (link_new(LINK_WINDOW, LINK_HOLD, &l) != 0)
-		return;
-	link_free(p->in);
-	p->in = l;
+		return NNG_ENOMEM;
+	link_free(*lp);
+	*lp = l;
+	return 0;
+}
+
+/* Both links with p start again: numbering from 1, nothing held, nothing
+ * unacknowledged (and so no application message awaiting its ack). */
+static int
+new_links(struct peer *p)
+{
+	p->head = p->tail = 0;
+	p->app_acked = 0;
+	if (fresh_link(&p->out) != 0 || fresh_link(&p->in) != 0)
+		return NNG_ENOMEM;
+	return 0;
 }
 
 static int
@@ -201,8 +202,6 @@ restarted(struct cutd *d, struct peer *p)
 	log_warnx("%s restarted; %zu unacknowledged items to it are dropped",
 	          d->cfg->nodes[p->node].name, lost);
 	node_peer_restarted(d, p->node);
-	p->head = p->tail = 0;
-	p->app_acked = 0;
 	if (new_links(p) != 0)
 		log_err("out of memory resetting links");
 	p->progress_ms = cutd_now_ms();
@@ -258,7 +257,7 @@ dispatch(struct cutd *d, struct peer *p, const Cut__V1__PeerItem *it)
 		break;
 	case CUT__V1__PEER_ITEM__ITEM_ABORT:
 		rv = node_abort_msg(d, p->node, it->abort->snapshot_id,
-		                    it->abort->reason);
+		                    it->abort->reason, it->abort->root_cause);
 		break;
 	default:
 		rv = ENGINE_EINVAL;
@@ -391,7 +390,7 @@ check_header(struct cutd *d, const Cut__V1__PeerBatch *b)
 		if (p->epoch != 0)
 			restarted(d, p);
 		else if (link_delivered(p->in) == 0)
-			fresh_in(p); /* drop anything held from before */
+			fresh_link(&p->in); /* drop anything held before */
 		p->epoch = b->epoch;
 	}
 	p->last_seen_ms = cutd_wall_ms();
