@@ -7,38 +7,11 @@
 # staged cutd.  The manual pages render without warnings when man (or groff)
 # is there to render them.
 
-set -u
-: "${BIN:?BIN must name the build directory}"
 HERE=$(cd "$(dirname "$0")" && pwd)
-T=$(mktemp -d "${TMPDIR:-/tmp}/cutd-install.XXXXXX")
+# The temporary directory, cleanup (SIGTERM, then SIGKILL after 5 s) and
+# fail() are the integration tests' own.
+. "$HERE/../integration/lib.sh"
 STAGE=$T/stage
-DAEMON=""
-
-cleanup() {
-	if [ -n "$DAEMON" ]; then
-		kill "$DAEMON" 2>/dev/null
-		i=0
-		while [ $i -lt 50 ] && kill -0 "$DAEMON" 2>/dev/null; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		kill -9 "$DAEMON" 2>/dev/null
-		wait "$DAEMON" 2>/dev/null
-	fi
-	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf "$T"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-fail() {
-	echo "FAIL: $*" >&2
-	for f in "$T"/*.log; do
-		[ -f "$f" ] || continue
-		echo "--- $f" >&2
-		tail -n 20 "$f" >&2
-	done
-	exit 1
-}
 
 # The build's settings, from its cache.
 cache() { sed -n "s/^$1:[A-Z]*=//p" "$BIN/CMakeCache.txt"; }
@@ -145,6 +118,7 @@ peer = tcp://127.0.0.1:$port
 EOT
 "$SBINDIR/cutd" --cluster "$T/cluster.ini" --node a 2>"$T/cutd.log" &
 DAEMON=$!
+PIDS="$PIDS $DAEMON"
 i=0
 until "$BINDIR/cutctl" --control "ipc://$T/a.ctl" status >/dev/null 2>&1; do
 	kill -0 "$DAEMON" 2>/dev/null || fail "cutd exited"
