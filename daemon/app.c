@@ -1,12 +1,22 @@
 /*
  * app.c - the application link: one pair1 socket on IPC to libcut.
  *
- * The down stream (deliveries and state requests) is a queue of packed
- * AppItems in this daemon, sent in batches once the application has said
- * hello; its order is the cut boundary of DESIGN.md, so nothing is ever
- * sent out of turn.  The up stream (sends and state replies) is handled in
- * the order it arrives.
+ * The down stream is a queue of packed AppDeliver items (fifo.h), sent in
+ * batches once the application has said hello, and kept until libcut
+ * reports them taken (AppTaken, or AppStateReply.handed): that is when a
+ * message counts as received, and when its sender's window reopens.  At
+ * most cfg->app_window payload bytes are sent and not yet taken.
+ *
+ * State requests are kept apart (struct appreq).  An unaligned one goes at
+ * the front of the next batch, ahead of every queued delivery, so that a
+ * backlog never delays a snapshot; the deliveries the application had not
+ * taken when it answered become channel state (node.c records them from
+ * this queue).  An aligned one goes at its place in the stream.  Credit
+ * (AppCredit) goes at the front of every batch in which it changed.  The
+ * up stream (sends, taken counts and state replies) is handled in the
+ * order it arrives.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,33 +63,18 @@ app_start(struct cutd *d)
 	return rv;
 }
 
-/* Appends a packed item to the down stream. */
-static int
-down(struct cutd *d, const Cut__V1__AppItem *it)
+/* tag2 of a down record: the sending node, its links' generation (so
+ * that a record from before a peer restarted does not count against the
+ * new numbering) and the payload bytes. */
+static uint64_t
+down_tag(size_t node, uint32_t gen, size_t len)
 {
-	size_t len = cut__v1__app_item__get_packed_size(it);
-	void *buf;
-
-	if (d->ndown == d->capdown) {
-		size_t cap = d->capdown ? d->capdown * 2 : 256;
-		void **v = realloc(d->down, cap * sizeof(*v));
-		size_t *l;
-		if (v == NULL)
-			return LINK_ENOMEM;
-		d->down = v;
-		if ((l = realloc(d->down_len, cap * sizeof(*l))) == NULL)
-			return LINK_ENOMEM;
-		d->down_len = l;
-		d->capdown = cap;
-	}
-	if ((buf = malloc(len ? len : 1)) == NULL)
-		return LINK_ENOMEM;
-	cut__v1__app_item__pack(it, buf);
-	d->down[d->ndown] = buf;
-	d->down_len[d->ndown] = len;
-	d->ndown++;
-	return 0;
+	return (uint64_t)node | ((uint64_t)(gen & 0xffff) << 16) |
+	       ((uint64_t)len << 32);
 }
+#define TAG_NODE(t) ((size_t)((t)&0xffff))
+#define TAG_GEN(t)  ((uint32_t)(((t) >> 16) & 0xffff))
+#define TAG_LEN(t)  ((size_t)((t) >> 32))
 
 int
 app_deliver(struct cutd *d, size_t from, const char *content_type,
@@ -87,6 +82,8 @@ app_deliver(struct cutd *d, size_t from, const char *content_type,
 {
 	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
 	Cut__V1__AppDeliver dl = CUT__V1__APP_DELIVER__INIT;
+	size_t size;
+	void *buf;
 
 	dl.from = d->cfg->nodes[from].name;
 	dl.content_type = (char *)content_type;
@@ -96,19 +93,97 @@ app_deliver(struct cutd *d, size_t from, const char *content_type,
 	dl.seq = seq;
 	it.item_case = CUT__V1__APP_ITEM__ITEM_DELIVER;
 	it.deliver = &dl;
-	return down(d, &it);
+	/* Packed once, straight into the queue: no allocation of its own. */
+	size = cut__v1__app_item__get_packed_size(&it);
+	buf = fifo_push_space(&d->down, size, seq,
+	                      down_tag(from, d->peers[from].gen, len));
+	if (buf == NULL)
+		return LINK_ENOMEM;
+	cut__v1__app_item__pack(&it, buf);
+	return 0;
 }
 
 int
 app_request_state(struct cutd *d, const char *id)
 {
-	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
-	Cut__V1__AppStateRequest rq = CUT__V1__APP_STATE_REQUEST__INIT;
+	struct appreq *r = calloc(1, sizeof(*r)), **tail = &d->reqs;
 
-	rq.snapshot_id = (char *)id;
-	it.item_case = CUT__V1__APP_ITEM__ITEM_STATE_REQUEST;
-	it.state_request = &rq;
-	return down(d, &it);
+	if (r == NULL)
+		return LINK_ENOMEM;
+	snprintf(r->id, sizeof(r->id), "%s", id);
+	r->at = d->down_head_abs + fifo_count(&d->down);
+	r->overtake = !d->cfg->aligned;
+	while (*tail != NULL)
+		tail = &(*tail)->next;
+	*tail = r;
+	return 0;
+}
+
+void
+app_forget_request(struct cutd *d, const char *id)
+{
+	for (struct appreq **rp = &d->reqs; *rp != NULL; rp = &(*rp)->next)
+		if (strcmp((*rp)->id, id) == 0) {
+			struct appreq *r = *rp;
+			*rp = r->next;
+			free(r);
+			return;
+		}
+}
+
+int
+app_queued(struct cutd *d, size_t from, uint64_t first, uint64_t count,
+           int (*fn)(void *arg, uint64_t app_seq, const char *ctype,
+                     const void *payload, size_t len),
+           void *arg)
+{
+	uint32_t gen = d->peers[from].gen & 0xffff;
+	int rv = 0;
+
+	for (size_t i = 0; i < fifo_count(&d->down) && rv == 0; i++) {
+		const struct fifo_rec *r = fifo_rec(&d->down, i);
+		Cut__V1__AppItem *it;
+
+		if (TAG_NODE(r->tag2) != from || TAG_GEN(r->tag2) != gen ||
+		    r->tag < first || r->tag - first >= count)
+			continue;
+		it = cut__v1__app_item__unpack(NULL, r->len,
+		                               fifo_data(&d->down, r));
+		if (it == NULL || it->item_case != CUT__V1__APP_ITEM__ITEM_DELIVER)
+			rv = LINK_ENOMEM;
+		else
+			rv = fn(arg, r->tag, it->deliver->content_type,
+			        it->deliver->payload.data, it->deliver->payload.len);
+		if (it != NULL)
+			cut__v1__app_item__free_unpacked(it, NULL);
+	}
+	return rv;
+}
+
+/* The application has been handed `handed` deliveries on this connection:
+ * free them and credit their senders.  Returns -1 if the count goes
+ * backwards or past what was sent. */
+static int
+take_upto(struct cutd *d, uint64_t handed)
+{
+	size_t k;
+
+	if (handed < d->down_base || handed - d->down_base > d->down_sent)
+		return -1;
+	k = (size_t)(handed - d->down_base);
+	for (size_t i = 0; i < k; i++) {
+		const struct fifo_rec *r = fifo_rec(&d->down, i);
+		size_t from = TAG_NODE(r->tag2);
+
+		if (TAG_GEN(r->tag2) == (d->peers[from].gen & 0xffff))
+			peer_taken(d, from, r->tag, TAG_LEN(r->tag2));
+		d->down_sent_bytes -= TAG_LEN(r->tag2);
+	}
+	fifo_pop(&d->down, k);
+	d->down_sent -= k;
+	d->down_base = handed;
+	d->down_head_abs += k;
+	return 0;
 }
 
 /* Sends one item to the application at once, outside the down stream. */
@@ -151,6 +226,40 @@ bad(struct cutd *d, uint32_t code, const char *what)
 	app_error(d, code, what);
 }
 
+/* A new application said hello on pipe.  What the previous one was sent
+ * and did not take goes again, positions count from 0, and each channel's
+ * credit is told afresh.  A pending state request goes again, except an
+ * aligned one whose place in the stream the old application passed: that
+ * cut is gone, so its snapshot is given up. */
+static void
+new_connection(struct cutd *d, uint32_t pipe)
+{
+	struct appreq *r, *next;
+
+	d->app_hello = pipe;
+	d->down_sent = 0;
+	d->down_base = 0;
+	d->down_sent_bytes = 0;
+	if (d->app_pending != NULL) {
+		nng_msg_free(d->app_pending);
+		d->app_pending = NULL;
+	}
+	for (size_t i = 0; i < d->n_out; i++) {
+		struct peer *p = &d->peers[d->out_node[i]];
+		p->accepted = 0;
+		p->credit_force = 1;
+	}
+	for (r = d->reqs; r != NULL; r = next) {
+		next = r->next;
+		if (r->overtake || r->at >= d->down_head_abs)
+			r->sent = 0;
+		else
+			node_abandon(d, r->id,
+			             "the application reconnected before "
+			             "answering the state request");
+	}
+}
+
 static void
 hello(struct cutd *d, uint32_t pipe, const Cut__V1__AppHello *h)
 {
@@ -177,10 +286,12 @@ hello(struct cutd *d, uint32_t pipe, const Cut__V1__AppHello *h)
 	r.peers = peers;
 	r.n_peers = n;
 	r.max_message_size = (uint32_t)d->cfg->max_message;
+	r.has_window_bytes = 1;
+	r.window_bytes = d->cfg->window;
 	it.item_case = CUT__V1__APP_ITEM__ITEM_HELLO_REPLY;
 	it.hello_reply = &r;
 	send_now(d, &it);
-	d->app_hello = pipe;
+	new_connection(d, pipe);
 	log_info("application connected");
 }
 
@@ -204,9 +315,8 @@ app_send(struct cutd *d, const Cut__V1__AppSend *s)
 		bad(d, CUT__V1__APP_ERROR__CODE__UNKNOWN_NODE,
 		    "no channel to that node");
 	else if (rv == LINK_EFULL)
-		app_error(d, CUT__V1__APP_ERROR__CODE__BACKPRESSURE,
-		          "too many messages unacknowledged on that channel; "
-		          "message not sent");
+		bad(d, CUT__V1__APP_ERROR__CODE__BACKPRESSURE,
+		    "send beyond the channel's window; message not sent");
 	else if (rv != 0)
 		app_error(d, CUT__V1__APP_ERROR__CODE__BACKPRESSURE,
 		          "out of memory; message not sent");
@@ -229,8 +339,16 @@ item(struct cutd *d, uint32_t pipe, const Cut__V1__AppItem *it)
 	case CUT__V1__APP_ITEM__ITEM_SEND:
 		app_send(d, it->send);
 		break;
+	case CUT__V1__APP_ITEM__ITEM_TAKEN:
+		if (take_upto(d, it->taken->handed) != 0)
+			bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
+			    "taken count out of range");
+		break;
 	case CUT__V1__APP_ITEM__ITEM_STATE_REPLY:
-		if (it->state_reply->state.len > d->cfg->max_message)
+		if (take_upto(d, it->state_reply->handed) != 0)
+			bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
+			    "state reply's handed count out of range");
+		else if (it->state_reply->state.len > d->cfg->max_message)
 			bad(d, CUT__V1__APP_ERROR__CODE__TOO_LARGE,
 			    "state larger than max_message");
 		else if (cutd_ctype(it->state_reply->content_type) == NULL)
@@ -261,54 +379,163 @@ app_recv_all(struct cutd *d)
 		if (nng_recvmsg(d->app, &msg, NNG_FLAG_NONBLOCK) != 0)
 			return;
 		pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(msg));
-		b = (Cut__V1__AppBatch *)cutproto_unpack(
+		b = (Cut__V1__AppBatch *)cutproto_unpack_arena(
 		    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
-		    nng_msg_body(msg));
-		nng_msg_free(msg);
-		if (b == NULL) {
+		    nng_msg_body(msg), &d->arena);
+		if (b == NULL)
 			bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
 			    "batch does not decode");
-			continue;
-		}
-		for (size_t k = 0; k < b->n_items; k++)
-			item(d, pipe, b->items[k]);
-		cut__v1__app_batch__free_unpacked(b, NULL);
+		else
+			for (size_t k = 0; k < b->n_items; k++)
+				item(d, pipe, b->items[k]);
+		cutproto_arena_reset(&d->arena);
+		nng_msg_free(msg);
 	}
+}
+
+/* Writes item as field 1 of an AppBatch at dst, or only measures it when
+ * dst is NULL; returns its bytes. */
+static size_t
+put_item(uint8_t *dst, const Cut__V1__AppItem *it)
+{
+	size_t len = cut__v1__app_item__get_packed_size(it), n;
+
+	if (dst == NULL)
+		return cutd_field_size(len);
+	n = cutd_put_header(dst, 1, len);
+	return n + cut__v1__app_item__pack(it, dst + n);
+}
+
+/* The credit limit of the channel to p: what the application has sent on
+ * it over this connection plus the room left in the window. */
+static uint64_t
+credit_limit(struct cutd *d, const struct peer *p)
+{
+	size_t w = d->cfg->window;
+
+	return p->accepted +
+	       (p->inflight_bytes < w ? w - p->inflight_bytes : 0);
+}
+
+static size_t
+put_credit(uint8_t *dst, size_t peer, uint64_t limit)
+{
+	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppCredit c = CUT__V1__APP_CREDIT__INIT;
+
+	c.peer = (uint32_t)peer;
+	c.limit = limit;
+	it.item_case = CUT__V1__APP_ITEM__ITEM_CREDIT;
+	it.credit = &c;
+	return put_item(dst, &it);
+}
+
+static size_t
+put_request(uint8_t *dst, struct appreq *r, int commit)
+{
+	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppStateRequest rq = CUT__V1__APP_STATE_REQUEST__INIT;
+
+	rq.snapshot_id = r->id;
+	rq.has_overtake = 1;
+	rq.overtake = r->overtake != 0;
+	it.item_case = CUT__V1__APP_ITEM__ITEM_STATE_REQUEST;
+	it.state_request = &rq;
+	if (commit)
+		r->sent = 1;
+	return put_item(dst, &it);
+}
+
+/*
+ * Walks what the next batch to the application holds, in stream order:
+ * changed credits, then unaligned state requests, then deliveries within
+ * the application window and BATCH_BYTES, each aligned request at its
+ * place among them.  With dst NULL it only measures; otherwise it writes
+ * the batch at dst and commits what it wrote as sent.  Both walks see the
+ * same state, so they agree.  Returns the batch's bytes.
+ */
+static size_t
+walk_batch(struct cutd *d, uint8_t *dst, int commit)
+{
+	size_t off = 0, idx = d->down_sent, batch = 0;
+	uint64_t inflight = d->down_sent_bytes;
+	struct appreq *r;
+
+#define AT(dst) ((dst) != NULL ? (dst) + off : NULL)
+	for (size_t i = 0; i < d->n_out; i++) {
+		struct peer *p = &d->peers[d->out_node[i]];
+		uint64_t limit = credit_limit(d, p);
+		if (!p->credit_force && limit == p->credit_sent)
+			continue;
+		off += put_credit(AT(dst), i, limit);
+		if (commit) {
+			p->credit_sent = limit;
+			p->credit_force = 0;
+		}
+	}
+	for (r = d->reqs; r != NULL; r = r->next)
+		if (!r->sent && r->overtake)
+			off += put_request(AT(dst), r, commit);
+	for (int first = 1;; first = 0) {
+		uint64_t abs = d->down_head_abs + idx;
+		const struct fifo_rec *rec;
+		size_t len;
+
+		for (r = d->reqs; r != NULL; r = r->next)
+			if (!r->sent && !r->overtake &&
+			    (r->at == abs || (first && r->at < abs)))
+				off += put_request(AT(dst), r, commit);
+		if (idx == fifo_count(&d->down))
+			break;
+		rec = fifo_rec(&d->down, idx);
+		len = TAG_LEN(rec->tag2);
+		if ((inflight > 0 && inflight + len > d->cfg->app_window) ||
+		    (batch > 0 && batch + rec->len > BATCH_BYTES))
+			break;
+		if (dst != NULL)
+			off += cutd_put_field(dst + off, 1,
+			                      fifo_data(&d->down, rec), rec->len);
+		else
+			off += cutd_field_size(rec->len);
+		idx++;
+		inflight += len;
+		batch += rec->len;
+	}
+#undef AT
+	if (commit) {
+		d->down_sent = idx;
+		d->down_sent_bytes = inflight;
+	}
+	return off;
 }
 
 void
 app_flush(struct cutd *d)
 {
-	size_t sent = 0;
+	size_t len;
+	nng_msg *msg;
 
 	/* Only to the connection that said hello, while it lasts; a new
 	 * application gets nothing before its own hello. */
 	if (d->app_hello == 0 || atomic_load(&d->app_live) != d->app_hello)
 		return;
-	while (sent < d->ndown) {
-		size_t k = sent, bytes = 0;
-		nng_msg *msg;
+	for (int i = 0; i < 64; i++) {
+		if (d->app_pending != NULL) {
+			if (nng_sendmsg(d->app, d->app_pending,
+			                NNG_FLAG_NONBLOCK) != 0)
+				return; /* kept: it goes first next turn */
+			d->app_pending = NULL;
+		}
+		if ((len = walk_batch(d, NULL, 0)) == 0 ||
+		    nng_msg_alloc(&msg, len) != 0)
+			return;
+		walk_batch(d, nng_msg_body(msg), 1);
+		d->app_pending = msg;
+	}
+}
 
-		if (nng_msg_alloc(&msg, 0) != 0)
-			break;
-		while (k < d->ndown && (bytes == 0 || bytes < BATCH_BYTES)) {
-			if (cutd_append_field(msg, 1, d->down[k],
-			                      d->down_len[k]) != 0)
-				break;
-			bytes += d->down_len[k++];
-		}
-		if (nng_sendmsg(d->app, msg, NNG_FLAG_NONBLOCK) != 0) {
-			nng_msg_free(msg);
-			break;
-		}
-		for (; sent < k; sent++)
-			free(d->down[sent]);
-	}
-	if (sent > 0) {
-		memmove(d->down, d->down + sent,
-		        (d->ndown - sent) * sizeof(*d->down));
-		memmove(d->down_len, d->down_len + sent,
-		        (d->ndown - sent) * sizeof(*d->down_len));
-		d->ndown -= sent;
-	}
+int
+app_next_timer(struct cutd *d, int max)
+{
+	return d->app_pending != NULL && max > 1 ? 1 : max;
 }

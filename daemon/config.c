@@ -17,13 +17,24 @@
 #define VALUE_MAX    256 /* longer than any line config_ini.c passes on */
 
 enum sect { S_NONE, S_CLUSTER, S_NODE, S_CHANNELS, S_IGNORE };
-enum { CK_NAME, CK_DEADLINE, CK_MAXMSG, CK_RUNDIR, CK_STATEDIR, CK_N };
+enum {
+	CK_NAME,
+	CK_DEADLINE,
+	CK_MAXMSG,
+	CK_RUNDIR,
+	CK_STATEDIR,
+	CK_WINDOW,
+	CK_APPWINDOW,
+	CK_CUT,
+	CK_N
+};
 enum { NK_PEER, NK_APP, NK_CONTROL, NK_DATABASE, NK_N };
 #define N_ENDPOINTS NK_DATABASE /* the node keys before it are endpoints */
 enum { V_OK, V_BAD, V_LONG };
 
 static const char *const cluster_keys[CK_N] = {
-    "name", "deadline_ms", "max_message", "run_dir", "state_dir"};
+    "name",      "deadline_ms", "max_message", "run_dir",
+    "state_dir", "window",      "app_window",  "cut"};
 static const char *const node_keys[NK_N] = {"peer", "app", "control",
                                             "database"};
 static const size_t node_offsets[NK_N] = {
@@ -268,6 +279,26 @@ cluster_key(struct parser *p, const char *name, const char *value, int line)
 		break;
 	case CK_STATEDIR:
 		dir_key(p, &cfg->state_dir, name, value, line);
+		break;
+	case CK_WINDOW:
+		if (number_key(p, name, value, 64ul << 10, 1ul << 30, &v,
+		               line) == 0)
+			cfg->window = v;
+		break;
+	case CK_APPWINDOW:
+		if (number_key(p, name, value, 64ul << 10, 1ul << 30, &v,
+		               line) == 0)
+			cfg->app_window = v;
+		break;
+	case CK_CUT:
+		if (strcmp(value, "unaligned") == 0)
+			cfg->aligned = 0;
+		else if (strcmp(value, "aligned") == 0)
+			cfg->aligned = 1;
+		else
+			report(p, line,
+			       "cut must be unaligned or aligned, not '%s'",
+			       value);
 		break;
 	}
 }
@@ -608,6 +639,8 @@ parser_init(struct parser *p, const char *path)
 		return p->errs.oom = 1, CONFIG_ENOMEM;
 	cfg->deadline_ms = 10000;
 	cfg->max_message = 1024 * 1024;
+	cfg->window = 1024 * 1024;
+	cfg->app_window = 1024 * 1024;
 	cfg->path = strdup(path);
 	cfg->run_dir = strdup("/run/cutd");
 	cfg->state_dir = strdup("/var/lib/cutd");
@@ -738,6 +771,10 @@ config_print(const struct config *cfg, FILE *out)
 	fprintf(out, "cluster %s (%s)\n", cfg->cluster, cfg->path);
 	fprintf(out, "  deadline_ms = %u\n", cfg->deadline_ms);
 	fprintf(out, "  max_message = %zu\n", cfg->max_message);
+	fprintf(out, "  window      = %zu\n", cfg->window);
+	fprintf(out, "  app_window  = %zu\n", cfg->app_window);
+	fprintf(out, "  cut         = %s\n",
+	        cfg->aligned ? "aligned" : "unaligned");
 	fprintf(out, "  run_dir     = %s\n", cfg->run_dir);
 	fprintf(out, "  state_dir   = %s\n", cfg->state_dir);
 	print_nodes(cfg, out);

@@ -19,6 +19,16 @@
  *                               ; databases live here
  *   max_message = 1048576       ; optional, largest application payload in
  *                               ; bytes, default 1 MiB, 1..64 MiB
+ *   window = 1048576            ; optional, flow-control window of each
+ *                               ; channel: payload bytes sent and not yet
+ *                               ; taken by the receiving application,
+ *                               ; default 1 MiB, 64 KiB..1 GiB
+ *   app_window = 1048576        ; optional, payload bytes a daemon hands
+ *                               ; to its application ahead of what it
+ *                               ; took, default 1 MiB, 64 KiB..1 GiB
+ *   cut = unaligned             ; optional, unaligned (default: a state
+ *                               ; request overtakes queued deliveries) or
+ *                               ; aligned (it waits behind them)
  *
  *   [node p0]                   ; one section per node;
  *                               ; name: [A-Za-z0-9_.-]{1,32}
@@ -97,6 +107,9 @@ struct config {
 	char *cluster; /* the cluster name */
 	unsigned deadline_ms;
 	size_t max_message;
+	size_t window;     /* per channel, bytes */
+	size_t app_window; /* daemon to application, bytes */
+	int aligned;       /* 1: cut = aligned */
 	char *run_dir, *state_dir;
 	struct config_node *nodes; /* in the order of the file */
 	size_t nnodes;

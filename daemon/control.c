@@ -563,12 +563,18 @@ status_channels(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 			p = &d->peers[ch->dst];
 			cs->sent =
 			    engine_sent_count(d->eng, (size_t)p->out_chan);
-			cs->acked = p->app_acked;
+			cs->acked = p->app_taken;
 			cs->queued = cs->sent - cs->acked;
+			cs->has_window_used_bytes = 1;
+			cs->window_used_bytes = p->inflight_bytes;
+			cs->has_stalls = 1;
+			cs->stalls = p->stalls;
 		} else {
 			p = &d->peers[ch->src];
 			cs->delivered =
 			    engine_delivered_count(d->eng, (size_t)p->in_chan);
+			cs->has_taken = 1;
+			cs->taken = p->taken;
 		}
 		rp->channels[rp->n_channels++] = cs;
 	}
@@ -600,7 +606,7 @@ do_status(struct cutd *d, struct reply *r)
 			continue;
 		cut__v1__peer_status__init(ps);
 		ps->node = d->cfg->nodes[v].name;
-		ps->connected = atomic_load(&d->peers[v].pipes) > 0;
+		ps->connected = peer_connected(d, v, cutd_now_ms());
 		ps->last_seen_ms = (uint64_t)d->peers[v].last_seen_ms;
 		rp.peers[rp.n_peers++] = ps;
 	}

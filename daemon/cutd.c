@@ -3,10 +3,12 @@
  * signals and the event loop.
  *
  * The loop is one thread polling the receive descriptors of its three
- * sockets and a signalfd.  Each turn reads what arrived, runs timers,
- * commits the turn's database writes in one transaction, and only then
- * sends: a part or an ack never leaves before what it stands for is on
- * disk.
+ * sockets and a signalfd, sleeping until the nearest timer.  Each turn
+ * reads everything that arrived, runs timers, commits the turn's database
+ * writes in one transaction, and only then sends, one batch per peer and
+ * one to the application holding everything queued: a part or an ack never
+ * leaves before what it stands for is on disk, and the cost of a turn is
+ * shared by all the messages it moves.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -30,7 +32,9 @@
 #define EX_CANTCREAT   73
 #define EX_CONFIG      78
 
-#define TICK_MS 20
+/* The loop sleeps until the nearest timer, but never longer than this,
+ * so that the watchdog and status keep their pace. */
+#define MAX_SLEEP_MS 1000
 
 int64_t
 cutd_wall_ms(void)
@@ -65,22 +69,38 @@ cutd_ctype(const char *ctype)
 	return ctype;
 }
 
-int
-cutd_append_field(nng_msg *msg, unsigned field, const void *data, size_t len)
+size_t
+cutd_field_size(size_t len)
 {
-	uint8_t hdr[11];
+	size_t n = 2;
+
+	for (uint64_t v = len; v > 0x7f; v >>= 7)
+		n++;
+	return n + len;
+}
+
+size_t
+cutd_put_header(uint8_t *dst, unsigned field, size_t len)
+{
 	size_t n = 0;
 	uint64_t v = len;
-	int rv;
 
-	hdr[n++] = (uint8_t)((field << 3) | 2);
+	dst[n++] = (uint8_t)((field << 3) | 2);
 	do {
-		hdr[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		dst[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
 		v >>= 7;
 	} while (v != 0);
-	if ((rv = nng_msg_append(msg, hdr, n)) != 0)
-		return rv;
-	return nng_msg_append(msg, data, len);
+	return n;
+}
+
+size_t
+cutd_put_field(uint8_t *dst, unsigned field, const void *data, size_t len)
+{
+	size_t n = cutd_put_header(dst, field, len);
+
+	if (len > 0)
+		memcpy(dst + n, data, len);
+	return n + len;
 }
 
 void
@@ -242,6 +262,8 @@ start(struct cutd *d)
 		d->peers[v].in_chan = d->peers[v].out_chan = -1;
 	}
 	d->name = me->name;
+	fifo_init(&d->down);
+	cutproto_arena_init(&d->arena);
 	d->epoch = (uint64_t)cutd_wall_ms();
 	d->start_ms = cutd_now_ms();
 	if ((rv = open_store(d)) != 0)
@@ -253,6 +275,13 @@ start(struct cutd *d)
 	commit(d);
 	if (peer_start(d) != 0 || app_start(d) != 0 || control_start(d) != 0)
 		return EX_UNAVAILABLE;
+	/* The sockets live as long as the daemon, so do their descriptors. */
+	if (nng_socket_get_int(d->pull, NNG_OPT_RECVFD, &d->pull_fd) != 0 ||
+	    nng_socket_get_int(d->app, NNG_OPT_RECVFD, &d->app_fd) != 0 ||
+	    nng_socket_get_int(d->ctl, NNG_OPT_RECVFD, &d->ctl_fd) != 0) {
+		log_err("cannot get the sockets' descriptors");
+		return EX_SOFTWARE;
+	}
 	return 0;
 }
 
@@ -358,7 +387,7 @@ notify_status(struct cutd *d, int64_t now, int64_t *last)
 		return;
 	*last = now;
 	for (size_t v = 0; v < d->cfg->nnodes; v++)
-		peers += v != d->self && atomic_load(&d->peers[v].pipes) > 0;
+		peers += v != d->self && peer_connected(d, v, now);
 	sd_notifyf(0,
 	           "WATCHDOG=1\nSTATUS=%zu of %zu peers connected, "
 	           "%zu snapshots in flight, application %s",
@@ -367,24 +396,36 @@ notify_status(struct cutd *d, int64_t now, int64_t *last)
 	                                          : "not connected");
 }
 
+/* How long the loop may sleep: until the nearest deadline of a snapshot,
+ * a Wait call, an owed ack, a heartbeat or a resend. */
+static int
+next_timeout(struct cutd *d, int64_t now)
+{
+	int ms = MAX_SLEEP_MS;
+
+	ms = node_next_timer(d, now, ms);
+	ms = peer_next_timer(d, now, ms);
+	ms = app_next_timer(d, ms);
+	return ms < 0 ? 0 : ms;
+}
+
 static int
 run(struct cutd *d, int sfd)
 {
 	struct pollfd pfd[4];
 	int64_t last_status = 0;
 
+	pfd[0].fd = d->pull_fd;
+	pfd[1].fd = d->app_fd;
+	pfd[2].fd = d->ctl_fd;
+	pfd[3].fd = sfd;
+	for (int i = 0; i < 4; i++)
+		pfd[i].events = POLLIN;
 	for (;;) {
 		int64_t now;
 
-		/* Asked each turn: SIGUSR1 replaces the peer socket. */
-		nng_socket_get_int(d->pull, NNG_OPT_RECVFD, &pfd[0].fd);
-		nng_socket_get_int(d->app, NNG_OPT_RECVFD, &pfd[1].fd);
-		nng_socket_get_int(d->ctl, NNG_OPT_RECVFD, &pfd[2].fd);
-		pfd[3].fd = sfd;
-		for (int i = 0; i < 4; i++)
-			pfd[i].events = POLLIN;
-
-		if (poll(pfd, 4, TICK_MS) < 0 && errno != EINTR) {
+		if (poll(pfd, 4, next_timeout(d, cutd_now_ms())) < 0 &&
+		    errno != EINTR) {
 			log_err("poll: %s", strerror(errno));
 			return EX_SOFTWARE;
 		}

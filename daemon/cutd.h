@@ -23,7 +23,9 @@
 
 #include "audit.h"
 #include "config.h"
+#include "cutproto.h"
 #include "engine.h"
+#include "fifo.h"
 #include "link.h"
 #include "store.h"
 
@@ -33,11 +35,21 @@
 #define BATCH_BYTES (256 * 1024)
 /* Resend unacknowledged items after this long without progress. */
 #define RESEND_MS 1000
-/* Items a link keeps unacknowledged, and early items it holds. */
+/* Items a link keeps unacknowledged, and early items it holds.  The
+ * channel window bounds the data; this bounds what a runaway could
+ * queue. */
 #define LINK_WINDOW (1024 * 1024)
 #define LINK_HOLD   4096
 /* Recorded messages per part chunk travel in at most this many bytes. */
 #define CHUNK_BYTES (64 * 1024)
+/* An ack (with the taken count) that has no batch to ride on goes alone
+ * after this long; credit that reopens a quarter window goes at once. */
+#define ACK_DELAY_MS 2
+/* A peer is sent something at least this often, and a connection that has
+ * brought nothing for DEAD_MS is closed and dialed again: TCP alone can
+ * take minutes to notice a partition. */
+#define HEARTBEAT_MS 500
+#define DEAD_MS      2500
 
 /* Another node, seen from this one. */
 struct peer {
@@ -50,18 +62,43 @@ struct peer {
 	atomic_uint pipe_id;    /* push's latest connection */
 	_Atomic int64_t pipe_since_ms; /* when it was made */
 	uint64_t epoch;         /* its run id, from its hello; 0 unknown */
-	int64_t last_seen_ms;   /* last batch from it */
+	int64_t last_seen_ms;   /* last batch from it (wall clock) */
+	int64_t heard_ms;       /* last batch from it (monotonic) */
+	int64_t sent_ms;        /* last batch to it (monotonic) */
 	int64_t progress_ms;    /* last ack progress, or last resend */
-	int ack_due;            /* we owe it an ack */
+	int64_t ack_due_ms;     /* we owe it an ack since then; 0: none */
 	int hello_due;          /* we owe it a hello */
+	nng_msg *pending;       /* a batch nng would not take yet */
+	uint64_t pending_first; /* its first link seq, 0 if none */
 	long in_chan, out_chan; /* engine channel indexes, or -1 */
-	/* Application messages on the link not yet acknowledged, as (link
-	 * seq, app seq) pairs in order, for the acked count in status. */
-	struct {
-		uint64_t seq, app_seq;
-	} * unacked;
-	size_t head, tail, cap;
-	uint64_t app_acked;
+	uint32_t gen;           /* bumped when the links reset */
+
+	/* Outgoing channel: flow control.  inflight holds one empty record
+	 * per application message sent and not yet taken by the receiving
+	 * application, tagged (app_seq, payload bytes). */
+	struct fifo inflight;
+	uint64_t inflight_bytes;
+	uint64_t app_taken;   /* the receiver's taken count */
+	uint64_t accepted;    /* bytes taken from this app connection */
+	uint64_t credit_sent; /* the limit last told the application */
+	int credit_force;     /* tell it even if unchanged */
+	uint64_t stalls;      /* sends refused for want of window */
+
+	/* Incoming channel: what our application has taken. */
+	uint64_t taken;          /* app_seq of the last message handed */
+	uint64_t taken_reported; /* as last told the peer */
+	uint64_t taken_bytes;    /* payload bytes taken since last told */
+};
+
+/* A state request waiting to go to the application, or answered not
+ * yet.  An unaligned request goes at the front of the next batch; an
+ * aligned one when the deliveries before it (up to absolute index at)
+ * have gone. */
+struct appreq {
+	char id[ENGINE_ID_MAX + 1];
+	uint64_t at;
+	int overtake, sent;
+	struct appreq *next;
 };
 
 /* A recorded incoming channel of this node's part. */
@@ -126,17 +163,23 @@ struct cutd {
 	size_t n_in, n_out;
 	struct peer *peers; /* by node index; self's entry unused */
 	nng_socket pull, app, ctl;
+	int pull_fd, app_fd, ctl_fd;
 	atomic_int app_pipes;
 	atomic_uint app_live; /* id of the application's connection, or 0 */
 	uint32_t app_hello;   /* id of the connection that said hello */
-	/* The down stream: encoded AppItems waiting for the application. */
-	void **down;
-	size_t *down_len;
-	size_t ndown, capdown;
+	/* The down stream: packed AppItem deliveries, oldest first, tagged
+	 * (app_seq, down_tag()).  The first down_sent went to the current
+	 * application and wait for its AppTaken; down_base is its handed
+	 * count at the head, down_head_abs the head's index since start. */
+	struct fifo down;
+	size_t down_sent;
+	uint64_t down_base, down_head_abs;
+	uint64_t down_sent_bytes; /* payload bytes sent, not taken */
+	nng_msg *app_pending;     /* a batch nng would not take yet */
+	struct appreq *reqs;      /* in the order made */
+	struct cutproto_arena arena; /* for unpacking frames */
 	struct store *store;
 	int batch_open;
-	uint8_t *scratch; /* where peer items are packed; see node.c */
-	size_t scratch_cap;
 	struct snap *snaps;
 	uint64_t epoch, next_snap;
 	int64_t start_ms;
@@ -154,11 +197,17 @@ struct cutd {
 int64_t cutd_wall_ms(void);
 int64_t cutd_now_ms(void);
 
-/* Appends len bytes at data to msg as length-delimited protobuf field
- * number field.  A batch is its packed header followed by its items this
- * way, so queued items, packed once, are never re-encoded.  Returns 0 or
- * an nng error. */
-int cutd_append_field(nng_msg *msg, unsigned field, const void *data,
+/* The bytes that len bytes take as a length-delimited protobuf field. */
+size_t cutd_field_size(size_t len);
+/* Writes the tag and length of a length-delimited protobuf field of len
+ * bytes to dst (at most 11 bytes); returns the bytes written. */
+size_t cutd_put_header(uint8_t *dst, unsigned field, size_t len);
+/* Writes len bytes at data to dst as length-delimited protobuf field
+ * number field and returns the bytes written (cutd_field_size(len)).  A
+ * batch is its packed header followed by its items this way, so queued
+ * items, packed once, are never re-encoded, and a batch is built in one
+ * allocation of its final size. */
+size_t cutd_put_field(uint8_t *dst, unsigned field, const void *data,
                       size_t len);
 
 /* The content type to store for ctype as it came in: NULL or "" become
@@ -178,13 +227,24 @@ void peer_drop_connections(struct cutd *d);
 void peer_recv_all(struct cutd *d);
 void peer_flush(struct cutd *d);
 void peer_timers(struct cutd *d, int64_t now);
-/* Queues a sequenced item (a packed PeerItem whose seq field is already
- * link_next_seq()) on the link to node.  Copies item. */
-int peer_push(struct cutd *d, size_t node, const void *item, size_t len);
+/* Milliseconds until peer_timers() has something to do, at most max. */
+int peer_next_timer(struct cutd *d, int64_t now, int max);
+/* Returns where to pack a sequenced item of len bytes (a PeerItem whose
+ * seq field is already peer_next_seq()) on the link to node, to be
+ * written before any other peer call; NULL when the link is full. */
+void *peer_push_space(struct cutd *d, size_t node, size_t len);
 uint64_t peer_next_seq(struct cutd *d, size_t node);
-/* Notes that link item seq to node carries application message app_seq. */
-void peer_note_data(struct cutd *d, size_t node, uint64_t seq,
-                    uint64_t app_seq);
+/* Notes that application message app_seq of len payload bytes went on
+ * the channel to node, for its window. */
+int peer_note_data(struct cutd *d, size_t node, uint64_t app_seq,
+                   size_t len);
+/* 1 if a message of len bytes fits the window of the channel to node. */
+int peer_window_open(struct cutd *d, size_t node, size_t len);
+/* Our application took messages of the channel from node, up to app_seq,
+ * with len payload bytes among them. */
+void peer_taken(struct cutd *d, size_t node, uint64_t app_seq, size_t len);
+/* 1 if the peer is connected and was heard from lately. */
+int peer_connected(struct cutd *d, size_t node, int64_t now);
 
 /* app.c */
 int app_start(struct cutd *d);
@@ -194,6 +254,17 @@ void app_flush(struct cutd *d);
 int app_deliver(struct cutd *d, size_t from, const char *content_type,
                 const void *payload, size_t len, uint64_t seq);
 int app_request_state(struct cutd *d, const char *id);
+/* The snapshot id no longer needs its state request. */
+void app_forget_request(struct cutd *d, const char *id);
+/* Calls fn for each queued delivery from node `from` that the application
+ * has not taken, with app_seq in [first, first + count), oldest first.
+ * Returns the first non-zero fn result, or 0. */
+int app_queued(struct cutd *d, size_t from, uint64_t first, uint64_t count,
+               int (*fn)(void *arg, uint64_t app_seq, const char *ctype,
+                         const void *payload, size_t len),
+               void *arg);
+/* Milliseconds until app_flush() should run again, at most max. */
+int app_next_timer(struct cutd *d, int max);
 
 /* control.c */
 int control_start(struct cutd *d);
@@ -211,6 +282,8 @@ int node_app_send(struct cutd *d, const char *to, const char *content_type,
                   const void *payload, size_t len);
 int node_state_reply(struct cutd *d, const char *id, const char *ctype,
                      const void *state, size_t len);
+/* Milliseconds until node_timers() has something to do, at most max. */
+int node_next_timer(struct cutd *d, int64_t now, int max);
 int node_data(struct cutd *d, size_t from, uint64_t app_seq,
               const char *content_type, const void *payload, size_t len);
 int node_marker(struct cutd *d, size_t from, const char *id, uint64_t n,
@@ -224,6 +297,9 @@ void node_timers(struct cutd *d, int64_t now);
 /* This node cannot finish s because what failed ("cannot store ..."); the
  * store's last error completes the reason. */
 void node_give_up(struct cutd *d, struct snap *s, const char *what);
+/* This node gives up snapshot id, because of why (a sentence): its
+ * application cannot answer for it. */
+void node_abandon(struct cutd *d, const char *id, const char *why);
 struct snap *node_find(struct cutd *d, const char *id);
 
 /* Packs a peer item (a Cut__V1__PeerItem whose seq is already

@@ -2,12 +2,15 @@
  * link.c - sequence numbers, cumulative acks, resend and gap holding for
  * one daemon-to-daemon stream.
  *
- * The send queue is an array of items in sequence order; [0, sent) have
- * been handed out, [sent, n) have not.  Item i has seq base + i.  An ack
- * removes a prefix; a rewind sets sent back to 0.  The receiver keeps the
+ * The send queue is a fifo of items in sequence order (one block of
+ * memory, no allocation per item); [0, sent) have been handed out, the
+ * rest have not.  Item i has seq base + i.  An ack removes a prefix; a
+ * rewind sets sent back to 0.  The receiver keeps the
  * next expected seq and a small sorted array of early items.
  */
 #include "link.h"
+
+#include "fifo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +22,11 @@ struct item {
 };
 
 struct link {
-	/* Sender. */
-	struct item *q;
-	size_t n, cap, sent, max_unacked;
-	uint64_t base; /* seq of q[0]; acked = base - 1 */
+	/* Sender: the items in seq order, the first with seq base; records
+	 * [0, sent) have been handed out. */
+	struct fifo q;
+	size_t sent, max_unacked;
+	uint64_t base; /* seq of the first record; acked = base - 1 */
 	/* Receiver. */
 	uint64_t expected;
 	struct item *held; /* sorted by seq */
@@ -43,6 +47,7 @@ link_new(size_t max_unacked, size_t max_held, struct link **ret_link)
 		free(l);
 		return LINK_ENOMEM;
 	}
+	fifo_init(&l->q);
 	l->max_unacked = max_unacked;
 	l->max_held = max_held;
 	l->base = 1;
@@ -56,11 +61,9 @@ link_free(struct link *l)
 {
 	if (l == NULL)
 		return;
-	for (size_t i = 0; i < l->n; i++)
-		free(l->q[i].data);
+	fifo_fini(&l->q);
 	for (size_t i = 0; i < l->nheld; i++)
 		free(l->held[i].data);
-	free(l->q);
 	free(l->held);
 	free(l);
 }
@@ -68,58 +71,75 @@ link_free(struct link *l)
 uint64_t
 link_next_seq(const struct link *l)
 {
-	return l->base + l->n;
+	return l->base + fifo_count(&l->q);
+}
+
+void *
+link_push_space(struct link *l, size_t len)
+{
+	if (fifo_count(&l->q) >= l->max_unacked)
+		return NULL;
+	return fifo_push_space(&l->q, len, link_next_seq(l), 0);
 }
 
 int
 link_push(struct link *l, const void *data, size_t len)
 {
-	struct item *it;
+	void *p;
 
-	if (l->n >= l->max_unacked)
+	if (fifo_count(&l->q) >= l->max_unacked)
 		return LINK_EFULL;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct item *q = realloc(l->q, cap * sizeof(*q));
-		if (q == NULL)
-			return LINK_ENOMEM;
-		l->q = q;
-		l->cap = cap;
-	}
-	it = &l->q[l->n];
-	if ((it->data = malloc(len ? len : 1)) == NULL)
+	if ((p = link_push_space(l, len)) == NULL)
 		return LINK_ENOMEM;
-	memcpy(it->data, data, len);
-	it->len = len;
-	it->seq = l->base + l->n;
-	l->n++;
+	if (len > 0)
+		memcpy(p, data, len);
 	return 0;
 }
 
 size_t
 link_unsent(const struct link *l)
 {
-	return l->n - l->sent;
+	return fifo_count(&l->q) - l->sent;
 }
 
 size_t
 link_unacked(const struct link *l)
 {
-	return l->n;
+	return fifo_count(&l->q);
+}
+
+size_t
+link_unacked_bytes(const struct link *l)
+{
+	return fifo_bytes(&l->q);
 }
 
 int
 link_next(struct link *l, const void **ret_data, size_t *ret_len,
           uint64_t *ret_seq)
 {
-	const struct item *it;
+	const struct fifo_rec *r;
 
-	if (l->sent == l->n)
+	if (l->sent == fifo_count(&l->q))
 		return 0;
-	it = &l->q[l->sent++];
-	*ret_data = it->data;
-	*ret_len = it->len;
-	*ret_seq = it->seq;
+	r = fifo_rec(&l->q, l->sent++);
+	*ret_data = fifo_data(&l->q, r);
+	*ret_len = r->len;
+	*ret_seq = r->tag;
+	return 1;
+}
+
+int
+link_peek(const struct link *l, size_t i, const void **ret_data,
+          size_t *ret_len)
+{
+	const struct fifo_rec *r;
+
+	if (l->sent + i >= fifo_count(&l->q))
+		return 0;
+	r = fifo_rec(&l->q, l->sent + i);
+	*ret_data = fifo_data(&l->q, r);
+	*ret_len = r->len;
 	return 1;
 }
 
@@ -137,15 +157,12 @@ link_ack(struct link *l, uint64_t upto)
 {
 	size_t k;
 
-	if (upto >= l->base + l->n)
+	if (upto >= link_next_seq(l))
 		return LINK_EINVAL;
 	if (upto < l->base)
 		return 0; /* old news */
 	k = (size_t)(upto - l->base + 1);
-	for (size_t i = 0; i < k; i++)
-		free(l->q[i].data);
-	memmove(l->q, l->q + k, (l->n - k) * sizeof(*l->q));
-	l->n -= k;
+	fifo_pop(&l->q, k);
 	l->sent = l->sent > k ? l->sent - k : 0;
 	l->base = upto + 1;
 	return 0;

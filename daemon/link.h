@@ -8,7 +8,8 @@
  * reconnect or a silence.  The receiver delivers items strictly in order,
  * drops duplicates and holds early items until the gap before them fills.
  *
- * Items are opaque bytes (an encoded peer item); the link copies them.
+ * Items are opaque bytes (an encoded peer item); the link copies them
+ * into one block of memory (fifo.h).
  */
 #ifndef CUT_LINK_H
 #define CUT_LINK_H
@@ -44,11 +45,22 @@ void link_free(struct link *l);
 uint64_t link_next_seq(const struct link *l);
 /* Appends an item (copied) with sequence number link_next_seq(). */
 int link_push(struct link *l, const void *data, size_t len);
+/* Appends an item of len bytes with sequence number link_next_seq() and
+ * returns where the caller writes it (before any other link call), or
+ * NULL when the window is full or memory ran out. */
+void *link_push_space(struct link *l, size_t len);
+/* Bytes held by the unacknowledged items. */
+size_t link_unacked_bytes(const struct link *l);
+/* Looks at the i-th unsent item without handing it out; returns 0 if
+ * there is none.  Borrowed like link_next(). */
+int link_peek(const struct link *l, size_t i, const void **ret_data,
+              size_t *ret_len);
 /* Items pushed but not yet handed out since the last rewind. */
 size_t link_unsent(const struct link *l);
 /* Items pushed and not yet acknowledged. */
 size_t link_unacked(const struct link *l);
-/* Hands out the next unsent item, borrowed until the next link_ack();
+/* Hands out the next unsent item, borrowed until the next link_push() or
+ * link_ack();
  * returns 0 if there is none. */
 int link_next(struct link *l, const void **ret_data, size_t *ret_len,
               uint64_t *ret_seq);

@@ -144,7 +144,9 @@ node_start(struct cutd *d)
 	}
 	d->n_in = n_in;
 	d->n_out = n_out;
-	if ((rv = engine_new(ENGINE_COUNTED, n_in, n_out, &d->eng)) != 0)
+	if ((rv = engine_new(ENGINE_COUNTED, n_in, n_out, &d->eng)) != 0 ||
+	    (rv = engine_set_cut(d->eng, cfg->aligned ? ENGINE_CUT_ALIGNED
+	                                              : ENGINE_CUT_UNALIGNED)) != 0)
 		return rv;
 	if (store_list(d->store, highest_id, d) != 0)
 		log_err("cannot read the snapshots: %s",
@@ -178,8 +180,6 @@ node_stop(struct cutd *d, const char *reason)
 	}
 	engine_free(d->eng);
 	d->eng = NULL;
-	free(d->scratch);
-	d->scratch = NULL;
 	free(d->in_node);
 	free(d->out_node);
 }
@@ -188,18 +188,14 @@ int
 node_push_item(struct cutd *d, size_t node, const Cut__V1__PeerItem *item)
 {
 	size_t len = cut__v1__peer_item__get_packed_size(item);
+	void *buf;
 
-	/* Every message passes here: pack into one buffer that grows as
-	 * needed instead of allocating one per item. */
-	if (len > d->scratch_cap) {
-		uint8_t *b = realloc(d->scratch, len);
-		if (b == NULL)
-			return LINK_ENOMEM;
-		d->scratch = b;
-		d->scratch_cap = len;
-	}
-	cut__v1__peer_item__pack(item, d->scratch);
-	return peer_push(d, node, d->scratch, len);
+	/* Every message passes here: packed once, straight into the link's
+	 * queue, with no allocation of its own. */
+	if ((buf = peer_push_space(d, node, len)) == NULL)
+		return LINK_EFULL;
+	cut__v1__peer_item__pack(item, buf);
+	return 0;
 }
 
 static int
@@ -247,6 +243,10 @@ node_app_send(struct cutd *d, const char *to, const char *content_type,
 
 	if (node < 0 || d->peers[node].out_chan < 0)
 		return ENGINE_ENOCHAN;
+	if (!peer_window_open(d, (size_t)node, len)) {
+		d->peers[node].stalls++;
+		return LINK_EFULL;
+	}
 	out = (size_t)d->peers[node].out_chan;
 	data.seq = peer_next_seq(d, (size_t)node);
 	data.content_type = (char *)content_type;
@@ -259,7 +259,10 @@ node_app_send(struct cutd *d, const char *to, const char *content_type,
 	data.app_seq = engine_sent_count(d->eng, out) + 1;
 	if ((rv = node_push_item(d, (size_t)node, &item)) != 0)
 		return rv;
-	peer_note_data(d, (size_t)node, data.seq, data.app_seq);
+	/* The link has it now; only memory can fail from here on, and the
+	 * window's count then only lags. */
+	if (peer_note_data(d, (size_t)node, data.app_seq, len) != 0)
+		log_err("out of memory counting a message in its window");
 	return engine_sent(d->eng, out, NULL);
 }
 
@@ -308,9 +311,19 @@ node_state_reply(struct cutd *d, const char *id, const char *ctype,
 		node_give_up(d, s, "cannot store the local state");
 		return 0;
 	}
-	if ((rv = engine_state_recorded(d->eng, id)) != 0)
+	if (engine_cut(d->eng) == ENGINE_CUT_UNALIGNED) {
+		/* m for each channel is what the application had taken. */
+		uint64_t taken[CONFIG_MAX_NODES];
+		for (size_t i = 0; i < d->n_in; i++)
+			taken[i] = d->peers[d->in_node[i]].taken;
+		rv = engine_state_recorded_taken(d->eng, id, taken);
+	} else {
+		rv = engine_state_recorded(d->eng, id);
+	}
+	if (rv != 0)
 		return rv;
 	s->state_recorded = 1;
+	app_forget_request(d, id);
 	return perform(d, NULL);
 }
 
@@ -410,6 +423,7 @@ abort_snap(struct cutd *d, struct snap *s, const char *reason)
 		         s->id);
 	s->state = SNAP_ABORTED;
 	s->ended_ms = cutd_now_ms();
+	app_forget_request(d, s->id);
 	log_warnx("snapshot %s: aborted: %s", s->id, reason);
 	if (s->initiator == d->self)
 		for (size_t v = 0; v < d->cfg->nnodes; v++)
@@ -526,6 +540,18 @@ give_up(struct cutd *d, struct snap *s, const char *reason, int root_cause)
 }
 
 void
+node_abandon(struct cutd *d, const char *id, const char *why)
+{
+	struct snap *s = node_find(d, id);
+	char reason[400];
+
+	if (s == NULL)
+		return;
+	snprintf(reason, sizeof(reason), "%s: %s", d->name, why);
+	give_up(d, s, reason, 1);
+}
+
+void
 node_give_up(struct cutd *d, struct snap *s, const char *what)
 {
 	char reason[400];
@@ -579,6 +605,23 @@ node_timers(struct cutd *d, int64_t now)
 			snap_free(s);
 		}
 	}
+}
+
+int
+node_next_timer(struct cutd *d, int64_t now, int max)
+{
+	int64_t ms = max;
+
+	for (const struct snap *s = d->snaps; s != NULL; s = s->next) {
+		if ((s->state == SNAP_RUNNING || s->state == SNAP_WAITING) &&
+		    s->deadline_ms - now < ms)
+			ms = s->deadline_ms - now;
+		for (const struct waiter *w = s->waiters; w != NULL;
+		     w = w->next)
+			if (w->deadline_ms - now < ms)
+				ms = w->deadline_ms - now;
+	}
+	return ms < 0 ? 0 : (int)ms;
 }
 
 void
@@ -659,6 +702,41 @@ record(struct cutd *d, struct snap *s, const struct engine_action *a,
 	audit_seqs_add(&c->seqs, a->seq);
 }
 
+/* Records one queued message of a RECORD_QUEUED range. */
+struct queued {
+	struct cutd *d;
+	struct snap *s;
+	struct part_chan *c;
+};
+
+static int
+record_queued(void *arg, uint64_t app_seq, const char *ctype,
+              const void *payload, size_t len)
+{
+	struct queued *q = arg;
+	struct cutd *d = q->d;
+
+	if (store_put_message(d->store, q->s->id, d->cfg->nodes[q->c->src].name,
+	                      d->name, app_seq, cutd_ctype(ctype), payload,
+	                      len) != 0)
+		return -1;
+	audit_seqs_add(&q->c->seqs, app_seq);
+	return 0;
+}
+
+/* The messages a->seq .. a->seq + a->count - 1 of channel a->chan were
+ * queued for the application, not taken, when it recorded: they are
+ * channel state, recorded from the down stream. */
+static void
+record_range(struct cutd *d, struct snap *s, const struct engine_action *a)
+{
+	struct queued q = {d, s, &s->in[a->chan]};
+
+	cutd_db(d);
+	if (app_queued(d, q.c->src, a->seq, a->count, record_queued, &q) != 0)
+		node_give_up(d, s, "cannot store a recorded message");
+}
+
 /* Carries out the actions of the last engine event.  dl is the message
  * being delivered, if the event was a delivery. */
 static int
@@ -691,6 +769,9 @@ perform(struct cutd *d, const struct delivery *dl)
 		case ENGINE_RECORD_MESSAGE:
 			if (dl != NULL)
 				record(d, s, a, dl);
+			break;
+		case ENGINE_RECORD_QUEUED:
+			record_range(d, s, a);
 			break;
 		case ENGINE_CHANNEL_DONE:
 			channel_done(d, s, a);

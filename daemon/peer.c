@@ -12,6 +12,20 @@
  * Reliability lives in link.c; this file decides when to resend (after a
  * reconnect, a hello, or RESEND_MS without progress) and resets links when
  * a peer restarts (its epoch changes).
+ *
+ * Flow control.  Each outgoing channel has a window of cfg->window payload
+ * bytes: a message counts against it from the moment the application sends
+ * it until the receiving application has been handed it, which the
+ * receiver reports as PeerAck.taken.  The application learns how far it
+ * may send from AppCredit (app.c), so nothing is refused or dropped for
+ * want of room: senders wait.  Acks and taken counts ride on whatever
+ * batch goes to the peer next, or go alone after ACK_DELAY_MS, or at once
+ * when they reopen a quarter of a window.
+ *
+ * Liveness.  Every peer gets a batch at least every HEARTBEAT_MS; a
+ * connection that brought nothing for DEAD_MS is closed so that nng dials
+ * again (TCP may otherwise sit on a dead connection for minutes after a
+ * partition), and status reports the peer disconnected meanwhile.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,8 +73,17 @@ fresh_link(struct link **lp)
 static int
 new_links(struct peer *p)
 {
-	p->head = p->tail = 0;
-	p->app_acked = 0;
+	fifo_clear(&p->inflight);
+	p->inflight_bytes = 0;
+	p->app_taken = 0;
+	p->taken = p->taken_reported = p->taken_bytes = 0;
+	p->credit_force = 1;
+	p->gen++;
+	if (p->pending != NULL) {
+		nng_msg_free(p->pending);
+		p->pending = NULL;
+		p->pending_first = 0;
+	}
 	if (fresh_link(&p->out) != 0 || fresh_link(&p->in) != 0)
 		return NNG_ENOMEM;
 	return 0;
@@ -118,9 +141,10 @@ peer_start(struct cutd *d)
 		struct peer *p = &d->peers[v];
 		if (v == d->self)
 			continue;
+		fifo_init(&p->inflight);
 		if ((rv = new_links(p)) != 0 || (rv = dial_peer(d, p)) != 0)
 			return rv;
-		p->progress_ms = cutd_now_ms();
+		p->progress_ms = p->heard_ms = p->sent_ms = cutd_now_ms();
 	}
 	return 0;
 }
@@ -153,44 +177,77 @@ peer_next_seq(struct cutd *d, size_t node)
 	return link_next_seq(d->peers[node].out);
 }
 
-int
-peer_push(struct cutd *d, size_t node, const void *item, size_t len)
+void *
+peer_push_space(struct cutd *d, size_t node, size_t len)
 {
 	struct peer *p = &d->peers[node];
 
 	/* After a quiet spell the resend clock starts now, not then. */
 	if (link_unacked(p->out) == 0)
 		p->progress_ms = cutd_now_ms();
-	return link_push(p->out, item, len);
+	return link_push_space(p->out, len);
 }
 
-void
-peer_note_data(struct cutd *d, size_t node, uint64_t seq, uint64_t app_seq)
+int
+peer_window_open(struct cutd *d, size_t node, size_t len)
+{
+	const struct peer *p = &d->peers[node];
+
+	/* A message larger than the window goes when nothing is out. */
+	return p->inflight_bytes == 0 ||
+	       p->inflight_bytes + len <= d->cfg->window;
+}
+
+int
+peer_note_data(struct cutd *d, size_t node, uint64_t app_seq, size_t len)
 {
 	struct peer *p = &d->peers[node];
 
-	if (p->tail == p->cap) {
-		size_t live = p->tail - p->head;
-		if (p->head > 0 && live < p->cap / 2) {
-			memmove(p->unacked, p->unacked + p->head,
-			        live * sizeof(*p->unacked));
-		} else {
-			size_t cap = p->cap ? p->cap * 2 : 256;
-			void *v =
-			    realloc(p->unacked, cap * sizeof(*p->unacked));
-			if (v == NULL)
-				return; /* the count only lags */
-			p->unacked = v;
-			p->cap = cap;
-			memmove(p->unacked, p->unacked + p->head,
-			        live * sizeof(*p->unacked));
-		}
-		p->head = 0;
-		p->tail = live;
+	if (fifo_push(&p->inflight, NULL, 0, app_seq, len) != 0)
+		return LINK_ENOMEM;
+	p->inflight_bytes += len;
+	p->accepted += len;
+	return 0;
+}
+
+/* The receiving application took the channel's messages up to taken:
+ * their bytes leave the window. */
+static void
+window_taken(struct peer *p, uint64_t taken)
+{
+	size_t k = 0, n = fifo_count(&p->inflight);
+
+	if (taken <= p->app_taken)
+		return;
+	p->app_taken = taken;
+	while (k < n) {
+		const struct fifo_rec *r = fifo_rec(&p->inflight, k);
+		if (r->tag > taken)
+			break;
+		p->inflight_bytes -= r->tag2;
+		k++;
 	}
-	p->unacked[p->tail].seq = seq;
-	p->unacked[p->tail].app_seq = app_seq;
-	p->tail++;
+	fifo_pop(&p->inflight, k);
+}
+
+void
+peer_taken(struct cutd *d, size_t node, uint64_t app_seq, size_t len)
+{
+	struct peer *p = &d->peers[node];
+
+	p->taken = app_seq;
+	p->taken_bytes += len;
+	if (p->ack_due_ms == 0)
+		p->ack_due_ms = cutd_now_ms();
+}
+
+int
+peer_connected(struct cutd *d, size_t node, int64_t now)
+{
+	const struct peer *p = &d->peers[node];
+
+	return atomic_load(&p->pipes) > 0 && p->epoch != 0 &&
+	       now - p->heard_ms < DEAD_MS;
 }
 
 /* The peer restarted: its numbering starts again, and so does ours. */
@@ -296,7 +353,6 @@ sequenced(struct cutd *d, struct peer *p, const Cut__V1__PeerItem *it)
 	size_t len = 0;
 	void *held;
 
-	p->ack_due = 1;
 	if (seq == 0) {
 		bad(d, d->cfg->nodes[p->node].name, "sequence number 0");
 		return;
@@ -311,6 +367,8 @@ sequenced(struct cutd *d, struct peer *p, const Cut__V1__PeerItem *it)
 	free(buf);
 	if (v != LINK_DELIVER)
 		return;
+	if (p->ack_due_ms == 0)
+		p->ack_due_ms = cutd_now_ms();
 	dispatch(d, p, it);
 	while (link_release(p->in, &held, &len)) {
 		Cut__V1__PeerItem *h =
@@ -334,8 +392,6 @@ ack(struct cutd *d, struct peer *p, uint64_t upto)
 	}
 	if (link_acked(p->out) != before)
 		p->progress_ms = cutd_now_ms();
-	while (p->head < p->tail && p->unacked[p->head].seq <= upto)
-		p->app_acked = p->unacked[p->head++].app_seq;
 }
 
 static void
@@ -344,6 +400,8 @@ item(struct cutd *d, struct peer *p, const Cut__V1__PeerItem *it)
 	switch (it->item_case) {
 	case CUT__V1__PEER_ITEM__ITEM_ACK:
 		ack(d, p, it->ack->upto);
+		if (it->ack->has_taken)
+			window_taken(p, it->ack->taken);
 		break;
 	case CUT__V1__PEER_ITEM__ITEM_HELLO:
 		/* The peer (re)connected to us: what we sent before may be
@@ -394,6 +452,7 @@ check_header(struct cutd *d, const Cut__V1__PeerBatch *b)
 		p->epoch = b->epoch;
 	}
 	p->last_seen_ms = cutd_wall_ms();
+	p->heard_ms = cutd_now_ms();
 	return p;
 }
 
@@ -403,17 +462,16 @@ batch(struct cutd *d, nng_msg *msg)
 	Cut__V1__PeerBatch *b;
 	struct peer *p;
 
-	b = (Cut__V1__PeerBatch *)cutproto_unpack(
+	b = (Cut__V1__PeerBatch *)cutproto_unpack_arena(
 	    &cut__v1__peer_batch__descriptor, nng_msg_len(msg),
-	    nng_msg_body(msg));
+	    nng_msg_body(msg), &d->arena);
 	if (b == NULL) {
 		bad(d, "?", "batch does not decode");
-		return;
-	}
-	if ((p = check_header(d, b)) != NULL)
+	} else if ((p = check_header(d, b)) != NULL) {
 		for (size_t i = 0; i < b->n_items; i++)
 			item(d, p, b->items[i]);
-	cut__v1__peer_batch__free_unpacked(b, NULL);
+	}
+	cutproto_arena_reset(&d->arena);
 }
 
 void
@@ -428,21 +486,11 @@ peer_recv_all(struct cutd *d)
 	}
 }
 
-static int
-append_packed(nng_msg *msg, const Cut__V1__PeerItem *it)
-{
-	uint8_t buf[64];
-	size_t len = cut__v1__peer_item__pack(it, buf);
-
-	return cutd_append_field(msg, 4, buf, len);
-}
-
-static int
-start_batch(struct cutd *d, struct peer *p, nng_msg **ret)
+/* Packs the batch header for p into buf (NULL: only measure). */
+static size_t
+batch_header(struct cutd *d, struct peer *p, uint8_t *buf)
 {
 	Cut__V1__PeerBatch b = CUT__V1__PEER_BATCH__INIT;
-	size_t len;
-	nng_msg *msg;
 
 	b.cluster = d->cfg->cluster;
 	b.from = (char *)d->name;
@@ -451,76 +499,129 @@ start_batch(struct cutd *d, struct peer *p, nng_msg **ret)
 	b.epoch = d->epoch;
 	b.has_to_epoch = 1;
 	b.to_epoch = p->epoch;
-	len = cut__v1__peer_batch__get_packed_size(&b);
-	if (nng_msg_alloc(&msg, len) != 0)
-		return -1;
-	cut__v1__peer_batch__pack(&b, nng_msg_body(msg));
-	*ret = msg;
-	return 0;
+	if (buf == NULL)
+		return cut__v1__peer_batch__get_packed_size(&b);
+	return cut__v1__peer_batch__pack(&b, buf);
 }
 
-/* The hello and ack the peer is owed, if any. */
-static int
-control_items(struct cutd *d, struct peer *p, nng_msg *msg)
+/* Packs the hello and the ack p is owed, if any, into buf as PeerItems
+ * (field 4 of the batch); buf holds at least 96 bytes. */
+static size_t
+control_items(struct cutd *d, struct peer *p, int hello, int ack,
+              uint8_t *buf)
 {
 	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerHello h = CUT__V1__PEER_HELLO__INIT;
 	Cut__V1__PeerAck a = CUT__V1__PEER_ACK__INIT;
-	int rv = 0;
+	uint8_t item[40];
+	size_t n = 0;
 
-	if (p->hello_due) {
+	if (hello) {
 		h.next_expected = link_delivered(p->in) + 1;
 		h.epoch = d->epoch;
 		it.item_case = CUT__V1__PEER_ITEM__ITEM_HELLO;
 		it.hello = &h;
-		rv |= append_packed(msg, &it);
+		n += cutd_put_field(buf + n, 4, item,
+		                    cut__v1__peer_item__pack(&it, item));
 	}
-	if (p->ack_due) {
+	if (ack) {
 		a.upto = link_delivered(p->in);
+		if (p->in_chan >= 0) {
+			a.has_taken = 1;
+			a.taken = p->taken;
+		}
 		it.item_case = CUT__V1__PEER_ITEM__ITEM_ACK;
 		it.ack = &a;
-		rv |= append_packed(msg, &it);
+		n += cutd_put_field(buf + n, 4, item,
+		                    cut__v1__peer_item__pack(&it, item));
 	}
-	return rv;
+	return n;
 }
 
-/* Sends one batch to p; returns 1 if it sent one and more may follow. */
+/* Tries to send p's pending batch; returns 1 if it left (or there was
+ * none). */
 static int
-flush_one(struct cutd *d, struct peer *p)
+send_pending(struct peer *p)
 {
+	if (p->pending == NULL)
+		return 1;
+	if (nng_sendmsg(p->push, p->pending, NNG_FLAG_NONBLOCK) != 0)
+		return 0;
+	p->pending = NULL;
+	p->pending_first = 0;
+	return 1;
+}
+
+/* Builds one batch to p of everything owed and unsent, up to BATCH_BYTES
+ * of items, in one allocation, and tries to send it; a batch nng does not
+ * take stays pending and goes first next turn, never rebuilt.  Returns 1
+ * if it sent a batch with items and more may follow. */
+static int
+flush_one(struct cutd *d, struct peer *p, int ack)
+{
+	uint8_t ctl[128];
+	size_t hdr, nctl, total, off, len, k = 0, items = 0;
 	uint64_t first = 0, seq;
 	const void *data;
-	size_t len, bytes = 0;
-	nng_msg *msg = NULL;
-	int items = 0;
+	nng_msg *msg;
 
-	if (!p->hello_due && !p->ack_due && link_unsent(p->out) == 0)
+	if (!send_pending(p))
 		return 0;
-	if (start_batch(d, p, &msg) != 0 || control_items(d, p, msg) != 0)
-		goto fail;
-	while (bytes < BATCH_BYTES && link_next(p->out, &data, &len, &seq)) {
+	if (!p->hello_due && !ack && link_unsent(p->out) == 0)
+		return 0;
+	nctl = control_items(d, p, p->hello_due, ack, ctl);
+	hdr = batch_header(d, p, NULL);
+	total = hdr + nctl;
+	/* Measure first, then copy once into a message of the final size. */
+	while (link_peek(p->out, k, &data, &len) &&
+	       (k == 0 || total - hdr - nctl + len <= BATCH_BYTES)) {
+		total += cutd_field_size(len);
+		k++;
+	}
+	if (nng_msg_alloc(&msg, total) != 0)
+		return 0;
+	off = batch_header(d, p, nng_msg_body(msg));
+	memcpy((uint8_t *)nng_msg_body(msg) + off, ctl, nctl);
+	off += nctl;
+	for (; items < k && link_next(p->out, &data, &len, &seq); items++) {
 		if (first == 0)
 			first = seq;
-		if (cutd_append_field(msg, 4, data, len) != 0)
-			goto fail;
-		bytes += len;
-		items++;
+		off += cutd_put_field((uint8_t *)nng_msg_body(msg) + off, 4,
+		                      data, len);
 	}
-	if (nng_sendmsg(p->push, msg, NNG_FLAG_NONBLOCK) != 0)
-		goto fail;
-	p->hello_due = p->ack_due = 0;
-	return items > 0;
-fail:
-	if (msg != NULL)
-		nng_msg_free(msg);
-	if (first != 0)
-		link_unsend(p->out, first);
-	return 0;
+	nng_msg_chop(msg, total - off);
+	p->hello_due = 0;
+	if (ack) {
+		p->ack_due_ms = 0;
+		p->taken_reported = p->taken;
+		p->taken_bytes = 0;
+	}
+	p->sent_ms = cutd_now_ms();
+	p->pending = msg;
+	p->pending_first = first;
+	return send_pending(p) && items > 0;
+}
+
+/* Whether p is owed an ack that should go now: it rides on any batch,
+ * and goes alone once ACK_DELAY_MS old or when it reopens a quarter of
+ * the peer's window, or as a heartbeat. */
+static int
+ack_now(struct cutd *d, struct peer *p, int64_t now)
+{
+	if (now - p->sent_ms >= HEARTBEAT_MS)
+		return 1;
+	if (p->ack_due_ms == 0)
+		return 0;
+	return link_unsent(p->out) > 0 || p->hello_due ||
+	       now - p->ack_due_ms >= ACK_DELAY_MS ||
+	       p->taken_bytes >= d->cfg->window / 4;
 }
 
 void
 peer_flush(struct cutd *d)
 {
+	int64_t now = cutd_now_ms();
+
 	for (size_t v = 0; v < d->cfg->nnodes; v++) {
 		struct peer *p = &d->peers[v];
 		if (v == d->self)
@@ -530,10 +631,34 @@ peer_flush(struct cutd *d)
 			 * gone: say hello and send it all again. */
 			p->hello_due = 1;
 			link_rewind(p->out);
+			if (p->pending != NULL) {
+				nng_msg_free(p->pending);
+				p->pending = NULL;
+				p->pending_first = 0;
+			}
 		}
-		for (int i = 0; i < BATCHES_PER_TURN && flush_one(d, p); i++)
+		if (atomic_load(&p->pipes) == 0)
+			continue; /* nng would only queue it for a dead pipe */
+		flush_one(d, p, ack_now(d, p, now));
+		for (int i = 0; i < BATCHES_PER_TURN && flush_one(d, p, 0); i++)
 			;
 	}
+}
+
+/* Closes the connection to p that brought nothing for DEAD_MS, so that
+ * nng dials again. */
+static void
+redial_if_dead(struct peer *p, int64_t now)
+{
+	nng_pipe pipe = NNG_PIPE_INITIALIZER;
+
+	if (atomic_load(&p->pipes) == 0 || now - p->heard_ms < DEAD_MS ||
+	    now - atomic_load(&p->pipe_since_ms) < DEAD_MS)
+		return;
+	pipe.id = atomic_load(&p->pipe_id);
+	if (pipe.id != 0)
+		nng_pipe_close(pipe);
+	p->heard_ms = now; /* give the new connection its time */
 }
 
 void
@@ -541,7 +666,10 @@ peer_timers(struct cutd *d, int64_t now)
 {
 	for (size_t v = 0; v < d->cfg->nnodes; v++) {
 		struct peer *p = &d->peers[v];
-		if (v == d->self || link_unacked(p->out) == 0)
+		if (v == d->self)
+			continue;
+		redial_if_dead(p, now);
+		if (link_unacked(p->out) == 0)
 			continue;
 		/* Everything went out and nothing came back in time: go back
 		 * to the first unacknowledged item.  A backlog still going
@@ -552,4 +680,26 @@ peer_timers(struct cutd *d, int64_t now)
 			p->progress_ms = now;
 		}
 	}
+}
+
+int
+peer_next_timer(struct cutd *d, int64_t now, int max)
+{
+	int64_t ms = max;
+
+	for (size_t v = 0; v < d->cfg->nnodes; v++) {
+		const struct peer *p = &d->peers[v];
+		if (v == d->self)
+			continue;
+		if (p->pending != NULL)
+			ms = ms < 1 ? ms : 1;
+		if (p->ack_due_ms != 0 && p->ack_due_ms + ACK_DELAY_MS - now < ms)
+			ms = p->ack_due_ms + ACK_DELAY_MS - now;
+		if (p->sent_ms + HEARTBEAT_MS - now < ms)
+			ms = p->sent_ms + HEARTBEAT_MS - now;
+		if (link_unacked(p->out) > 0 &&
+		    p->progress_ms + RESEND_MS - now < ms)
+			ms = p->progress_ms + RESEND_MS - now;
+	}
+	return ms < 0 ? 0 : (int)ms;
 }

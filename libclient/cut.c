@@ -10,6 +10,9 @@
  * reopens.
  */
 #include <stdarg.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,9 +82,22 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 		atomic_store(&c->connected, 1);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
 		atomic_store(&c->last_removed, id);
-		if (atomic_load(&c->live) == id)
+		if (atomic_load(&c->live) == id) {
 			atomic_store(&c->lost, 1);
+			cut_wake_all(c);
+		}
 	}
+}
+
+void
+cut_wake_all(struct cut *c)
+{
+	pthread_mutex_lock(&c->q_mu);
+	pthread_cond_broadcast(&c->q_cv);
+	pthread_mutex_unlock(&c->q_mu);
+	pthread_mutex_lock(&c->send_mu);
+	pthread_cond_broadcast(&c->send_cv);
+	pthread_mutex_unlock(&c->send_mu);
 }
 
 /* Marks pipe p as the one our hello went over.  Either this sees its
@@ -94,57 +110,6 @@ set_live(struct cut *c, nng_pipe p)
 	atomic_store(&c->live, id);
 	if (atomic_load(&c->last_removed) == id)
 		atomic_store(&c->lost, 1);
-}
-
-int
-cut_send_item(struct cut *c, const Cut__V1__AppItem *item)
-{
-	Cut__V1__AppBatch batch = CUT__V1__APP_BATCH__INIT;
-	Cut__V1__AppItem *items[1] = {(Cut__V1__AppItem *)item};
-	nng_msg *msg;
-	size_t len;
-	int rv;
-
-	batch.n_items = 1;
-	batch.items = items;
-	len = protobuf_c_message_get_packed_size(&batch.base);
-	if ((rv = nng_msg_alloc(&msg, len)) != 0)
-		return rpc_nng_error(rv);
-	protobuf_c_message_pack(&batch.base, nng_msg_body(msg));
-	pthread_mutex_lock(&c->send_mu);
-	if (atomic_load(&c->lost))
-		rv = NNG_ECLOSED;
-	else
-		rv = nng_sendmsg(c->app, msg, 0);
-	pthread_mutex_unlock(&c->send_mu);
-	if (rv != 0) {
-		nng_msg_free(msg);
-		return rpc_nng_error(rv);
-	}
-	return 0;
-}
-
-int
-cut_queue_push(struct cut *c, Cut__V1__AppBatch *b, size_t next)
-{
-	struct batch *q;
-
-	if (next >= b->n_items) {
-		protobuf_c_message_free_unpacked(&b->base, NULL);
-		return 0;
-	}
-	if ((q = calloc(1, sizeof(*q))) == NULL) {
-		protobuf_c_message_free_unpacked(&b->base, NULL);
-		return CUT_ENOMEM;
-	}
-	q->b = b;
-	q->next = next;
-	if (c->tail != NULL)
-		c->tail->link = q;
-	else
-		c->head = q;
-	c->tail = q;
-	return 0;
 }
 
 void
@@ -171,8 +136,7 @@ send_hello(struct cut *c, const char *node, int timeout_ms)
 	hello.version = CUTPROTO_APP_VERSION;
 	item.item_case = CUT__V1__APP_ITEM__ITEM_HELLO;
 	item.hello = &hello;
-	nng_socket_set_ms(c->app, NNG_OPT_SENDTIMEO, timeout_ms);
-	return cut_send_item(c, &item);
+	return cut_send_now(c, &item, timeout_ms);
 }
 
 /* The code for an AppError received instead of the hello reply. */
@@ -202,8 +166,10 @@ take_hello_reply(struct cut *c, const Cut__V1__AppHelloReply *r,
 		return CUT_EPROTO;
 	if (node != NULL && node[0] != '\0' && strcmp(node, r->node) != 0)
 		return CUT_ENOENT;
-	if (r->version < 1 || r->version > CUTPROTO_APP_VERSION)
+	if (r->version != CUTPROTO_APP_VERSION)
 		return CUT_ENOTSUP;
+	if (!r->has_window_bytes || r->window_bytes == 0)
+		return CUT_EPROTO;
 	for (i = 0; i < r->n_peers; i++)
 		if (!name_ok(r->peers[i]))
 			return CUT_EPROTO;
@@ -214,7 +180,11 @@ take_hello_reply(struct cut *c, const Cut__V1__AppHelloReply *r,
 	for (i = 0; i < r->n_peers; i++)
 		if ((c->peers[c->npeers++] = strdup(r->peers[i])) == NULL)
 			return CUT_ENOMEM;
+	if ((c->sent = calloc(r->n_peers + 1, sizeof(*c->sent))) == NULL ||
+	    (c->limit = calloc(r->n_peers + 1, sizeof(*c->limit))) == NULL)
+		return CUT_ENOMEM;
 	c->max_message = r->max_message_size;
+	c->window = r->window_bytes;
 	return 0;
 }
 
@@ -254,8 +224,12 @@ take_frame(struct cut *c, nng_msg *msg, const char *node, int *bad)
 		          it->error->code == CUT__V1__APP_ERROR__CODE__VERSION))
 			rv = hello_refused(c, it->error);
 	}
-	if (rv == 0)
-		return cut_queue_push(c, b, k);
+	if (rv == 0) {
+		pthread_mutex_lock(&c->q_mu);
+		rv = cut_ingest(c, b, k);
+		pthread_mutex_unlock(&c->q_mu);
+		return rv;
+	}
 	protobuf_c_message_free_unpacked(&b->base, NULL);
 	return rv;
 }
@@ -317,10 +291,10 @@ open_app(struct cut *c, const char *app_url, const char *node)
 		return rv;
 	if ((rv = nng_socket_set_size(c->app, NNG_OPT_RECVMAXSZ,
 	                              c->max_message + CUT_FRAME_SLACK)) != 0 ||
-	    (rv = nng_socket_set_ms(c->app, NNG_OPT_SENDTIMEO,
-	                            CUT_SEND_TIMEOUT_MS)) != 0)
+	    (rv = nng_aio_alloc(&c->send_aio, cut_send_done, c)) != 0)
 		return rpc_nng_error(rv);
-	return 0;
+	nng_aio_set_timeout(c->send_aio, NNG_DURATION_INFINITE);
+	return cut_recv_start(c);
 }
 
 /* Allocates a handle with its locks. */
@@ -328,18 +302,37 @@ static struct cut *
 new_handle(void)
 {
 	pthread_mutexattr_t attr;
+	pthread_condattr_t cattr;
 	struct cut *c;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
+	c->recv_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	c->send_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (c->recv_efd < 0 || c->send_efd < 0) {
+		if (c->recv_efd >= 0)
+			close(c->recv_efd);
+		if (c->send_efd >= 0)
+			close(c->send_efd);
+		free(c);
+		return NULL;
+	}
 	pthread_mutexattr_init(&attr);
 	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
 	pthread_mutex_init(&c->recv_mu, &attr);
 	pthread_mutexattr_destroy(&attr);
+	pthread_mutex_init(&c->q_mu, NULL);
 	pthread_mutex_init(&c->send_mu, NULL);
 	pthread_mutex_init(&c->ctl_mu, NULL);
 	pthread_mutex_init(&c->mu, NULL);
+	/* Waits are timed on the monotonic clock, like nng_clock(). */
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->q_cv, &cattr);
+	pthread_cond_init(&c->send_cv, &cattr);
+	pthread_condattr_destroy(&cattr);
 	c->ctl_timeout = CUT_CONTROL_TIMEOUT_MS;
+	c->send_timeout = CUT_SEND_TIMEOUT_MS;
 	return c;
 }
 
@@ -378,17 +371,36 @@ cut_close(struct cut *c)
 	if (c == NULL)
 		return;
 	if (c->has_app) {
+		/* What cut_send() accepted leaves first, for a while. */
+		if (c->send_aio != NULL)
+			cut_linger(c);
 		/* No callback may run on c once it is freed. */
 		nng_pipe_notify(c->app, NNG_PIPE_EV_ADD_POST, NULL, NULL);
 		nng_pipe_notify(c->app, NNG_PIPE_EV_REM_POST, NULL, NULL);
+		if (c->recv_aio != NULL)
+			nng_aio_stop(c->recv_aio);
+		if (c->send_aio != NULL)
+			nng_aio_stop(c->send_aio);
 		/* nng 1.5.2 can hang in nng_close() when it runs right
 		 * after a receive while the daemon is sending; a moment's
 		 * pause lets nng's own completions settle first. */
 		nng_msleep(CUT_CLOSE_GRACE_MS);
 		nng_close(c->app);
+		nng_aio_free(c->recv_aio);
+		nng_aio_free(c->send_aio);
 	}
 	rpc_close(c->rpc);
 	cut_queue_free(c);
+	while (c->ovt != NULL) {
+		struct overtake *o = c->ovt;
+		c->ovt = o->link;
+		free(o);
+	}
+	free(c->out);
+	free(c->sent);
+	free(c->limit);
+	close(c->recv_efd);
+	close(c->send_efd);
 	for (i = 0; i < c->npeers; i++)
 		free(c->peers[i]);
 	free(c->peers);
@@ -396,6 +408,9 @@ cut_close(struct cut *c)
 	free(c->cluster);
 	free(c->control_url);
 	pthread_mutex_destroy(&c->recv_mu);
+	pthread_mutex_destroy(&c->q_mu);
+	pthread_cond_destroy(&c->q_cv);
+	pthread_cond_destroy(&c->send_cv);
 	pthread_mutex_destroy(&c->send_mu);
 	pthread_mutex_destroy(&c->ctl_mu);
 	pthread_mutex_destroy(&c->mu);
@@ -430,46 +445,4 @@ size_t
 cut_max_message_size(const struct cut *c)
 {
 	return c != NULL ? c->max_message : 0;
-}
-
-/* 1 if to is one of c's peers. */
-static int
-is_peer(const struct cut *c, const char *to)
-{
-	size_t i;
-
-	for (i = 0; i < c->npeers; i++)
-		if (strcmp(c->peers[i], to) == 0)
-			return 1;
-	return 0;
-}
-
-int
-cut_send(struct cut *c, const char *to, const void *data, size_t len,
-         const char *content_type)
-{
-	Cut__V1__AppSend send = CUT__V1__APP_SEND__INIT;
-	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
-
-	if (c == NULL || to == NULL || (data == NULL && len > 0) ||
-	    !cut_content_type_ok(content_type))
-		return CUT_EINVAL;
-	if (!c->has_app)
-		return CUT_ENOTSUP;
-	if (!is_peer(c, to)) {
-		cut_set_error(c, "\"%.64s\" is not a peer of %s", to, c->node);
-		return CUT_ENOENT;
-	}
-	if (len > c->max_message) {
-		cut_set_error(c, "%zu bytes exceed the limit of %zu", len,
-		              c->max_message);
-		return CUT_E2BIG;
-	}
-	send.to = (char *)to;
-	send.content_type = (char *)content_type;
-	send.payload.data = (uint8_t *)data;
-	send.payload.len = len;
-	item.item_case = CUT__V1__APP_ITEM__ITEM_SEND;
-	item.send = &send;
-	return cut_send_item(c, &item);
 }

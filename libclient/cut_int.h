@@ -2,22 +2,33 @@
  * cut_int.h - what the files of libcut share: the handle's layout and the
  * helpers that cross files.  Never installed.
  *
+ * Threads.  An nng completion thread receives every frame from the daemon
+ * (recv_done() in recv.c): it applies credit at once, notes unaligned
+ * state requests, and queues the rest for the application.  Another
+ * completion sends whatever the application's calls have packed into the
+ * out buffer since the last frame left (one nng message for all of them),
+ * so cut_send() never waits for a round trip and sends coalesce whenever
+ * the application is faster than the link.
+ *
  * Locks, always taken in this order and never held across a callback into
- * the application:
+ * the application (except recv_mu):
  *
  *   recv_mu  serializes processing of the down stream (cut_recv,
- *            cut_dispatch) and guards the queue of received items.  It is
- *            the one lock held while the application's callbacks run, and
- *            it is error-checking, so that a callback calling cut_recv()
- *            gets CUT_EBUSY instead of a deadlock.
- *   send_mu  held around each send on the application link, so that
- *            sends and state replies leave in the order of the calls.
+ *            cut_dispatch) and the handed count.  It is the one lock held
+ *            while the application's callbacks run, and it is
+ *            error-checking, so that a callback calling cut_recv() gets
+ *            CUT_EBUSY instead of a deadlock.
+ *   q_mu     guards the queue of received batches and the unaligned
+ *            requests waiting; q_cv announces new ones and a lost link.
+ *   send_mu  guards the out buffer, the credit of each channel and the
+ *            send in flight; send_cv announces credit and a lost link.
  *   ctl_mu   serializes control calls (req0 allows one at a time) and
  *            guards the control connection.
  *   mu       guards the state callback registration, the last error text
- *            and the control timeout; held only briefly.
+ *            and the timeouts; held only briefly.
  *
- * The pipe callback (an nng thread) takes no lock: it updates atomics.
+ * The pipe callback (an nng thread) takes q_mu and send_mu only to wake
+ * waiters.
  */
 #ifndef CUT_INT_H
 #define CUT_INT_H
@@ -35,8 +46,13 @@
 
 /* How long cut_open() waits for the daemon and its hello reply. */
 #define CUT_OPEN_TIMEOUT_MS 5000
-/* How long a send may block on a full queue. */
+/* How long a send may block for credit unless cut_set_send_timeout() says
+ * otherwise. */
 #define CUT_SEND_TIMEOUT_MS 10000
+/* A frame is sent as soon as the previous one left; the out buffer grows
+ * up to this and more before it, but never holds more than the windows
+ * plus control items. */
+#define CUT_OUT_FRAME_MAX (256u << 10)
 /*
  * Room on the application link beyond the payload limit: a frame from the
  * daemon is one AppBatch, which holds up to its batch budget (256 KiB in
@@ -49,6 +65,8 @@
  * max_message a cluster file allows (64 MiB), since frames that follow
  * the reply may be read before libcut has seen it. */
 #define CUT_HELLO_MAX_MESSAGE (64u << 20)
+/* How long cut_close() waits for queued sends to leave. */
+#define CUT_LINGER_MS 1000
 /* The pause before closing a socket; see cut_close(). */
 #define CUT_CLOSE_GRACE_MS 2
 /* The control timeout unless cut_set_control_timeout() says otherwise. */
@@ -61,6 +79,12 @@ struct batch {
 	Cut__V1__AppBatch *b;
 	size_t next;
 	struct batch *link;
+};
+
+/* An unaligned state request, answered ahead of every queued delivery. */
+struct overtake {
+	char id[CUT_SNAPSHOT_ID_MAX];
+	struct overtake *link;
 };
 
 struct cut {
@@ -80,9 +104,30 @@ struct cut {
 	atomic_uint_least32_t last_removed;
 
 	pthread_mutex_t recv_mu;
+	uint64_t handed;   /* deliveries handed to the application */
+	uint64_t reported; /* the handed count last sent as AppTaken */
+
+	pthread_mutex_t q_mu;
+	pthread_cond_t q_cv;
 	struct batch *head, *tail;
+	struct overtake *ovt, *ovt_tail;
+	size_t bad_frames;   /* frames that did not decode, not yet told */
+	int recv_efd;        /* cut_fd(): readable when items wait */
+	nng_aio *recv_aio;
+	int recv_err;        /* the reason receiving stopped, or 0 */
 
 	pthread_mutex_t send_mu;
+	pthread_cond_t send_cv;
+	nng_aio *send_aio;
+	int sending;      /* a frame is in flight */
+	uint8_t *out;     /* packed AppItems (field 1) not yet sent */
+	size_t out_len, out_cap;
+	uint64_t window;  /* bytes per channel, from the hello reply */
+	uint64_t *sent;   /* per peer: payload bytes sent on it */
+	uint64_t *limit;  /* per peer: the daemon's credit limit */
+	int send_efd;     /* cut_send_fd(): readable when credit came */
+	int want_credit;  /* a cut_try_send() found no room */
+	int send_err;     /* why sending stopped, or 0 */
 
 	pthread_mutex_t ctl_mu;
 	struct rpc *rpc;
@@ -91,6 +136,7 @@ struct cut {
 	cut_state_fn state_fn;
 	void *state_arg;
 	int ctl_timeout;
+	int send_timeout;
 	char err[RPC_MSG_MAX];
 };
 
@@ -111,11 +157,32 @@ void cut_set_error(struct cut *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /*
- * Sends one item on the application link, in one AppBatch, after the
- * sends that returned before.  item is borrowed.  Returns 0, CUT_ECLOSED,
- * CUT_ETIMEDOUT, CUT_ENOMEM or CUT_EIO.
+ * Queues one item on the application link after the items queued before
+ * it, and starts sending if nothing is in flight.  item is borrowed.
+ * Returns 0, CUT_ECLOSED or CUT_ENOMEM.  cut_queue_item_locked() is the
+ * same with send_mu held.
  */
-int cut_send_item(struct cut *c, const Cut__V1__AppItem *item);
+int cut_queue_item(struct cut *c, const Cut__V1__AppItem *item);
+int cut_queue_item_locked(struct cut *c, const Cut__V1__AppItem *item);
+
+/* Sends item synchronously in a frame of its own (for the hello, before
+ * the send machinery runs), waiting up to timeout_ms. */
+int cut_send_now(struct cut *c, const Cut__V1__AppItem *item, int timeout_ms);
+
+/* Applies an AppCredit (with send_mu taken inside). */
+void cut_credit(struct cut *c, const Cut__V1__AppCredit *cr);
+
+/* Starts the receiving completion loop (after the hello). */
+int cut_recv_start(struct cut *c);
+
+/* Wakes every thread waiting on c (the link was lost). */
+void cut_wake_all(struct cut *c);
+
+/* The completion of the send aio (send.c). */
+void cut_send_done(void *arg);
+
+/* Waits up to CUT_LINGER_MS for queued items to leave (cut_close). */
+void cut_linger(struct cut *c);
 
 /* 1 if s is a valid content type: at most CUT_CONTENT_TYPE_MAX printable
  * ASCII bytes.  NULL is valid (none). */
@@ -124,8 +191,9 @@ int cut_content_type_ok(const char *s);
 /* Frees every batch queued on c. */
 void cut_queue_free(struct cut *c);
 
-/* Appends the unpacked batch b to c's queue, from item next on.  Takes
- * ownership of b, also on failure (CUT_ENOMEM). */
-int cut_queue_push(struct cut *c, Cut__V1__AppBatch *b, size_t next);
+/* Takes in the unpacked batch b from item next on: applies credit, notes
+ * unaligned state requests and queues the rest.  Takes ownership of b,
+ * also on failure (CUT_ENOMEM).  Called with q_mu held. */
+int cut_ingest(struct cut *c, Cut__V1__AppBatch *b, size_t next);
 
 #endif /* CUT_INT_H */

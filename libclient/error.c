@@ -33,6 +33,8 @@ cut_strerror(int err)
 		return "called from a callback";
 	case CUT_EIO:
 		return "transport error";
+	case CUT_EAGAIN:
+		return "no room on the channel now";
 	default:
 		return "unknown error";
 	}

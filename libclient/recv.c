@@ -1,18 +1,29 @@
 /*
- * recv.c - the down stream: deliveries, state requests and errors from the
- * daemon, processed strictly in order on the application's thread.
+ * recv.c - the down stream: deliveries, state requests, credit and errors
+ * from the daemon.
  *
- * Frames from the daemon are decoded into AppBatch messages and queued;
- * items are taken off the queue one by one.  A delivery is returned to the
- * application; a state request is answered on the spot by calling the
- * state callback, so the callback runs after every earlier delivery was
- * returned and before any later one is: the cut of DESIGN.md.  The reply
- * leaves on the up stream when the callback calls cut_buf_set(), while the
- * application still holds the lock that orders its sends, so the reply
- * sits exactly between the sends its state covers and the ones it does
- * not.
+ * An nng completion (recv_done) receives every frame as it comes, whatever
+ * the application is doing: credit applies at once, so a cut_send()
+ * waiting for room wakes even in a program that is not receiving; an
+ * unaligned state request is put ahead of everything queued; the rest is
+ * queued.  The application takes items off the queue in cut_recv() and
+ * cut_dispatch(), on its own thread: a delivery is returned to it, an
+ * aligned state request is answered in its place, and an unaligned one
+ * before any further delivery.  Either way the state callback runs between
+ * two deliveries, and the reply says how many deliveries were handed over
+ * before it (AppStateReply.handed): the cut of the unaligned form, and a
+ * check of the aligned one.  The reply leaves on the up stream when the
+ * callback calls cut_buf_set(), while the application still holds the lock
+ * that orders its sends, so the reply sits exactly between the sends its
+ * state covers and the ones it does not.
+ *
+ * Each time the application has taken a whole frame's deliveries, libcut
+ * reports the handed count (AppTaken): the daemon then frees them and
+ * their senders' windows reopen.
  */
 #include <errno.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,12 +32,12 @@
 
 #include "cut_int.h"
 
-/* How long one wait on the socket lasts before checking for a lost link. */
+/* How long one wait for items lasts before checking for a lost link. */
 #define RECV_SLICE_MS 200
 
-/* How many frames one cut_dispatch() reads at most, so that a daemon
- * that never stops sending cannot keep it forever. */
-#define DISPATCH_MAX_FRAMES 256
+/* How many items one cut_dispatch() takes at most, so that a daemon that
+ * never stops sending cannot keep it forever. */
+#define DISPATCH_MAX_ITEMS 4096
 
 struct cut_msg {
 	char *from;
@@ -39,12 +50,13 @@ struct cut_msg {
 struct cut_buf {
 	struct cut *c;
 	const char *snapshot_id;
+	uint64_t handed;
 	int used;
 };
 
 /* What taking one item off the queue gave. */
 struct item {
-	enum { ITEM_DELIVER, ITEM_STATE, ITEM_ERROR, ITEM_BAD } kind;
+	enum { ITEM_DELIVER, ITEM_STATE, ITEM_ERROR, ITEM_BAD, ITEM_SKIP } kind;
 	struct cut_msg *msg;          /* ITEM_DELIVER */
 	char id[CUT_SNAPSHOT_ID_MAX]; /* ITEM_STATE */
 };
@@ -102,9 +114,16 @@ judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
 			return CUT_ENOMEM;
 		ret->kind = ITEM_DELIVER;
 		return 0;
+	case CUT__V1__APP_ITEM__ITEM_CREDIT:
+		ret->kind = ITEM_SKIP; /* applied on arrival */
+		return 0;
 	case CUT__V1__APP_ITEM__ITEM_STATE_REQUEST:
 		if (!id_ok(it->state_request->snapshot_id))
 			break;
+		if (it->state_request->overtake) {
+			ret->kind = ITEM_SKIP; /* queued ahead on arrival */
+			return 0;
+		}
 		strcpy(ret->id, it->state_request->snapshot_id);
 		ret->kind = ITEM_STATE;
 		return 0;
@@ -124,91 +143,244 @@ judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
 	return 0;
 }
 
-/* Takes the next queued item into *ret.  Returns 0, CUT_ETIMEDOUT when
- * the queue is empty, or CUT_ENOMEM. */
+/* Tells the daemon how many deliveries the application has taken, if that
+ * changed since the last report.  Called with recv_mu. */
+static void
+report_taken(struct cut *c)
+{
+	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppTaken t = CUT__V1__APP_TAKEN__INIT;
+
+	if (c->handed == c->reported)
+		return;
+	t.handed = c->handed;
+	item.item_case = CUT__V1__APP_ITEM__ITEM_TAKEN;
+	item.taken = &t;
+	if (cut_queue_item(c, &item) == 0)
+		c->reported = c->handed;
+}
+
+/* Takes the next item into *ret: an unaligned state request first, then
+ * the queue in order.  Returns 0, CUT_ETIMEDOUT when nothing is queued,
+ * CUT_EPROTO for a frame that did not decode, or CUT_ENOMEM.  Called with
+ * recv_mu. */
 static int
 take_item(struct cut *c, struct item *ret)
 {
-	struct batch *q = c->head;
-	int rv;
+	struct overtake *o;
+	struct batch *q;
+	int rv, done = 0;
 
-	if (q == NULL)
+	pthread_mutex_lock(&c->q_mu);
+	if ((o = c->ovt) != NULL) {
+		c->ovt = o->link;
+		if (c->ovt == NULL)
+			c->ovt_tail = NULL;
+		pthread_mutex_unlock(&c->q_mu);
+		memcpy(ret->id, o->id, sizeof(ret->id));
+		free(o);
+		ret->kind = ITEM_STATE;
+		return 0;
+	}
+	if (c->bad_frames > 0) {
+		c->bad_frames--;
+		pthread_mutex_unlock(&c->q_mu);
+		return CUT_EPROTO;
+	}
+	if ((q = c->head) == NULL) {
+		pthread_mutex_unlock(&c->q_mu);
 		return CUT_ETIMEDOUT;
+	}
 	rv = judge(c, q->b->items[q->next++], ret);
 	if (q->next == q->b->n_items) {
 		c->head = q->link;
 		if (c->head == NULL)
 			c->tail = NULL;
+		done = 1;
+	}
+	pthread_mutex_unlock(&c->q_mu);
+	if (done) {
 		protobuf_c_message_free_unpacked(&q->b->base, NULL);
 		free(q);
 	}
+	if (rv == 0 && ret->kind == ITEM_DELIVER)
+		c->handed++;
+	if (done)
+		report_taken(c);
 	return rv;
 }
 
-/* Decodes frame msg (consumed) and queues its items. */
-static int
-queue_frame(struct cut *c, nng_msg *msg)
+/* An absolute CLOCK_MONOTONIC time ms from now. */
+static struct timespec
+after_ms(int64_t ms)
 {
-	Cut__V1__AppBatch *b;
+	struct timespec ts;
 
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
+/*
+ * Waits until an item is queued.  timeout_ms 0: do not wait; -1: as long
+ * as it takes; otherwise until deadline (an nng_clock() time).  Returns 0,
+ * CUT_ETIMEDOUT, or CUT_ECLOSED (nothing queued and the link is lost).
+ */
+static int
+wait_items(struct cut *c, int timeout_ms, nng_time deadline)
+{
+	int rv = 0;
+
+	pthread_mutex_lock(&c->q_mu);
+	while (c->head == NULL && c->ovt == NULL && c->bad_frames == 0) {
+		nng_time now = nng_clock();
+		int64_t ms = RECV_SLICE_MS;
+		struct timespec ts;
+
+		if (atomic_load(&c->lost) || c->recv_err != 0) {
+			rv = c->recv_err != 0 ? c->recv_err : CUT_ECLOSED;
+			break;
+		}
+		if (timeout_ms == 0 || (timeout_ms > 0 && now >= deadline)) {
+			rv = CUT_ETIMEDOUT;
+			break;
+		}
+		if (timeout_ms > 0 && (int64_t)(deadline - now) < ms)
+			ms = (int64_t)(deadline - now);
+		ts = after_ms(ms);
+		pthread_cond_timedwait(&c->q_cv, &c->q_mu, &ts);
+	}
+	pthread_mutex_unlock(&c->q_mu);
+	return rv;
+}
+
+/* Empties an eventfd. */
+static void
+drain(int fd)
+{
+	uint64_t v;
+
+	while (read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		;
+}
+
+/* Makes an eventfd readable. */
+static void
+poke(int fd)
+{
+	uint64_t one = 1;
+
+	if (write(fd, &one, sizeof(one)) < 0)
+		return; /* already at its maximum: readable anyway */
+}
+
+int
+cut_ingest(struct cut *c, Cut__V1__AppBatch *b, size_t next)
+{
+	struct batch *q;
+	size_t keep = 0;
+
+	for (size_t k = next; k < b->n_items; k++) {
+		const Cut__V1__AppItem *it = b->items[k];
+		if (it->item_case == CUT__V1__APP_ITEM__ITEM_CREDIT) {
+			cut_credit(c, it->credit);
+		} else if (it->item_case ==
+		               CUT__V1__APP_ITEM__ITEM_STATE_REQUEST &&
+		           it->state_request->overtake &&
+		           id_ok(it->state_request->snapshot_id)) {
+			struct overtake *o = calloc(1, sizeof(*o));
+			if (o == NULL)
+				continue; /* unanswered: the daemon's deadline
+				             aborts that snapshot */
+			strcpy(o->id, it->state_request->snapshot_id);
+			if (c->ovt_tail != NULL)
+				c->ovt_tail->link = o;
+			else
+				c->ovt = o;
+			c->ovt_tail = o;
+		} else {
+			keep++;
+		}
+	}
+	if (keep == 0) {
+		protobuf_c_message_free_unpacked(&b->base, NULL);
+		return 0;
+	}
+	if ((q = calloc(1, sizeof(*q))) == NULL) {
+		protobuf_c_message_free_unpacked(&b->base, NULL);
+		return CUT_ENOMEM;
+	}
+	q->b = b;
+	q->next = next;
+	if (c->tail != NULL)
+		c->tail->link = q;
+	else
+		c->head = q;
+	c->tail = q;
+	return 0;
+}
+
+/* The completion of a receive: takes the frame in and receives again. */
+static void
+recv_done(void *arg)
+{
+	struct cut *c = arg;
+	Cut__V1__AppBatch *b;
+	nng_msg *msg;
+	int rv = nng_aio_result(c->recv_aio);
+
+	if (rv != 0) {
+		pthread_mutex_lock(&c->q_mu);
+		c->recv_err = rv == NNG_ECLOSED || rv == NNG_ECANCELED
+		                  ? CUT_ECLOSED
+		                  : rpc_nng_error(rv);
+		pthread_cond_broadcast(&c->q_cv);
+		poke(c->recv_efd);
+		pthread_mutex_unlock(&c->q_mu);
+		return;
+	}
+	msg = nng_aio_get_msg(c->recv_aio);
 	b = (Cut__V1__AppBatch *)cutproto_unpack(
 	    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
 	    nng_msg_body(msg));
+	pthread_mutex_lock(&c->q_mu);
 	if (b == NULL) {
 		cut_set_error(c,
 		              "the daemon sent a frame that does not decode "
 		              "(%zu bytes)",
 		              nng_msg_len(msg));
-		nng_msg_free(msg);
-		return CUT_EPROTO;
+		c->bad_frames++;
+	} else {
+		cut_ingest(c, b, 0);
 	}
+	pthread_cond_broadcast(&c->q_cv);
+	poke(c->recv_efd);
+	pthread_mutex_unlock(&c->q_mu);
 	nng_msg_free(msg);
-	return cut_queue_push(c, b, 0);
+	nng_recv_aio(c->app, c->recv_aio);
 }
 
-/*
- * Reads one frame from the socket and queues it.  timeout_ms 0: only if
- * one is there; -1: wait as long as it takes; otherwise until deadline (an
- * nng_clock() time).  Returns 0, CUT_ETIMEDOUT, CUT_ECLOSED (nothing left
- * and the link is lost), CUT_EPROTO (the frame did not decode and was
- * dropped), CUT_ENOMEM or CUT_EIO.
- */
-static int
-read_frame(struct cut *c, int timeout_ms, nng_time deadline)
+int
+cut_recv_start(struct cut *c)
 {
-	nng_msg *msg;
-	nng_time now;
 	int rv;
 
-	for (;;) {
-		if (timeout_ms == 0) {
-			rv = nng_recvmsg(c->app, &msg, NNG_FLAG_NONBLOCK);
-		} else {
-			now = nng_clock();
-			if (timeout_ms > 0 && now >= deadline)
-				return CUT_ETIMEDOUT;
-			nng_socket_set_ms(c->app, NNG_OPT_RECVTIMEO,
-			                  timeout_ms < 0 ||
-			                          deadline - now > RECV_SLICE_MS
-			                      ? RECV_SLICE_MS
-			                      : (nng_duration)(deadline - now));
-			rv = nng_recvmsg(c->app, &msg, 0);
-		}
-		if (rv == 0)
-			return queue_frame(c, msg);
-		if (rv != NNG_ETIMEDOUT && rv != NNG_EAGAIN)
-			return rpc_nng_error(rv);
-		if (atomic_load(&c->lost))
-			return CUT_ECLOSED;
-		if (timeout_ms == 0)
-			return CUT_ETIMEDOUT;
-	}
+	if ((rv = nng_aio_alloc(&c->recv_aio, recv_done, c)) != 0)
+		return rpc_nng_error(rv);
+	nng_aio_set_timeout(c->recv_aio, NNG_DURATION_INFINITE);
+	nng_recv_aio(c->app, c->recv_aio);
+	return 0;
 }
 
-/* Sends AppStateReply for id. */
+/* Sends AppStateReply for id, recorded after handed deliveries. */
 static int
-send_reply(struct cut *c, const char *id, const void *data, size_t len,
-           const char *content_type)
+send_reply(struct cut *c, const char *id, uint64_t handed, const void *data,
+           size_t len, const char *content_type)
 {
 	Cut__V1__AppStateReply reply = CUT__V1__APP_STATE_REPLY__INIT;
 	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
@@ -217,9 +389,10 @@ send_reply(struct cut *c, const char *id, const void *data, size_t len,
 	reply.content_type = (char *)content_type;
 	reply.state.data = (uint8_t *)data;
 	reply.state.len = len;
+	reply.handed = handed;
 	item.item_case = CUT__V1__APP_ITEM__ITEM_STATE_REPLY;
 	item.state_reply = &reply;
-	return cut_send_item(c, &item);
+	return cut_queue_item(c, &item);
 }
 
 int
@@ -236,14 +409,15 @@ cut_buf_set(struct cut_buf *b, const void *data, size_t len,
 		              len, b->c->max_message);
 		return CUT_E2BIG;
 	}
-	return send_reply(b->c, b->snapshot_id, data, len, content_type);
+	return send_reply(b->c, b->snapshot_id, b->handed, data, len,
+	                  content_type);
 }
 
 /* Answers the state request for id through the state callback. */
 static int
 answer(struct cut *c, const char *id)
 {
-	struct cut_buf b = {c, id, 0};
+	struct cut_buf b = {c, id, c->handed, 0};
 	cut_state_fn fn;
 	void *arg;
 	int rv;
@@ -253,13 +427,14 @@ answer(struct cut *c, const char *id)
 	arg = c->state_arg;
 	pthread_mutex_unlock(&c->mu);
 	if (fn == NULL)
-		return send_reply(c, id, NULL, 0, CUT_CONTENT_TYPE_EMPTY);
+		return send_reply(c, id, c->handed, NULL, 0,
+		                  CUT_CONTENT_TYPE_EMPTY);
 	rv = fn(arg, id, &b);
 	/* A failed cut_buf_set() was the callback's to handle: the
 	 * snapshot goes unanswered rather than recording a wrong state. */
 	if (b.used || rv != 0)
 		return 0;
-	return send_reply(c, id, NULL, 0, CUT_CONTENT_TYPE_EMPTY);
+	return send_reply(c, id, c->handed, NULL, 0, CUT_CONTENT_TYPE_EMPTY);
 }
 
 int
@@ -288,12 +463,11 @@ lock_recv(struct cut *c)
 /*
  * Processes items until one is for the application: a delivery (stored in
  * *ret_msg), an error item (CUT_EREFUSED) or a bad one (CUT_EPROTO).  If
- * the queue runs dry, reads frames within the time allowed (see
- * read_frame()), or returns CUT_ETIMEDOUT at once if !may_read.  Called
- * with recv_mu.
+ * the queue runs dry, waits within the time allowed (see wait_items()).
+ * Called with recv_mu.
  */
 static int
-next_message(struct cut *c, int may_read, int timeout_ms, nng_time deadline,
+next_message(struct cut *c, int timeout_ms, nng_time deadline,
              struct cut_msg **ret_msg)
 {
 	struct item it;
@@ -301,8 +475,8 @@ next_message(struct cut *c, int may_read, int timeout_ms, nng_time deadline,
 
 	for (;;) {
 		rv = take_item(c, &it);
-		if (rv == CUT_ETIMEDOUT && may_read) {
-			if ((rv = read_frame(c, timeout_ms, deadline)) != 0)
+		if (rv == CUT_ETIMEDOUT) {
+			if ((rv = wait_items(c, timeout_ms, deadline)) != 0)
 				return rv;
 			continue;
 		}
@@ -320,6 +494,8 @@ next_message(struct cut *c, int may_read, int timeout_ms, nng_time deadline,
 			return CUT_EREFUSED;
 		case ITEM_BAD:
 			return CUT_EPROTO;
+		case ITEM_SKIP:
+			break;
 		}
 	}
 }
@@ -338,7 +514,7 @@ cut_recv(struct cut *c, int timeout_ms, struct cut_msg **ret)
 	if ((rv = lock_recv(c)) != 0)
 		return rv;
 	deadline = nng_clock() + (timeout_ms > 0 ? (nng_time)timeout_ms : 0);
-	rv = next_message(c, 1, timeout_ms < 0 ? -1 : timeout_ms, deadline, &m);
+	rv = next_message(c, timeout_ms < 0 ? -1 : timeout_ms, deadline, &m);
 	pthread_mutex_unlock(&c->recv_mu);
 	if (rv == 0)
 		*ret = m;
@@ -349,7 +525,7 @@ int
 cut_dispatch(struct cut *c, cut_msg_fn fn, void *arg)
 {
 	struct cut_msg *m = NULL;
-	int frames = 0, soft = 0, rv;
+	int soft = 0, rv = 0;
 
 	if (c == NULL || fn == NULL)
 		return CUT_EINVAL;
@@ -357,19 +533,17 @@ cut_dispatch(struct cut *c, cut_msg_fn fn, void *arg)
 		return CUT_ENOTSUP;
 	if ((rv = lock_recv(c)) != 0)
 		return rv;
-	for (;;) {
-		rv = next_message(c, 0, 0, 0, &m);
+	drain(c->recv_efd);
+	for (int n = 0;; n++) {
+		if (n == DISPATCH_MAX_ITEMS) {
+			poke(c->recv_efd); /* more may wait: come back */
+			rv = 0;
+			break;
+		}
+		rv = next_message(c, 0, 0, &m);
 		if (rv == CUT_ETIMEDOUT) {
-			/* The queue is empty: read what the socket has. */
-			if (frames++ == DISPATCH_MAX_FRAMES) {
-				rv = 0;
-				break;
-			}
-			rv = read_frame(c, 0, 0);
-			if (rv == CUT_ETIMEDOUT) {
-				rv = 0;
-				break;
-			}
+			rv = 0;
+			break;
 		}
 		if (rv == 0 && m != NULL) {
 			fn(arg, m);
@@ -388,15 +562,11 @@ cut_dispatch(struct cut *c, cut_msg_fn fn, void *arg)
 int
 cut_fd(struct cut *c, int *ret_fd)
 {
-	int fd, rv;
-
 	if (c == NULL || ret_fd == NULL)
 		return CUT_EINVAL;
 	if (!c->has_app)
 		return CUT_ENOTSUP;
-	if ((rv = nng_socket_get_int(c->app, NNG_OPT_RECVFD, &fd)) != 0)
-		return rpc_nng_error(rv);
-	*ret_fd = fd;
+	*ret_fd = c->recv_efd;
 	return 0;
 }
 

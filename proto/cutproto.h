@@ -24,7 +24,7 @@
 #include <cut/v1/peer.pb-c.h>
 
 /* The application-link protocol version described by app.proto. */
-#define CUTPROTO_APP_VERSION 1
+#define CUTPROTO_APP_VERSION 2
 
 /* RpcRequest.method of each control method: "/" service "/" method. */
 #define CUTPROTO_METHOD_START  "/cut.v1.Snapshots/Start"
@@ -46,5 +46,37 @@
  */
 ProtobufCMessage *cutproto_unpack(const ProtobufCMessageDescriptor *desc,
                                   size_t len, const uint8_t *data);
+
+/*
+ * An arena for unpacking without a malloc per field: every allocation
+ * protobuf-c makes while unpacking one frame comes from one block, and
+ * cutproto_arena_reset() takes it all back at once.  The block grows to
+ * the largest frame seen and is then reused, so a steady stream of frames
+ * allocates nothing.  Not thread-safe: one arena per receiving loop.
+ */
+struct cutproto_arena {
+	ProtobufCAllocator alloc; /* hands out arena memory; free is a no-op */
+	unsigned char *block;
+	size_t used, cap;
+	/* Allocations that did not fit the block, freed at reset. */
+	void **extra;
+	size_t nextra, capextra;
+	size_t want; /* block size to have at the next reset */
+};
+
+/* Prepares an empty arena.  Nothing is allocated until first use. */
+void cutproto_arena_init(struct cutproto_arena *a);
+/* Releases everything unpacked from a since the last reset; messages
+ * unpacked from it are gone.  Grows the block if the last frame needed
+ * more. */
+void cutproto_arena_reset(struct cutproto_arena *a);
+/* Frees the arena's memory.  Accepts a zeroed or initialised arena. */
+void cutproto_arena_fini(struct cutproto_arena *a);
+
+/* Like cutproto_unpack(), but allocates from a: the result lives until the
+ * next cutproto_arena_reset(a) and is never freed on its own. */
+ProtobufCMessage *cutproto_unpack_arena(const ProtobufCMessageDescriptor *desc,
+                                        size_t len, const uint8_t *data,
+                                        struct cutproto_arena *a);
 
 #endif /* CUT_PROTO_H */

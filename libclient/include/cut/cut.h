@@ -10,13 +10,16 @@
  * requests for the local state) and, when a control URL is given, the
  * control socket (starting, waiting for and fetching snapshots).
  *
- * The cut.  When the daemon records this node for a snapshot, it puts a
- * state request into the stream of deliveries.  libcut processes that
- * stream strictly in order, on the application's thread, inside
- * cut_recv() and cut_dispatch(): it calls the state callback exactly when
- * every earlier message has been returned to the application and no later
- * one has.  The state the callback reports must include every message
- * returned before it and every cut_send() made before it, and none after.
+ * The cut.  When the daemon records this node for a snapshot, it asks for
+ * the local state.  libcut calls the state callback on the application's
+ * thread, inside cut_recv() or cut_dispatch(), between two messages: by
+ * default (the unaligned cut) before any further message is returned,
+ * even if many have arrived and wait in libcut or the daemon; with the
+ * cluster file's `cut = aligned`, only once every message that arrived
+ * before the request has been returned.  Messages that had reached the node
+ * but were not yet returned are recorded as in transit.  The state the
+ * callback reports must include every message returned before it and
+ * every cut_send() made before it, and none after.
  * A multi-threaded application therefore takes, in its state callback,
  * the same lock under which it updates its state and calls cut_send(),
  * and calls cut_buf_set() while it holds that lock.
@@ -64,6 +67,7 @@ enum {
 	CUT_ENOTSUP,    /* not possible on this handle or protocol version */
 	CUT_EBUSY,      /* cut_recv or cut_dispatch called from a callback */
 	CUT_EIO,        /* another transport error */
+	CUT_EAGAIN,     /* cut_try_send: no room now; poll cut_send_fd() */
 };
 
 /* The longest snapshot id, including its terminating NUL. */
@@ -169,16 +173,55 @@ CUT_API size_t cut_last_error(struct cut *c, char *buf, size_t size);
  * optional MIME content_type (NULL for none; at most 255 printable ASCII
  * bytes), e.g. "application/json".  The message is on its way when this
  * returns: libcut waits for no answer, and messages (and state replies)
- * leave in the order of the calls.  The daemon delivers it reliably and in
- * order.  It may block while the daemon's queue is full, 10 seconds at
- * most (then CUT_ETIMEDOUT).  data is borrowed for the call.
+ * leave in the order of the calls, sends made in quick succession sharing
+ * one frame.  The daemon delivers it reliably and in order.  data is
+ * borrowed for the call (it is copied).
+ *
+ * Flow control.  Each channel carries at most its window (the cluster
+ * file's `window`, 1 MiB by default) of payload bytes that the receiving
+ * application has not yet been handed; a single larger message goes when
+ * nothing is outstanding.  When the window is full, cut_send() waits for
+ * room, up to the handle's send timeout (10 s unless
+ * cut_set_send_timeout() says otherwise), and then returns CUT_ETIMEDOUT
+ * without sending.  Nothing is ever dropped for want of room.  A program
+ * that sends and receives on one thread should use cut_try_send() and
+ * keep receiving while a channel is full: two nodes that only send to
+ * each other, and never receive, stop when both windows fill.
  *
  * Returns 0; CUT_ENOENT if `to` is not a peer, CUT_E2BIG if len exceeds
  * cut_max_message_size(), in both cases without sending anything;
- * CUT_EINVAL, CUT_ECLOSED, CUT_ENOTSUP, CUT_ETIMEDOUT or CUT_ENOMEM.
+ * CUT_ETIMEDOUT (no room in time), CUT_EINVAL, CUT_ECLOSED, CUT_ENOTSUP
+ * or CUT_ENOMEM.
  */
 CUT_API int cut_send(struct cut *c, const char *to, const void *data,
                      size_t len, const char *content_type);
+
+/* cut_send() waiting at most timeout_ms for room (0: not at all, which is
+ * cut_try_send(); -1: as long as it takes). */
+CUT_API int cut_send_timed(struct cut *c, const char *to, const void *data,
+                           size_t len, const char *content_type,
+                           int timeout_ms);
+
+/*
+ * cut_send() that never waits: returns CUT_EAGAIN, sending nothing, when
+ * the channel's window has no room for len bytes now.  The descriptor of
+ * cut_send_fd() then becomes readable when credit for the channels comes
+ * back; try again then.
+ */
+CUT_API int cut_try_send(struct cut *c, const char *to, const void *data,
+                         size_t len, const char *content_type);
+
+/*
+ * Stores in *ret_fd a descriptor (for poll() or an event loop) that becomes
+ * readable when credit arrives after a cut_try_send() returned CUT_EAGAIN.
+ * cut_try_send() empties it; do not read or close it.  Returns 0,
+ * CUT_EINVAL or CUT_ENOTSUP on a control-only handle.
+ */
+CUT_API int cut_send_fd(struct cut *c, int *ret_fd);
+
+/* Sets how long cut_send() waits for room, in milliseconds (-1: no limit,
+ * 0: never wait, like cut_try_send()).  Returns 0 or CUT_EINVAL. */
+CUT_API int cut_set_send_timeout(struct cut *c, int timeout_ms);
 
 /*
  * Receives the next application message, waiting up to timeout_ms
@@ -216,12 +259,12 @@ CUT_API uint64_t cut_msg_seq(const struct cut_msg *m);
 CUT_API void cut_msg_free(struct cut_msg *m);
 
 /*
- * Stores in *ret_fd a file descriptor that becomes readable when a frame
- * from the daemon may be waiting, for poll() or an event loop; then call
- * cut_dispatch().  The descriptor belongs to c: do not read from it or
- * close it.  It does not announce messages that cut_recv() left queued
- * inside libcut, so use cut_dispatch(), not cut_recv(), with it.
- * Returns 0, CUT_ENOTSUP on a control-only handle, or CUT_EIO.
+ * Stores in *ret_fd a file descriptor that becomes readable when items
+ * from the daemon are waiting, for poll() or an event loop; then call
+ * cut_dispatch(), which empties it (and makes it readable again if it left
+ * items for the next call).  The descriptor belongs to c: do not read from
+ * it or close it.  Use cut_dispatch(), not cut_recv(), with it.
+ * Returns 0, or CUT_ENOTSUP on a control-only handle.
  */
 CUT_API int cut_fd(struct cut *c, int *ret_fd);
 

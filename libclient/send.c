@@ -1,0 +1,353 @@
+/*
+ * send.c - the up stream: cut_send() and everything else the application
+ * sends to its daemon, and the credit that paces it.
+ *
+ * Calls pack their item into one out buffer, under send_mu, in the order
+ * they are made, and return: no call waits for the daemon.  One frame is
+ * in flight at a time; when it has left, its completion sends everything
+ * packed meanwhile as the next frame.  At a low rate each item therefore
+ * leaves at once, alone; at a high rate items coalesce into frames of up
+ * to CUT_OUT_FRAME_MAX.
+ *
+ * Credit.  Each channel has a window (AppHelloReply.window_bytes) of
+ * payload bytes sent and not yet taken by the receiving application.  The
+ * daemon says how far the application may send with AppCredit, which
+ * recv.c applies as soon as it arrives.  cut_send() waits for room up to
+ * its timeout; cut_try_send() returns CUT_EAGAIN at once and arms
+ * cut_send_fd().  Control items (state replies, taken counts) need no
+ * credit.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+#include <nng/supplemental/util/platform.h>
+
+#include "cut_int.h"
+
+int
+cut_send_now(struct cut *c, const Cut__V1__AppItem *item, int timeout_ms)
+{
+	Cut__V1__AppBatch batch = CUT__V1__APP_BATCH__INIT;
+	Cut__V1__AppItem *items[1] = {(Cut__V1__AppItem *)item};
+	nng_msg *msg;
+	size_t len;
+	int rv;
+
+	batch.n_items = 1;
+	batch.items = items;
+	len = protobuf_c_message_get_packed_size(&batch.base);
+	if ((rv = nng_msg_alloc(&msg, len)) != 0)
+		return rpc_nng_error(rv);
+	protobuf_c_message_pack(&batch.base, nng_msg_body(msg));
+	nng_socket_set_ms(c->app, NNG_OPT_SENDTIMEO, timeout_ms);
+	if ((rv = nng_sendmsg(c->app, msg, 0)) != 0) {
+		nng_msg_free(msg);
+		return rpc_nng_error(rv);
+	}
+	return 0;
+}
+
+/* The largest frame libcut sends: the daemon accepts max_message plus
+ * 64 KiB, and one item is at most max_message plus its small fields. */
+static size_t
+frame_max(const struct cut *c)
+{
+	size_t m = c->max_message + (32u << 10);
+
+	return m < CUT_OUT_FRAME_MAX ? m : CUT_OUT_FRAME_MAX;
+}
+
+/* The length of the packed item (field header included) at p, within n
+ * bytes. */
+static size_t
+item_size(const uint8_t *p, size_t n)
+{
+	uint64_t len = 0;
+	size_t i = 1;
+
+	for (int shift = 0; i < n && shift < 64; shift += 7) {
+		len |= (uint64_t)(p[i] & 0x7f) << shift;
+		if ((p[i++] & 0x80) == 0)
+			break;
+	}
+	return i + (size_t)len;
+}
+
+/* Starts sending what the out buffer holds, whole items up to a frame,
+ * unless a frame is in flight; its completion sends the next.  send_mu
+ * held. */
+static void
+kick(struct cut *c)
+{
+	size_t n = 0, max = frame_max(c);
+	nng_msg *msg;
+
+	if (c->sending || c->out_len == 0 || c->send_err != 0)
+		return;
+	while (n < c->out_len) {
+		size_t k = item_size(c->out + n, c->out_len - n);
+		if (n > 0 && n + k > max)
+			break;
+		n += k;
+	}
+	if (nng_msg_alloc(&msg, n) != 0)
+		return; /* kept; the next call or completion retries */
+	memcpy(nng_msg_body(msg), c->out, n);
+	memmove(c->out, c->out + n, c->out_len - n);
+	c->out_len -= n;
+	c->sending = 1;
+	nng_aio_set_msg(c->send_aio, msg);
+	nng_send_aio(c->app, c->send_aio);
+}
+
+void
+cut_send_done(void *arg)
+{
+	struct cut *c = arg;
+	int rv = nng_aio_result(c->send_aio);
+
+	pthread_mutex_lock(&c->send_mu);
+	c->sending = 0;
+	if (rv != 0) {
+		nng_msg_free(nng_aio_get_msg(c->send_aio));
+		c->send_err = rv == NNG_ECLOSED || rv == NNG_ECANCELED
+		                  ? CUT_ECLOSED
+		                  : rpc_nng_error(rv);
+	} else {
+		kick(c);
+	}
+	/* Credit waiters learn of an error; cut_close() of an empty
+	 * buffer. */
+	pthread_cond_broadcast(&c->send_cv);
+	pthread_mutex_unlock(&c->send_mu);
+}
+
+int
+cut_queue_item_locked(struct cut *c, const Cut__V1__AppItem *item)
+{
+	size_t len = protobuf_c_message_get_packed_size(&item->base);
+	size_t need = c->out_len + len + 11;
+
+	if (atomic_load(&c->lost))
+		return CUT_ECLOSED;
+	if (c->send_err != 0)
+		return c->send_err;
+	if (need > c->out_cap) {
+		size_t cap = c->out_cap ? c->out_cap : 4096;
+		uint8_t *b;
+		while (cap < need)
+			cap *= 2;
+		if ((b = realloc(c->out, cap)) == NULL)
+			return CUT_ENOMEM;
+		c->out = b;
+		c->out_cap = cap;
+	}
+	/* Field 1 of AppBatch: the tag, the length, the packed item. */
+	c->out[c->out_len++] = (1 << 3) | 2;
+	for (uint64_t v = len;; v >>= 7) {
+		c->out[c->out_len++] =
+		    (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		if (v <= 0x7f)
+			break;
+	}
+	c->out_len += protobuf_c_message_pack(&item->base, c->out + c->out_len);
+	kick(c);
+	return 0;
+}
+
+int
+cut_queue_item(struct cut *c, const Cut__V1__AppItem *item)
+{
+	int rv;
+
+	pthread_mutex_lock(&c->send_mu);
+	rv = cut_queue_item_locked(c, item);
+	pthread_mutex_unlock(&c->send_mu);
+	return rv;
+}
+
+void
+cut_credit(struct cut *c, const Cut__V1__AppCredit *cr)
+{
+	uint64_t one = 1;
+
+	if (cr->peer >= c->npeers || c->limit == NULL)
+		return;
+	pthread_mutex_lock(&c->send_mu);
+	if (cr->limit > c->limit[cr->peer]) {
+		c->limit[cr->peer] = cr->limit;
+		pthread_cond_broadcast(&c->send_cv);
+		if (c->want_credit) {
+			c->want_credit = 0;
+			/* Fails only at the counter's maximum: readable. */
+			(void)!write(c->send_efd, &one, sizeof(one));
+		}
+	}
+	pthread_mutex_unlock(&c->send_mu);
+}
+
+/* The index of peer `to`, or -1. */
+static int
+peer_index(const struct cut *c, const char *to)
+{
+	for (size_t i = 0; i < c->npeers; i++)
+		if (strcmp(c->peers[i], to) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Whether len more bytes fit the credit of peer i: within the limit, or
+ * alone when nothing is outstanding.  send_mu held. */
+static int
+room(const struct cut *c, size_t i, size_t len)
+{
+	uint64_t sent = c->sent[i], limit = c->limit[i];
+
+	return sent + len <= limit ||
+	       (limit >= sent && limit - sent >= c->window);
+}
+
+int
+cut_set_send_timeout(struct cut *c, int timeout_ms)
+{
+	if (c == NULL || timeout_ms < -1)
+		return CUT_EINVAL;
+	pthread_mutex_lock(&c->mu);
+	c->send_timeout = timeout_ms;
+	pthread_mutex_unlock(&c->mu);
+	return 0;
+}
+
+/* Waits on send_cv for up to 200 ms or until deadline, whichever is
+ * first.  send_mu held. */
+static void
+wait_credit(struct cut *c, int timeout_ms, nng_time deadline)
+{
+	nng_time now = nng_clock();
+	int64_t ms = 200;
+	struct timespec ts;
+
+	if (timeout_ms > 0 && (int64_t)(deadline - now) < ms)
+		ms = (int64_t)(deadline - now);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&c->send_cv, &c->send_mu, &ts);
+}
+
+/* Waits for room for len bytes to peer i.  Returns 0, CUT_EAGAIN,
+ * CUT_ETIMEDOUT or the link's error.  send_mu held. */
+static int
+await_room(struct cut *c, size_t i, size_t len, int timeout_ms)
+{
+	nng_time deadline = nng_clock() + (timeout_ms > 0 ? timeout_ms : 0);
+	uint64_t v;
+
+	while (!room(c, i, len)) {
+		if (atomic_load(&c->lost) || c->send_err != 0)
+			return c->send_err != 0 ? c->send_err : CUT_ECLOSED;
+		if (timeout_ms == 0) {
+			while (read(c->send_efd, &v, sizeof(v)) > 0)
+				;
+			c->want_credit = 1;
+			return CUT_EAGAIN;
+		}
+		if (timeout_ms > 0 && nng_clock() >= deadline)
+			return CUT_ETIMEDOUT;
+		wait_credit(c, timeout_ms, deadline);
+	}
+	return 0;
+}
+
+int
+cut_send_timed(struct cut *c, const char *to, const void *data, size_t len,
+               const char *content_type, int timeout_ms)
+{
+	Cut__V1__AppSend send = CUT__V1__APP_SEND__INIT;
+	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
+	int i, rv;
+
+	if (c == NULL || to == NULL || (data == NULL && len > 0) ||
+	    !cut_content_type_ok(content_type) || timeout_ms < -1)
+		return CUT_EINVAL;
+	if (!c->has_app)
+		return CUT_ENOTSUP;
+	if ((i = peer_index(c, to)) < 0) {
+		cut_set_error(c, "\"%.64s\" is not a peer of %s", to, c->node);
+		return CUT_ENOENT;
+	}
+	if (len > c->max_message) {
+		cut_set_error(c, "%zu bytes exceed the limit of %zu", len,
+		              c->max_message);
+		return CUT_E2BIG;
+	}
+	send.to = (char *)to;
+	send.content_type = (char *)content_type;
+	send.payload.data = (uint8_t *)data;
+	send.payload.len = len;
+	item.item_case = CUT__V1__APP_ITEM__ITEM_SEND;
+	item.send = &send;
+	pthread_mutex_lock(&c->send_mu);
+	rv = await_room(c, (size_t)i, len, timeout_ms);
+	if (rv == 0 && (rv = cut_queue_item_locked(c, &item)) == 0)
+		c->sent[i] += len;
+	pthread_mutex_unlock(&c->send_mu);
+	if (rv == CUT_ETIMEDOUT)
+		cut_set_error(c,
+		              "no room on the channel to %.64s within %d ms: "
+		              "its receiver is not taking messages",
+		              to, timeout_ms);
+	return rv;
+}
+
+int
+cut_send(struct cut *c, const char *to, const void *data, size_t len,
+         const char *content_type)
+{
+	int timeout;
+
+	if (c == NULL)
+		return CUT_EINVAL;
+	pthread_mutex_lock(&c->mu);
+	timeout = c->send_timeout;
+	pthread_mutex_unlock(&c->mu);
+	return cut_send_timed(c, to, data, len, content_type, timeout);
+}
+
+int
+cut_try_send(struct cut *c, const char *to, const void *data, size_t len,
+             const char *content_type)
+{
+	return cut_send_timed(c, to, data, len, content_type, 0);
+}
+
+int
+cut_send_fd(struct cut *c, int *ret_fd)
+{
+	if (c == NULL || ret_fd == NULL)
+		return CUT_EINVAL;
+	if (!c->has_app)
+		return CUT_ENOTSUP;
+	*ret_fd = c->send_efd;
+	return 0;
+}
+
+void
+cut_linger(struct cut *c)
+{
+	nng_time deadline = nng_clock() + CUT_LINGER_MS;
+
+	pthread_mutex_lock(&c->send_mu);
+	while ((c->out_len > 0 || c->sending) && c->send_err == 0 &&
+	       !atomic_load(&c->lost) && nng_clock() < deadline)
+		wait_credit(c, CUT_LINGER_MS, deadline);
+	pthread_mutex_unlock(&c->send_mu);
+}
