@@ -312,8 +312,8 @@ call_timeout(const struct ctl *x)
 
 /*
  * One call.  Returns 0 with the body in *ret (caller frees), or an exit
- * status after saying what went wrong.  With allow_deadline a
- * DEADLINE_EXCEEDED answer also returns 0, with its body or NULL (Wait).
+ * status after saying what went wrong, with *ret NULL.  With allow_deadline
+ * a DEADLINE_EXCEEDED answer also returns 0, with its body or NULL (Wait).
  */
 static int
 call(struct ctl *x, const char *method, const ProtobufCMessage *req,
@@ -323,6 +323,7 @@ call(struct ctl *x, const char *method, const ProtobufCMessage *req,
 	struct rpc_answer a = {0};
 	int rv;
 
+	*ret = NULL; /* also tells gcc that no path leaves it unset */
 	if (x->rpc == NULL && (rv = rpc_open(x->url, &x->rpc)) != 0)
 		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
 	if ((rv = rpc_call(x->rpc, method, req, desc, timeout_ms, &a)) != 0)
