@@ -2,9 +2,15 @@
  * cutlab - the deterministic lab: runs the real snapshot engine over
  * simulated clusters and shows the cut it records.
  *
- *   cutlab audit [--markers classic|counted] [--json] [--verbose]
- *   cutlab run FILE [--json]
- *   cutlab props [--runs N] [--seed S]
+ *   cutlab audit [--markers classic|counted] [--cut aligned|unaligned]
+ *                [--json] [--verbose]
+ *   cutlab run FILE [--cut aligned|unaligned] [--json]
+ *   cutlab props [--cut aligned|unaligned] [--order fifo|overtake|any]
+ *                [--runs N] [--seed S]
+ *
+ * Output with the default aligned cut is what it always was; the unaligned
+ * cut adds its name and the messages recorded from the applications' down
+ * queues.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,10 +30,13 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: cutlab audit [--markers classic|counted] [--json] "
-	           "[--verbose]\n"
-	           "       cutlab run FILE [--json]\n"
-	           "       cutlab props [--runs N] [--seed S]\n"
+	fprintf(f, "usage: cutlab audit [--markers classic|counted] "
+	           "[--cut aligned|unaligned] [--json]\n"
+	           "                    [--verbose]\n"
+	           "       cutlab run FILE [--cut aligned|unaligned] [--json]\n"
+	           "       cutlab props [--cut aligned|unaligned] "
+	           "[--order fifo|overtake|any]\n"
+	           "                    [--runs N] [--seed S]\n"
 	           "       cutlab --help\n");
 }
 
@@ -36,6 +45,25 @@ mode_name(enum engine_mode m)
 {
 	return m == ENGINE_CLASSIC ? "classic" : "counted";
 }
+
+static int
+parse_cut(const char *s, enum engine_cut *ret)
+{
+	if (strcmp(s, "aligned") == 0)
+		*ret = ENGINE_CUT_ALIGNED;
+	else if (strcmp(s, "unaligned") == 0)
+		*ret = ENGINE_CUT_UNALIGNED;
+	else
+		return -1;
+	return 0;
+}
+
+#define NEEDS_COUNTED                                                          \
+	"cutlab: the unaligned cut needs counted markers (--markers "          \
+	"counted)\n"
+#define NEEDS_ORDER                                                            \
+	"cutlab: the unaligned cut needs each channel's messages in order; "   \
+	"--order any reorders them\n"
 
 /* Writes s as a JSON string. */
 static void
@@ -60,25 +88,33 @@ row_passed(const struct labaudit_row *r)
 }
 
 static void
-audit_text(enum engine_mode mode, const struct labaudit_row *rows, int verbose)
+audit_text(enum engine_mode mode, enum engine_cut cut,
+           const struct labaudit_row *rows, int verbose)
 {
-	printf("cutlab audit: %s markers; P0, P1, P2 start with 18, 14 and "
+	int un = cut == ENGINE_CUT_UNALIGNED;
+
+	printf("cutlab audit: %s markers%s; P0, P1, P2 start with 18, 14 and "
 	       "12 tokens (total 44)\n\n",
-	       mode_name(mode));
-	printf("%-26s %-8s %13s %13s %15s %11s %14s %15s %6s\n", "scenario",
+	       mode_name(mode), un ? ", unaligned cut" : "");
+	printf("%-26s %-8s %13s %13s %15s %11s %14s %15s", "scenario",
 	       "expected", "snapshotTotal", "channelAmount", "channelMessages",
-	       "appMessages", "missingChannel", "markerOvertakes", "passed");
+	       "appMessages", "missingChannel", "markerOvertakes");
+	if (un)
+		printf(" %11s", "queuedAtCut");
+	printf(" %6s\n", "passed");
 	for (size_t i = 0; i < LABAUDIT_CASES; i++) {
 		const struct labaudit_row *r = &rows[i];
-		printf(
-		    "%-26s %-8s %13lld %13lld %15llu %11llu %14llu %15llu "
-		    "%4d/%d\n",
-		    r->scenario, r->expect_pass ? "pass" : "fail",
-		    (long long)r->snapshot_total, (long long)r->channel_amount,
-		    (unsigned long long)r->channel_messages,
-		    (unsigned long long)r->app_messages,
-		    (unsigned long long)r->missing,
-		    (unsigned long long)r->overtakes, r->npassed, r->nchecks);
+		printf("%-26s %-8s %13lld %13lld %15llu %11llu %14llu %15llu",
+		       r->scenario, r->expect_pass ? "pass" : "fail",
+		       (long long)r->snapshot_total,
+		       (long long)r->channel_amount,
+		       (unsigned long long)r->channel_messages,
+		       (unsigned long long)r->app_messages,
+		       (unsigned long long)r->missing,
+		       (unsigned long long)r->overtakes);
+		if (un)
+			printf(" %11llu", (unsigned long long)r->queued);
+		printf(" %4d/%d\n", r->npassed, r->nchecks);
 	}
 	printf("\n");
 	for (size_t i = 0; i < LABAUDIT_CASES; i++)
@@ -91,10 +127,14 @@ audit_text(enum engine_mode mode, const struct labaudit_row *rows, int verbose)
 }
 
 static void
-audit_json(enum engine_mode mode, const struct labaudit_row *rows, int cases_ok,
-           int checks_ok, int checks)
+audit_json(enum engine_mode mode, enum engine_cut cut,
+           const struct labaudit_row *rows, int cases_ok, int checks_ok,
+           int checks)
 {
-	printf("{\"markers\":\"%s\",\"total\":44,\"cases\":[", mode_name(mode));
+	int un = cut == ENGINE_CUT_UNALIGNED;
+
+	printf("{\"markers\":\"%s\",%s\"total\":44,\"cases\":[",
+	       mode_name(mode), un ? "\"cut\":\"unaligned\"," : "");
 	for (size_t i = 0; i < LABAUDIT_CASES; i++) {
 		const struct labaudit_row *r = &rows[i];
 		printf("%s{\"scenario\":", i ? "," : "");
@@ -102,14 +142,18 @@ audit_json(enum engine_mode mode, const struct labaudit_row *rows, int cases_ok,
 		printf(",\"expected\":\"%s\",\"snapshotTotal\":%lld,"
 		       "\"channelAmount\":%lld,\"channelMessages\":%llu,"
 		       "\"appMessages\":%llu,\"missingChannel\":%llu,"
-		       "\"markerOvertakes\":%llu,\"passed\":%s,\"checks\":[",
+		       "\"markerOvertakes\":%llu,",
 		       r->expect_pass ? "pass" : "fail",
 		       (long long)r->snapshot_total,
 		       (long long)r->channel_amount,
 		       (unsigned long long)r->channel_messages,
 		       (unsigned long long)r->app_messages,
 		       (unsigned long long)r->missing,
-		       (unsigned long long)r->overtakes,
+		       (unsigned long long)r->overtakes);
+		if (un)
+			printf("\"queuedAtCut\":%llu,",
+			       (unsigned long long)r->queued);
+		printf("\"passed\":%s,\"checks\":[",
 		       row_passed(r) ? "true" : "false");
 		for (int c = 0; c < r->nchecks; c++) {
 			printf("%s{\"name\":", c ? "," : "");
@@ -141,8 +185,9 @@ cmd_audit(int argc, char **argv)
 {
 	struct labaudit_row rows[LABAUDIT_CASES];
 	enum engine_mode mode = ENGINE_CLASSIC;
+	enum engine_cut cut = ENGINE_CUT_ALIGNED;
 	int json = 0, verbose = 0, cases_ok = 0, checks_ok = 0, checks = 0;
-	int rv;
+	int mode_set = 0, rv;
 
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
@@ -151,13 +196,24 @@ cmd_audit(int argc, char **argv)
 			verbose = 1;
 		else if (strcmp(argv[i], "--markers") == 0 && i + 1 < argc &&
 		         parse_mode(argv[i + 1], &mode) == 0)
+			i++, mode_set = 1;
+		else if (strcmp(argv[i], "--cut") == 0 && i + 1 < argc &&
+		         parse_cut(argv[i + 1], &cut) == 0)
 			i++;
 		else {
 			usage(stderr);
 			return EX_USAGE;
 		}
 	}
-	if ((rv = labaudit_run(mode, rows)) != 0) {
+	/* Classic markers are the default for the aligned grid only: the
+	 * unaligned cut cannot run them. */
+	if (cut == ENGINE_CUT_UNALIGNED && !mode_set)
+		mode = ENGINE_COUNTED;
+	if (cut == ENGINE_CUT_UNALIGNED && mode != ENGINE_COUNTED) {
+		fputs(NEEDS_COUNTED, stderr);
+		return EX_USAGE;
+	}
+	if ((rv = labaudit_run_cut(mode, cut, rows)) != 0) {
 		fprintf(stderr, "cutlab: simulation failed: %s\n",
 		        lab_strerror(rv));
 		return EX_SOFTWARE;
@@ -168,9 +224,9 @@ cmd_audit(int argc, char **argv)
 		checks += rows[i].nchecks;
 	}
 	if (json)
-		audit_json(mode, rows, cases_ok, checks_ok, checks);
+		audit_json(mode, cut, rows, cases_ok, checks_ok, checks);
 	else {
-		audit_text(mode, rows, verbose);
+		audit_text(mode, cut, rows, verbose);
 		printf("%d/%d audit cases and %d/%d checks passed\n", cases_ok,
 		       LABAUDIT_CASES, checks_ok, checks);
 	}
@@ -207,6 +263,10 @@ run_text_snapshot(const struct lab *lab, size_t s,
 			       (long long)lab_recorded_amount(lab, s, ch, i));
 		printf("\n");
 	}
+	if (lab_cut(lab) == ENGINE_CUT_UNALIGNED)
+		printf("  queued at the cut: %llu delivered but not taken, "
+		       "recorded in transit\n",
+		       (unsigned long long)r->queued);
 	printf("  total: %lld = %lld at nodes + %lld in transit "
 	       "(conserved total %lld)\n",
 	       (long long)(r->node_total + r->channel_total),
@@ -249,7 +309,11 @@ run_json_snapshot(const struct lab *lab, size_t s,
 			       (long long)lab_recorded_amount(lab, s, ch, i));
 		printf("]}");
 	}
-	printf("],\"nodeTotal\":%lld,\"channelTotal\":%lld,\"total\":%lld,"
+	if (lab_cut(lab) == ENGINE_CUT_UNALIGNED)
+		printf("],\"queuedAtCut\":%llu", (unsigned long long)r->queued);
+	else
+		printf("]");
+	printf(",\"nodeTotal\":%lld,\"channelTotal\":%lld,\"total\":%lld,"
 	       "\"conservedTotal\":%lld,\"consistent\":%s,\"reason\":",
 	       (long long)r->node_total, (long long)r->channel_total,
 	       (long long)(r->node_total + r->channel_total),
@@ -264,6 +328,7 @@ cmd_run(int argc, char **argv)
 {
 	const char *path = NULL;
 	struct lab *lab = NULL;
+	enum engine_cut cut = ENGINE_CUT_ALIGNED;
 	char err[512];
 	int json = 0, all_ok = 1, rv;
 	FILE *f;
@@ -271,6 +336,9 @@ cmd_run(int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
+		else if (strcmp(argv[i], "--cut") == 0 && i + 1 < argc &&
+		         parse_cut(argv[i + 1], &cut) == 0)
+			i++;
 		else if (path == NULL &&
 		         (argv[i][0] != '-' || strcmp(argv[i], "-") == 0))
 			path = argv[i];
@@ -289,18 +357,22 @@ cmd_run(int argc, char **argv)
 		fprintf(stderr, "cutlab: %s: %s\n", path, strerror(errno));
 		return EX_NOINPUT;
 	}
-	rv = script_run(f, path, &lab, err, sizeof(err));
+	rv = script_run_cut(f, path, cut, &lab, err, sizeof(err));
 	if (f != stdin)
 		fclose(f);
 	if (rv != 0) {
 		fprintf(stderr, "%s\n", err);
 		return EX_DATAERR;
 	}
+	cut = lab_cut(lab); /* the script's own, if it declared one */
 	if (json)
-		printf("{\"markers\":\"%s\",\"snapshots\":[",
-		       mode_name(lab_mode(lab)));
+		printf("{\"markers\":\"%s\",%s\"snapshots\":[",
+		       mode_name(lab_mode(lab)),
+		       cut == ENGINE_CUT_UNALIGNED ? "\"cut\":\"unaligned\","
+		                                   : "");
 	else
-		printf("markers %s\n", mode_name(lab_mode(lab)));
+		printf("markers %s%s\n", mode_name(lab_mode(lab)),
+		       cut == ENGINE_CUT_UNALIGNED ? ", cut unaligned" : "");
 	for (size_t s = 0; s < lab_snapshots(lab); s++) {
 		struct lab_snapshot_result r;
 		if ((rv = lab_result(lab, s, &r)) != 0) {
@@ -359,26 +431,40 @@ props_ok(const struct labprops_result *r, enum engine_mode mode,
 static const char *const order_names[] = {"fifo", "overtake", "any"};
 
 static int
-props_line(uint64_t seed, uint64_t runs, enum engine_mode mode,
-           enum labprops_order order, int *ok)
+parse_order(const char *s, int *ret)
+{
+	for (int o = LABPROPS_FIFO; o <= LABPROPS_ANY; o++)
+		if (strcmp(s, order_names[o]) == 0) {
+			*ret = o;
+			return 0;
+		}
+	return -1;
+}
+
+static int
+props_line(uint64_t seed, uint64_t runs, const struct labprops_options *o,
+           int *ok)
 {
 	struct labprops_result r;
 	int rv, good;
 
-	if ((rv = labprops_run(seed, runs, mode, order, &r)) != 0) {
+	if ((rv = labprops_run_opts(seed, runs, o, &r)) != 0) {
 		fprintf(stderr, "cutlab: %s\n", lab_strerror(rv));
 		return EX_SOFTWARE;
 	}
-	good = props_ok(&r, mode, order);
+	good = props_ok(&r, o->mode, o->order);
 	*ok &= good;
 	printf("%-8s %-9s %10llu %10llu %10llu %10llu %10llu %8llu %8llu "
-	       "%10llu  %s",
-	       mode_name(mode), order_names[order],
+	       "%10llu",
+	       mode_name(o->mode), order_names[o->order],
 	       (unsigned long long)r.scenarios, (unsigned long long)r.snapshots,
 	       (unsigned long long)r.incomplete,
 	       (unsigned long long)r.overtakes, (unsigned long long)r.wrong,
 	       (unsigned long long)r.flagged, (unsigned long long)r.silent,
-	       (unsigned long long)r.false_alarms, good ? "ok" : "FAILED");
+	       (unsigned long long)r.false_alarms);
+	if (o->cut == ENGINE_CUT_UNALIGNED)
+		printf(" %10llu", (unsigned long long)r.queued);
+	printf("  %s", good ? "ok" : "FAILED");
 	if (!good && r.have_bad)
 		printf(" (first bad scenario seed %llu)",
 		       (unsigned long long)r.first_bad_seed);
@@ -389,8 +475,10 @@ props_line(uint64_t seed, uint64_t runs, enum engine_mode mode,
 static int
 cmd_props(int argc, char **argv)
 {
+	struct labprops_options o;
+	enum engine_cut cut = ENGINE_CUT_ALIGNED;
 	uint64_t runs = 2500, seed = 1;
-	int ok = 1, rv;
+	int ok = 1, order = -1, rv;
 
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc &&
@@ -399,22 +487,44 @@ cmd_props(int argc, char **argv)
 		else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc &&
 		         parse_u64(argv[i + 1], &seed) == 0)
 			i++;
+		else if (strcmp(argv[i], "--cut") == 0 && i + 1 < argc &&
+		         parse_cut(argv[i + 1], &cut) == 0)
+			i++;
+		else if (strcmp(argv[i], "--order") == 0 && i + 1 < argc &&
+		         parse_order(argv[i + 1], &order) == 0)
+			i++;
 		else {
 			usage(stderr);
 			return EX_USAGE;
 		}
 	}
-	printf("%-8s %-9s %10s %10s %10s %10s %10s %8s %8s %10s  %s\n",
-	       "markers", "delivery", "scenarios", "snapshots", "incomplete",
-	       "overtakes", "wrong", "flagged", "silent", "falseAlarm",
-	       "verdict");
+	if (cut == ENGINE_CUT_UNALIGNED && order == LABPROPS_ANY) {
+		fputs(NEEDS_ORDER, stderr);
+		return EX_USAGE;
+	}
+	if (cut == ENGINE_CUT_UNALIGNED)
+		printf("cut unaligned: applications take their down queues at "
+		       "random steps; counted markers, messages in order\n");
+	printf("%-8s %-9s %10s %10s %10s %10s %10s %8s %8s %10s", "markers",
+	       "delivery", "scenarios", "snapshots", "incomplete", "overtakes",
+	       "wrong", "flagged", "silent", "falseAlarm");
+	if (cut == ENGINE_CUT_UNALIGNED)
+		printf(" %10s", "queued");
+	printf("  %s\n", "verdict");
+	memset(&o, 0, sizeof(o));
+	o.cut = cut;
+	o.queued_apps = cut == ENGINE_CUT_UNALIGNED;
 	for (int m = 0; m < 2; m++)
-		for (int o = LABPROPS_FIFO; o <= LABPROPS_ANY; o++)
-			if ((rv =
-			         props_line(seed, runs,
-			                    m ? ENGINE_COUNTED : ENGINE_CLASSIC,
-			                    (enum labprops_order)o, &ok)) != 0)
+		for (int ord = LABPROPS_FIFO; ord <= LABPROPS_ANY; ord++) {
+			o.mode = m ? ENGINE_COUNTED : ENGINE_CLASSIC;
+			o.order = (enum labprops_order)ord;
+			if ((order >= 0 && ord != order) ||
+			    (cut == ENGINE_CUT_UNALIGNED &&
+			     (o.mode != ENGINE_COUNTED || ord == LABPROPS_ANY)))
+				continue;
+			if ((rv = props_line(seed, runs, &o, &ok)) != 0)
 				return rv;
+		}
 	return ok ? 0 : 1;
 }
 

@@ -13,6 +13,7 @@
  *     (unknown) ---------------------------> REQUESTED
  *                                               |
  *                                               | state_recorded
+ *                                               | state_recorded_taken
  *                                               v       (markers sent)
  *                                            RECORDED
  *                                               |
@@ -26,20 +27,30 @@
  * Transitions and the function performing each:
  *
  *   unknown   -> REQUESTED  engine_initiate(), or engine_marker() for an
- *                           id never seen: start().  Fixes m for every
- *                           incoming channel (the down-stream cut) and
- *                           emits REQUEST_STATE.
- *   REQUESTED -> RECORDED   engine_state_recorded(): fixes n for every
- *                           outgoing channel (the up-stream cut) and emits
- *                           SEND_MARKER on each.
+ *                           id never seen: start().  Notes, for every
+ *                           incoming channel, how many messages had
+ *                           entered the down stream ("entered") and emits
+ *                           REQUEST_STATE.  With the aligned cut that is m
+ *                           (the down-stream cut); with the unaligned cut
+ *                           it bounds m, which is not yet known.
+ *   REQUESTED -> RECORDED   engine_state_recorded() (aligned) or
+ *                           engine_state_recorded_taken() (either): fixes
+ *                           n for every outgoing channel (the up-stream
+ *                           cut) and emits SEND_MARKER on each.
+ *                           Unaligned, it first fixes m = taken and emits
+ *                           RECORD_QUEUED for the messages that had
+ *                           entered but were not taken (cut_channel()),
+ *                           then closes the channels whose marker came
+ *                           while REQUESTED and that have all they need.
  *   RECORDED  -> COMPLETE   close_channel() when the last open channel
- *                           closes, or engine_state_recorded() when none is
+ *                           closes, or the recording call when none is
  *                           open; emits PART_COMPLETE.
  *   any open  -> ABORTED    engine_abort().
  *   COMPLETE/ABORTED -> unknown  engine_forget().
  *
  * engine_reset_in()/engine_reset_out() restart a channel's numbering after
- * its peer restarted; they touch no snapshot.
+ * its peer restarted, and engine_set_cut() switches cuts while no snapshot
+ * is in progress; they touch no snapshot.
  *
  * Incoming channel recording, per snapshot, is independent of the state
  * above: a channel opens at start() and closes exactly once, emitting
@@ -53,14 +64,28 @@
  *            that overtook older messages therefore keeps its channel open
  *            until they arrive; a message that overtook the marker does
  *            not count.
+ *   unaligned (counted only): the same rule, but never while REQUESTED,
+ *            because m is unknown until the state is recorded.  A marker
+ *            that arrives while REQUESTED stores n; the recording call
+ *            adds the queued range to the channel's record and closes the
+ *            channel then if the rule holds.
  *
  * While a channel is open, a delivered message is recorded, except in
  * counted mode once the marker is known and the message's seq exceeds n
- * (it was sent after the sender recorded).
+ * (it was sent after the sender recorded).  With the unaligned cut every
+ * message delivered after the request is behind the cut too (the request
+ * went ahead of it), so the same rule records it.
+ *
+ * Unaligned, a channel's record is at most two runs of consecutive seqs:
+ * the queued range taken+1 .. min(entered, n), and the messages delivered
+ * after the request, entered+1 .. , which deliveries in seq order keep
+ * consecutive.  They join into one run unless the marker's n cut the
+ * queued range short, and then nothing above n is recorded after it.
  *
  * Invariants: a snapshot in REQUESTED or RECORDED has open == the number of
- * its channels not done; COMPLETE implies open == 0; an event that fails
- * changes nothing, because every allocation it may need happens first.
+ * its channels not done; COMPLETE implies open == 0; an unaligned snapshot
+ * in REQUESTED has no channel done; an event that fails changes nothing,
+ * because every check and allocation it may need happens first.
  */
 #include "engine.h"
 
@@ -71,6 +96,7 @@
 struct chan_rec {
 	uint64_t m;           /* delivered on the channel before the cut */
 	uint64_t m_high;      /* the highest seq among those */
+	uint64_t entered;     /* delivered when the state was requested */
 	uint64_t n;           /* the marker's count, once marker is set */
 	uint64_t recorded;    /* messages recorded into the channel state */
 	uint64_t first, last; /* seqs of the first and last recorded */
@@ -89,6 +115,7 @@ struct snap {
 
 struct engine {
 	enum engine_mode mode;
+	enum engine_cut cut;
 	size_t n_in, n_out;
 	uint64_t *sent;      /* per outgoing channel */
 	uint64_t *delivered; /* per incoming channel */
@@ -241,8 +268,11 @@ start(struct engine *e, struct snap *s)
 	s->state = ENGINE_S_REQUESTED;
 	s->open = e->n_in;
 	for (size_t i = 0; i < e->n_in; i++) {
+		/* Unaligned, m and m_high are provisional until
+		 * cut_channel() learns what the application took. */
 		s->in[i].m = e->delivered[i];
 		s->in[i].m_high = e->max_seq[i];
+		s->in[i].entered = e->delivered[i];
 	}
 	e->snaps[e->nsnaps++] = s;
 	emit(e, ENGINE_REQUEST_STATE, s);
@@ -326,6 +356,34 @@ live(const struct snap *s)
 	return s->state == ENGINE_S_REQUESTED || s->state == ENGINE_S_RECORDED;
 }
 
+/* Whether s's channels may close now: not while an unaligned snapshot
+ * waits for its state, because m is only known once it is recorded. */
+static int
+may_close(const struct engine *e, const struct snap *s)
+{
+	return e->cut == ENGINE_CUT_ALIGNED || s->state != ENGINE_S_REQUESTED;
+}
+
+int
+engine_set_cut(struct engine *e, enum engine_cut cut)
+{
+	e->nacts = 0;
+	if (cut != ENGINE_CUT_ALIGNED && cut != ENGINE_CUT_UNALIGNED)
+		return ENGINE_EINVAL;
+	if (cut == ENGINE_CUT_UNALIGNED && e->mode != ENGINE_COUNTED)
+		return ENGINE_EINVAL;
+	if (engine_in_progress(e) > 0)
+		return ENGINE_ESTATE;
+	e->cut = cut;
+	return 0;
+}
+
+enum engine_cut
+engine_cut(const struct engine *e)
+{
+	return e->cut;
+}
+
 int
 engine_initiate(struct engine *e, const char *id)
 {
@@ -367,6 +425,8 @@ engine_delivered(struct engine *e, size_t in, uint64_t seq)
 
 	if (in >= e->n_in)
 		return ENGINE_ENOCHAN;
+	if (e->cut == ENGINE_CUT_UNALIGNED && seq != e->delivered[in] + 1)
+		return ENGINE_EINVAL; /* taken counts would not name seqs */
 	/* Each snapshot may record, close and complete: three actions. */
 	if ((rv = reserve_actions(e, 3 * e->nsnaps)) != 0)
 		return rv;
@@ -386,7 +446,7 @@ engine_delivered(struct engine *e, size_t in, uint64_t seq)
 		a = emit(e, ENGINE_RECORD_MESSAGE, s);
 		a->chan = in;
 		a->seq = seq;
-		if (c->marker && ready_to_close(e, c))
+		if (c->marker && may_close(e, s) && ready_to_close(e, c))
 			close_channel(e, s, in);
 	}
 	return 0;
@@ -422,10 +482,41 @@ engine_marker(struct engine *e, size_t in, const char *id, uint64_t n)
 	c = &s->in[in];
 	c->marker = 1;
 	c->n = n;
+	if (!may_close(e, s))
+		return 0; /* cut_channel() judges it once m is known */
 	c->within = recorded_within(c);
 	if (ready_to_close(e, c))
 		close_channel(e, s, in);
 	return 0;
+}
+
+/* Finds id for a recording call: the snapshot must wait for its state. */
+static int
+find_requested(struct engine *e, const char *id, struct snap **ret_snap)
+{
+	struct snap *s;
+
+	if (!engine_id_valid(id))
+		return ENGINE_EINVAL;
+	if ((s = find(e, id)) == NULL)
+		return ENGINE_ENOENT;
+	if (s->state != ENGINE_S_REQUESTED)
+		return ENGINE_ESTATE;
+	*ret_snap = s;
+	return 0;
+}
+
+/* REQUESTED -> RECORDED: the up-stream cut.  Room for n_out markers and
+ * the part must have been reserved. */
+static void
+send_markers(struct engine *e, struct snap *s)
+{
+	s->state = ENGINE_S_RECORDED;
+	for (size_t j = 0; j < e->n_out; j++) {
+		struct engine_action *a = emit(e, ENGINE_SEND_MARKER, s);
+		a->chan = j;
+		a->count = e->sent[j];
+	}
 }
 
 int
@@ -436,19 +527,101 @@ engine_state_recorded(struct engine *e, const char *id)
 
 	e->nacts = 0;
 
-	if (!engine_id_valid(id))
-		return ENGINE_EINVAL;
-	if ((s = find(e, id)) == NULL)
-		return ENGINE_ENOENT;
-	if (s->state != ENGINE_S_REQUESTED)
-		return ENGINE_ESTATE;
+	if (e->cut == ENGINE_CUT_UNALIGNED)
+		return ENGINE_EINVAL; /* only the taken counts fix m */
+	if ((rv = find_requested(e, id, &s)) != 0)
+		return rv;
 	if ((rv = reserve_actions(e, e->n_out + 1)) != 0)
 		return rv;
-	s->state = ENGINE_S_RECORDED;
-	for (size_t j = 0; j < e->n_out; j++) {
-		struct engine_action *a = emit(e, ENGINE_SEND_MARKER, s);
-		a->chan = j;
-		a->count = e->sent[j];
+	send_markers(e, s);
+	complete_if_done(e, s);
+	return 0;
+}
+
+/* How many seqs of the run lo .. hi lie in m+1 .. n. */
+static uint64_t
+run_within(uint64_t lo, uint64_t hi, uint64_t m, uint64_t n)
+{
+	if (lo <= m)
+		lo = m + 1;
+	if (hi > n)
+		hi = n;
+	return hi >= lo ? hi - lo + 1 : 0;
+}
+
+/* Fixes m = taken on channel in of an unaligned snapshot and records the
+ * messages that had entered the down stream before the request but were
+ * not taken: seqs taken+1 .. entered, or .. n if the marker said fewer
+ * were sent before the sender recorded.  The messages recorded so far
+ * were delivered after the request, seqs entered+1 .. last, in order. */
+static void
+cut_channel(struct engine *e, struct snap *s, size_t in, uint64_t taken)
+{
+	struct chan_rec *c = &s->in[in];
+	uint64_t end = c->entered, queued = 0, after = 0;
+
+	assert(c->recorded == 0 || c->consecutive);
+	if (c->marker && c->n < end)
+		end = c->n;
+	if (c->marker && c->recorded > 0)
+		after = run_within(c->first, c->last, taken, c->n);
+	c->m = c->m_high = taken;
+	if (end > taken) {
+		struct engine_action *a = emit(e, ENGINE_RECORD_QUEUED, s);
+
+		queued = end - taken;
+		a->chan = in;
+		a->seq = taken + 1;
+		a->count = queued;
+		if (c->recorded == 0) {
+			c->last = end;
+			c->consecutive = 1;
+		} else if (c->first != end + 1) {
+			c->consecutive = 0; /* n cut the queued range short */
+		}
+		c->first = taken + 1;
+		c->recorded += queued;
+	}
+	/* Every queued seq lies in m+1 .. n: end <= n when the marker is
+	 * known. */
+	if (c->marker)
+		c->within = queued + after;
+}
+
+int
+engine_state_recorded_taken(struct engine *e, const char *id,
+                            const uint64_t *taken)
+{
+	struct snap *s;
+	int rv;
+
+	e->nacts = 0;
+
+	if ((rv = find_requested(e, id, &s)) != 0)
+		return rv;
+	if (e->cut == ENGINE_CUT_ALIGNED) {
+		for (size_t i = 0; taken != NULL && i < e->n_in; i++)
+			if (taken[i] != s->in[i].m)
+				return ENGINE_EINVAL;
+		return engine_state_recorded(e, id);
+	}
+	if (taken == NULL && e->n_in > 0)
+		return ENGINE_EINVAL;
+	for (size_t i = 0; i < e->n_in; i++)
+		if (taken[i] > s->in[i].entered)
+			return ENGINE_EINVAL; /* took what was not there */
+	/* A queued range and a close per channel, markers, the part. */
+	if ((rv = reserve_actions(e, 2 * e->n_in + e->n_out + 1)) != 0)
+		return rv;
+	for (size_t i = 0; i < e->n_in; i++)
+		cut_channel(e, s, i, taken[i]);
+	send_markers(e, s);
+	for (size_t i = 0; i < e->n_in; i++) {
+		struct chan_rec *c = &s->in[i];
+
+		assert(!c->done);
+		if (c->marker && ready_to_close(e, c))
+			close_channel(e, s, i);
 	}
 	complete_if_done(e, s);
 	return 0;

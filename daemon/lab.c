@@ -1,11 +1,17 @@
 /*
  * lab.c - a deterministic in-memory cluster around the real engine.
  *
- * Every lab event is one numbered step.  Nodes answer state requests at
- * once (the simulated application is synchronous), so a node's cut is the
- * single step at which it recorded.  A message was in flight at the cut of
- * p -> q when it was sent before p's step and delivered after q's step (or
- * not yet); the engine's records are compared with exactly that.
+ * Every lab event is one numbered step.  A node's application takes the
+ * items of its down queue in order: at once by default (the simulated
+ * application is synchronous, and takes in the step of the delivery), or
+ * one per lab_take() step with queued applications.  A node's cut is the
+ * single step at which its application recorded: when it took the state
+ * request (aligned), or when it answered it ahead of the queued messages
+ * (unaligned).  A message was in flight at the cut of p -> q when it was
+ * sent before p's step and taken by q's application after q's step (or not
+ * yet); the engine's records are compared with exactly that, so a queued
+ * message the engine forgot, or one it recorded although the application
+ * took it first, is caught.
  */
 #include "lab.h"
 
@@ -17,6 +23,7 @@ struct truth {
 	int64_t amount;
 	uint64_t sent;
 	uint64_t delivered; /* 0 while in the channel */
+	uint64_t taken;     /* 0 until the application takes it */
 };
 
 struct chan_rec {
@@ -36,6 +43,7 @@ struct node_rec {
 struct snap {
 	size_t initiator;
 	uint64_t overtakes;
+	uint64_t queued; /* recorded from down queues (RECORD_QUEUED) */
 	struct node_rec *nodes;
 	struct chan_rec *chans;
 };
@@ -46,6 +54,9 @@ struct node {
 	struct engine *eng;
 	size_t *in, *out; /* engine channel index -> lab channel */
 	size_t nin, nout;
+	struct lab_item *down; /* the application's queue, oldest first */
+	size_t ndown, capdown;
+	uint64_t *taken; /* per engine incoming channel */
 };
 
 struct chan {
@@ -59,6 +70,8 @@ struct chan {
 
 struct lab {
 	enum engine_mode mode;
+	enum engine_cut cut;
+	int queued_apps;
 	int started;
 	uint64_t step;
 	struct node *nodes;
@@ -123,6 +136,8 @@ lab_free(struct lab *lab)
 		engine_free(lab->nodes[i].eng);
 		free(lab->nodes[i].in);
 		free(lab->nodes[i].out);
+		free(lab->nodes[i].down);
+		free(lab->nodes[i].taken);
 	}
 	for (size_t c = 0; c < lab->nchans; c++) {
 		free(lab->chans[c].q);
@@ -224,6 +239,28 @@ lab_set_due(struct lab *lab, lab_due_fn fn, void *arg)
 	lab->due_arg = arg;
 }
 
+int
+lab_set_cut(struct lab *lab, enum engine_cut cut)
+{
+	if (lab->started)
+		return LAB_EORDER;
+	if (cut != ENGINE_CUT_ALIGNED && cut != ENGINE_CUT_UNALIGNED)
+		return LAB_EINVAL;
+	if (cut == ENGINE_CUT_UNALIGNED && lab->mode != ENGINE_COUNTED)
+		return LAB_EINVAL;
+	lab->cut = cut;
+	return 0;
+}
+
+int
+lab_set_queued_apps(struct lab *lab, int queued)
+{
+	if (lab->started)
+		return LAB_EORDER;
+	lab->queued_apps = queued != 0;
+	return 0;
+}
+
 /* Marks every node reachable from node 0, along channels or against them. */
 static size_t
 reach(const struct lab *lab, int forward, unsigned char *seen)
@@ -274,7 +311,8 @@ start_node(struct lab *lab, size_t v)
 	}
 	n->in = calloc(n->nin + 1, sizeof(*n->in));
 	n->out = calloc(n->nout + 1, sizeof(*n->out));
-	if (n->in == NULL || n->out == NULL)
+	n->taken = calloc(n->nin + 1, sizeof(*n->taken));
+	if (n->in == NULL || n->out == NULL || n->taken == NULL)
 		return LAB_ENOMEM;
 	n->nin = n->nout = 0;
 	for (size_t c = 0; c < lab->nchans; c++) {
@@ -289,6 +327,8 @@ start_node(struct lab *lab, size_t v)
 	}
 	if (engine_new(lab->mode, n->nin, n->nout, &n->eng) != 0)
 		return LAB_ENOMEM;
+	if (engine_set_cut(n->eng, lab->cut) != 0)
+		return LAB_EINVAL;
 	return 0;
 }
 
@@ -346,21 +386,83 @@ record_message(struct chan_rec *r, uint64_t seq)
 	return 0;
 }
 
-/* Performs one engine action of node v; REQUEST_STATE is left to the
- * caller, which answers it after the other actions of the same event. */
+/* Puts the unaligned range seqs first .. first + count - 1 ahead of what r
+ * holds: those were all delivered after the request, so their seqs are
+ * higher. */
+static int
+record_ahead(struct chan_rec *r, uint64_t first, uint64_t count)
+{
+	int rv;
+
+	if (count > SIZE_MAX / sizeof(*r->seqs) - r->nseqs)
+		return LAB_ENOMEM;
+	if ((rv = grow(&r->seqs, &r->capseqs, r->nseqs + (size_t)count,
+	               sizeof(*r->seqs))) != 0)
+		return rv;
+	memmove(&r->seqs[count], &r->seqs[0], r->nseqs * sizeof(*r->seqs));
+	for (uint64_t i = 0; i < count; i++)
+		r->seqs[i] = first + i;
+	r->nseqs += (size_t)count;
+	return 0;
+}
+
+/* Checks that every message of an unaligned range really waits in node
+ * n's down queue, untaken: the engine must only hand back what the
+ * application has not received. */
+static int
+all_queued(const struct node *n, size_t ch, uint64_t first, uint64_t count)
+{
+	uint64_t found = 0;
+
+	for (size_t i = 0; i < n->ndown; i++) {
+		const struct lab_item *it = &n->down[i];
+		found += !it->is_request && it->ch == ch && it->seq >= first &&
+		         it->seq - first < count;
+	}
+	return found == count;
+}
+
+/* Adds item to node n's down queue: at the tail, or for an unaligned
+ * state request ahead of every message (behind older requests). */
+static int
+push_down(struct lab *lab, struct node *n, const struct lab_item *item)
+{
+	size_t at = n->ndown;
+	int rv;
+
+	if ((rv = grow(&n->down, &n->capdown, n->ndown + 1,
+	               sizeof(*n->down))) != 0)
+		return rv;
+	if (item->is_request && lab->cut == ENGINE_CUT_UNALIGNED)
+		for (at = 0; at < n->ndown && n->down[at].is_request; at++)
+			;
+	memmove(&n->down[at + 1], &n->down[at],
+	        (n->ndown - at) * sizeof(*n->down));
+	n->down[at] = *item;
+	n->ndown++;
+	return 0;
+}
+
+/* Performs one engine action of node v.  A state request joins the down
+ * queue; the caller lets the application take it. */
 static int
 perform(struct lab *lab, size_t v, const struct engine_action *a)
 {
 	struct node *n = &lab->nodes[v];
 	struct snap *s = snap_of(lab, a->snap);
 	struct lab_frame f;
+	struct lab_item item;
 	struct chan_rec *r;
+	int rv;
 
 	if (s == NULL)
 		return LAB_EENGINE;
 	switch (a->kind) {
 	case ENGINE_REQUEST_STATE:
-		return 0;
+		memset(&item, 0, sizeof(item));
+		item.is_request = 1;
+		item.snap = (size_t)(s - lab->snaps);
+		return push_down(lab, n, &item);
 	case ENGINE_SEND_MARKER:
 		memset(&f, 0, sizeof(f));
 		f.is_marker = 1;
@@ -369,6 +471,15 @@ perform(struct lab *lab, size_t v, const struct engine_action *a)
 		return enqueue(lab, n->out[a->chan], &f);
 	case ENGINE_RECORD_MESSAGE:
 		return record_message(&s->chans[n->in[a->chan]], a->seq);
+	case ENGINE_RECORD_QUEUED:
+		if (a->count == 0 ||
+		    !all_queued(n, n->in[a->chan], a->seq, a->count))
+			return LAB_EENGINE;
+		if ((rv = record_ahead(&s->chans[n->in[a->chan]], a->seq,
+		                       a->count)) != 0)
+			return rv;
+		s->queued += a->count;
+		return 0;
 	case ENGINE_CHANNEL_DONE:
 		r = &s->chans[n->in[a->chan]];
 		r->m = a->m;
@@ -383,36 +494,71 @@ perform(struct lab *lab, size_t v, const struct engine_action *a)
 	return LAB_EENGINE;
 }
 
-/* Performs the actions node v's engine produced, answering a state
- * request at once with the node's balance. */
+/* Performs the actions of node v's last engine event. */
 static int
-perform_all(struct lab *lab, size_t v)
+perform_engine(struct lab *lab, size_t v)
 {
-	struct node *n = &lab->nodes[v];
 	const struct engine_action *acts;
-	struct snap *requested = NULL;
 	size_t nacts;
 	int rv;
 
-	acts = engine_actions(n->eng, &nacts);
-	for (size_t i = 0; i < nacts; i++) {
-		if ((rv = perform(lab, v, &acts[i])) != 0)
-			return rv;
-		if (acts[i].kind == ENGINE_REQUEST_STATE)
-			requested = snap_of(lab, acts[i].snap);
-	}
-	if (requested == NULL)
-		return 0;
-	requested->nodes[v].recorded = 1;
-	requested->nodes[v].tokens = n->balance;
-	requested->nodes[v].step = lab->step;
-	char id[24];
-	snprintf(id, sizeof(id), "%zu", (size_t)(requested - lab->snaps));
-	if (engine_state_recorded(n->eng, id) != 0)
-		return LAB_EENGINE;
-	acts = engine_actions(n->eng, &nacts);
+	acts = engine_actions(lab->nodes[v].eng, &nacts);
 	for (size_t i = 0; i < nacts; i++)
 		if ((rv = perform(lab, v, &acts[i])) != 0)
+			return rv;
+	return 0;
+}
+
+/* Node v's application records its state for snapshot si: its balance,
+ * and what it took of each incoming channel, which the engine checks
+ * (aligned: it must be m) or uses (unaligned: it is m). */
+static int
+record_state(struct lab *lab, size_t v, size_t si)
+{
+	struct node *n = &lab->nodes[v];
+	struct node_rec *rec = &lab->snaps[si].nodes[v];
+	char id[24];
+
+	rec->recorded = 1;
+	rec->tokens = n->balance;
+	rec->step = lab->step;
+	snprintf(id, sizeof(id), "%zu", si);
+	if (engine_state_recorded_taken(n->eng, id, n->taken) != 0)
+		return LAB_EENGINE;
+	return perform_engine(lab, v);
+}
+
+/* Node v's application takes the oldest item of its down queue, in the
+ * current step. */
+static int
+take_one(struct lab *lab, size_t v)
+{
+	struct node *n = &lab->nodes[v];
+	struct lab_item it = n->down[0];
+	struct chan *c;
+
+	memmove(&n->down[0], &n->down[1], (n->ndown - 1) * sizeof(*n->down));
+	n->ndown--;
+	if (it.is_request)
+		return record_state(lab, v, it.snap);
+	c = &lab->chans[it.ch];
+	n->balance += it.amount;
+	n->taken[c->in_idx]++;
+	c->msgs[it.seq - 1].taken = lab->step;
+	return 0;
+}
+
+/* Performs the actions node v's engine produced; unless applications are
+ * queued, the application then takes everything at once. */
+static int
+perform_all(struct lab *lab, size_t v)
+{
+	int rv;
+
+	if ((rv = perform_engine(lab, v)) != 0)
+		return rv;
+	while (!lab->queued_apps && lab->nodes[v].ndown > 0)
+		if ((rv = take_one(lab, v)) != 0)
 			return rv;
 	return 0;
 }
@@ -502,6 +648,7 @@ lab_deliver(struct lab *lab, size_t ch, size_t k)
 	struct chan *c;
 	struct node *dst;
 	char id[24];
+	int rv;
 
 	if (!lab->started || ch >= lab->nchans)
 		return LAB_ENOCHAN;
@@ -509,15 +656,26 @@ lab_deliver(struct lab *lab, size_t ch, size_t k)
 	if (k == 0 || k > c->qlen)
 		return LAB_EEMPTY;
 	f = c->q[k - 1];
+	if (!f.is_marker && lab->cut == ENGINE_CUT_UNALIGNED &&
+	    overtaken(c, k - 1) > 0)
+		return LAB_ESEQ;
+	dst = &lab->nodes[c->dst];
+	if (!f.is_marker &&
+	    (rv = grow(&dst->down, &dst->capdown, dst->ndown + 1,
+	               sizeof(*dst->down))) != 0)
+		return rv;
 	memmove(&c->q[k - 1], &c->q[k], (c->qlen - k) * sizeof(*c->q));
 	c->qlen--;
 	lab->step++;
-	dst = &lab->nodes[c->dst];
 	if (!f.is_marker) {
-		dst->balance += f.amount;
+		struct lab_item it = {
+		    .ch = ch, .seq = f.seq, .amount = f.amount};
+
 		c->msgs[f.seq - 1].delivered = lab->step;
 		if (engine_delivered(dst->eng, c->in_idx, f.seq) != 0)
 			return LAB_EENGINE;
+		if ((rv = push_down(lab, dst, &it)) != 0)
+			return rv;
 		return perform_all(lab, c->dst);
 	}
 	lab->snaps[f.snap].overtakes += overtaken(c, k - 1);
@@ -525,6 +683,17 @@ lab_deliver(struct lab *lab, size_t ch, size_t k)
 	if (engine_marker(dst->eng, c->in_idx, id, f.count) != 0)
 		return LAB_EENGINE;
 	return perform_all(lab, c->dst);
+}
+
+int
+lab_take(struct lab *lab, size_t node)
+{
+	if (!lab->started || node >= lab->nnodes)
+		return LAB_EINVAL;
+	if (lab->nodes[node].ndown == 0)
+		return LAB_EEMPTY;
+	lab->step++;
+	return take_one(lab, node);
 }
 
 size_t
@@ -605,6 +774,32 @@ lab_mode(const struct lab *lab)
 	return lab->mode;
 }
 
+enum engine_cut
+lab_cut(const struct lab *lab)
+{
+	return lab->cut;
+}
+
+int
+lab_queued_apps(const struct lab *lab)
+{
+	return lab->queued_apps;
+}
+
+size_t
+lab_down_len(const struct lab *lab, size_t node)
+{
+	return node < lab->nnodes ? lab->nodes[node].ndown : 0;
+}
+
+const struct lab_item *
+lab_down_at(const struct lab *lab, size_t node, size_t k)
+{
+	if (node >= lab->nnodes || k == 0 || k > lab->nodes[node].ndown)
+		return NULL;
+	return &lab->nodes[node].down[k - 1];
+}
+
 int
 lab_recorded_tokens(const struct lab *lab, size_t s, size_t node,
                     int64_t *ret_tokens)
@@ -671,7 +866,7 @@ judge_channel(const struct lab *lab, const struct snap *s, size_t ch,
 	for (size_t i = 0; i < c->nmsgs; i++) {
 		const struct truth *t = &c->msgs[i];
 		int before_p = t->sent < p->step;
-		int after_q = t->delivered == 0 || t->delivered > q->step;
+		int after_q = t->taken == 0 || t->taken > q->step;
 		if (before_p && after_q && !marked[i])
 			ret->missing++;
 		if (!(before_p && after_q) && marked[i])
@@ -755,6 +950,7 @@ lab_result(const struct lab *lab, size_t s, struct lab_snapshot_result *ret)
 	memset(&r, 0, sizeof(r));
 	r.initiator = sn->initiator;
 	r.overtakes = sn->overtakes;
+	r.queued = sn->queued;
 	r.complete = 1;
 	for (size_t v = 0; v < lab->nnodes; v++) {
 		r.complete &= sn->nodes[v].complete;
@@ -791,6 +987,9 @@ lab_strerror(int err)
 		return "the sender has fewer tokens than that";
 	case LAB_EENGINE:
 		return "the engine refused the event";
+	case LAB_ESEQ:
+		return "the unaligned cut needs each channel's messages "
+		       "delivered in order";
 	}
 	return "unknown lab error";
 }

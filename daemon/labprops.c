@@ -11,6 +11,11 @@
  * channel may wait forever for a message that was delivered early: the
  * audit must then reject every wrong cut, and may reject a right one it
  * cannot prove.
+ *
+ * Queued applications take their down queues at random steps, and the
+ * ground truth judges by those take steps, so an unaligned cut that
+ * recorded what the application had not taken, or missed a queued
+ * message, is wrong here even if it agrees with itself.
  */
 #include "labprops.h"
 
@@ -91,6 +96,67 @@ random_deliver(struct lab *lab, struct lab_rng *r, enum labprops_order order)
 	return 0;
 }
 
+/* A random node's application takes one to three items, if any node has
+ * something queued. */
+static int
+random_take(struct lab *lab, struct lab_rng *r)
+{
+	size_t n = lab_nodes(lab), start = below(r, n);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t v = (start + i) % n, k;
+		int rv;
+
+		if (lab_down_len(lab, v) == 0)
+			continue;
+		for (k = 1 + below(r, 3); k > 0 && lab_down_len(lab, v) > 0;
+		     k--)
+			if ((rv = lab_take(lab, v)) != 0)
+				return rv;
+		return 0;
+	}
+	return 0;
+}
+
+static int
+have_frames(const struct lab *lab)
+{
+	for (size_t ch = 0; ch < lab_channels(lab); ch++)
+		if (lab_queue_len(lab, ch) > 0)
+			return 1;
+	return 0;
+}
+
+static int
+have_items(const struct lab *lab)
+{
+	for (size_t v = 0; v < lab_nodes(lab); v++)
+		if (lab_down_len(lab, v) > 0)
+			return 1;
+	return 0;
+}
+
+/* With queued applications: deliveries and takes at random until every
+ * channel and every down queue is empty, so that snapshots started late
+ * still meet lagging applications. */
+static int
+drain_queued(struct lab *lab, struct lab_rng *r, enum labprops_order order)
+{
+	int rv = 0;
+
+	while (rv == 0) {
+		int frames = have_frames(lab), items = have_items(lab);
+
+		if (!frames && !items)
+			break;
+		if (frames && (!items || below(r, 2)))
+			rv = random_deliver(lab, r, order);
+		else
+			rv = random_take(lab, r);
+	}
+	return rv;
+}
+
 static int
 drain(struct lab *lab)
 {
@@ -106,6 +172,23 @@ drain(struct lab *lab)
 			}
 	}
 	return 0;
+}
+
+/* One random step: a send or a delivery, and with queued applications a
+ * take as well. */
+static int
+random_step(struct lab *lab, struct lab_rng *r, enum labprops_order order)
+{
+	if (!lab_queued_apps(lab))
+		return below(r, 2) ? random_send(lab, r)
+		                   : random_deliver(lab, r, order);
+	switch (below(r, 3)) {
+	case 0:
+		return random_send(lab, r);
+	case 1:
+		return random_deliver(lab, r, order);
+	}
+	return random_take(lab, r);
 }
 
 static int
@@ -126,10 +209,11 @@ play(struct lab *lab, struct lab_rng *r, enum labprops_order order)
 				                  below(r, lab_nodes(lab))),
 				    NULL);
 		if (rv == 0)
-			rv = below(r, 2) ? random_send(lab, r)
-			                 : random_deliver(lab, r, order);
+			rv = random_step(lab, r, order);
 	}
-	return rv != 0 ? rv : drain(lab);
+	if (rv != 0)
+		return rv;
+	return lab_queued_apps(lab) ? drain_queued(lab, r, order) : drain(lab);
 }
 
 /* Whether every snapshot must come out right: with FIFO channels, or
@@ -157,6 +241,7 @@ tally(const struct lab *lab, const struct lab_snapshot_result *s,
 	res->silent += wrong && s->audit.consistent;
 	res->false_alarms += !wrong && !s->audit.consistent;
 	res->overtakes += s->overtakes;
+	res->queued += s->queued;
 }
 
 /* Whether the last scenario showed something its configuration rules
@@ -175,7 +260,7 @@ bad(const struct labprops_result *now, const struct labprops_result *before,
 }
 
 static int
-scenario(uint64_t seed, enum engine_mode mode, enum labprops_order order,
+scenario(uint64_t seed, const struct labprops_options *o,
          struct labprops_result *res)
 {
 	struct lab_snapshot_result s;
@@ -184,9 +269,12 @@ scenario(uint64_t seed, enum engine_mode mode, enum labprops_order order,
 	struct lab *lab = NULL;
 	int rv;
 
-	if ((rv = lab_new(mode, &lab)) != 0)
+	if ((rv = lab_new(o->mode, &lab)) != 0)
 		return rv;
-	if ((rv = build(lab, &r)) != 0 || (rv = play(lab, &r, order)) != 0)
+	if ((rv = lab_set_cut(lab, o->cut)) != 0 ||
+	    (rv = lab_set_queued_apps(lab, o->queued_apps)) != 0)
+		goto out;
+	if ((rv = build(lab, &r)) != 0 || (rv = play(lab, &r, o->order)) != 0)
 		goto out;
 	for (size_t i = 0; i < lab_snapshots(lab); i++) {
 		if ((rv = lab_result(lab, i, &s)) != 0)
@@ -194,7 +282,7 @@ scenario(uint64_t seed, enum engine_mode mode, enum labprops_order order,
 		tally(lab, &s, res);
 	}
 	res->scenarios++;
-	if (!res->have_bad && bad(res, &before, mode, order)) {
+	if (!res->have_bad && bad(res, &before, o->mode, o->order)) {
 		res->have_bad = 1;
 		res->first_bad_seed = seed;
 	}
@@ -204,16 +292,29 @@ out:
 }
 
 int
-labprops_run(uint64_t seed, uint64_t n, enum engine_mode mode,
-             enum labprops_order order, struct labprops_result *ret)
+labprops_run_opts(uint64_t seed, uint64_t n,
+                  const struct labprops_options *opts,
+                  struct labprops_result *ret)
 {
 	struct labprops_result res;
 	int rv;
 
+	if (opts->cut == ENGINE_CUT_UNALIGNED &&
+	    (opts->mode != ENGINE_COUNTED || opts->order == LABPROPS_ANY))
+		return LAB_EINVAL;
 	memset(&res, 0, sizeof(res));
 	for (uint64_t i = 0; i < n; i++)
-		if ((rv = scenario(seed + i, mode, order, &res)) != 0)
+		if ((rv = scenario(seed + i, opts, &res)) != 0)
 			return rv;
 	*ret = res;
 	return 0;
+}
+
+int
+labprops_run(uint64_t seed, uint64_t n, enum engine_mode mode,
+             enum labprops_order order, struct labprops_result *ret)
+{
+	struct labprops_options o = {mode, order, ENGINE_CUT_ALIGNED, 0};
+
+	return labprops_run_opts(seed, n, &o, ret);
 }

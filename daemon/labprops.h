@@ -7,6 +7,12 @@
  * random delivery order: FIFO; non-FIFO where a marker may overtake older
  * application messages; or any order at all.  Every snapshot is then judged
  * twice: by the audit, and by the ground truth.
+ *
+ * With queued applications the nodes' applications also take their down
+ * queues at random steps, so that state requests meet queued messages:
+ * aligned requests wait behind them, unaligned ones overtake them and the
+ * ground truth judges by the steps the applications really took each
+ * message.
  */
 #ifndef CUT_LABPROPS_H
 #define CUT_LABPROPS_H
@@ -31,6 +37,7 @@ struct labprops_result {
 	uint64_t silent;         /* wrong, and the audit passed it */
 	uint64_t false_alarms;   /* right, and the audit failed it */
 	uint64_t overtakes;      /* marker overtakes that happened */
+	uint64_t queued;         /* recorded from down queues */
 	uint64_t first_bad_seed; /* scenario seed of the first problem */
 	int have_bad;
 };
@@ -38,5 +45,20 @@ struct labprops_result {
 /* Runs n scenarios seeded seed, seed+1, ...  Returns 0 or a LAB_E* code. */
 int labprops_run(uint64_t seed, uint64_t n, enum engine_mode mode,
                  enum labprops_order order, struct labprops_result *ret);
+
+struct labprops_options {
+	enum engine_mode mode;
+	enum labprops_order order;
+	enum engine_cut cut;
+	int queued_apps; /* applications take their down queues at random */
+};
+
+/* As labprops_run(), with a cut and application queues.  The unaligned
+ * cut needs counted markers and application messages in order on each
+ * channel, so it is refused (LAB_EINVAL) with classic markers or
+ * LABPROPS_ANY. */
+int labprops_run_opts(uint64_t seed, uint64_t n,
+                      const struct labprops_options *opts,
+                      struct labprops_result *ret);
 
 #endif /* CUT_LABPROPS_H */

@@ -15,11 +15,16 @@
 #define MAX_WORDS 8
 #define MAX_LINE  1024
 
+#define NEEDS_COUNTED "the unaligned cut needs counted markers, not classic"
+
 struct parser {
 	const char *name;
 	size_t line;
 	enum engine_mode mode;
 	int mode_set;
+	enum engine_cut cut;
+	int cut_set;
+	int queued_apps, apps_set;
 	struct lab *lab; /* created at the first node */
 	char *err;
 	size_t errlen;
@@ -74,9 +79,18 @@ number(const char *s, long long min, long long max, long long *ret)
 static int
 need_lab(struct parser *p)
 {
+	int rv;
+
 	if (p->lab != NULL)
 		return 0;
-	return lab_new(p->mode, &p->lab);
+	if ((rv = lab_new(p->mode, &p->lab)) != 0)
+		return rv;
+	if ((rv = lab_set_cut(p->lab, p->cut)) != 0 ||
+	    (rv = lab_set_queued_apps(p->lab, p->queued_apps)) != 0) {
+		lab_free(p->lab);
+		p->lab = NULL;
+	}
+	return rv;
 }
 
 static int
@@ -87,15 +101,57 @@ do_markers(struct parser *p, char **w, size_t n)
 	if (p->lab != NULL || p->mode_set)
 		return fail(p, LAB_EORDER,
 		            "markers must come once, before the first node");
-	if (strcmp(w[1], "classic") == 0)
+	if (strcmp(w[1], "classic") == 0) {
+		if (p->cut_set && p->cut == ENGINE_CUT_UNALIGNED)
+			return fail(p, LAB_EINVAL, NEEDS_COUNTED);
 		p->mode = ENGINE_CLASSIC;
-	else if (strcmp(w[1], "counted") == 0)
+	} else if (strcmp(w[1], "counted") == 0)
 		p->mode = ENGINE_COUNTED;
 	else
 		return fail(p, LAB_EINVAL,
 		            "unknown marker mode '%s' (classic or counted)",
 		            w[1]);
 	p->mode_set = 1;
+	return 0;
+}
+
+static int
+do_cut(struct parser *p, char **w, size_t n)
+{
+	if (n != 2)
+		return fail(p, LAB_EINVAL, "usage: cut aligned|unaligned");
+	if (p->lab != NULL || p->cut_set)
+		return fail(p, LAB_EORDER,
+		            "cut must come once, before the first node");
+	if (strcmp(w[1], "aligned") == 0)
+		p->cut = ENGINE_CUT_ALIGNED;
+	else if (strcmp(w[1], "unaligned") == 0) {
+		if (p->mode != ENGINE_COUNTED)
+			return fail(p, LAB_EINVAL, NEEDS_COUNTED);
+		p->cut = ENGINE_CUT_UNALIGNED;
+	} else
+		return fail(p, LAB_EINVAL,
+		            "unknown cut '%s' (aligned or unaligned)", w[1]);
+	p->cut_set = 1;
+	return 0;
+}
+
+static int
+do_apps(struct parser *p, char **w, size_t n)
+{
+	if (n != 2)
+		return fail(p, LAB_EINVAL, "usage: apps immediate|queued");
+	if (p->lab != NULL || p->apps_set)
+		return fail(p, LAB_EORDER,
+		            "apps must come once, before the first node");
+	if (strcmp(w[1], "immediate") == 0)
+		p->queued_apps = 0;
+	else if (strcmp(w[1], "queued") == 0)
+		p->queued_apps = 1;
+	else
+		return fail(p, LAB_EINVAL,
+		            "unknown apps '%s' (immediate or queued)", w[1]);
+	p->apps_set = 1;
 	return 0;
 }
 
@@ -110,6 +166,12 @@ do_node(struct parser *p, char **w, size_t n)
 		return fail(p, LAB_EINVAL, "usage: node NAME TOKENS");
 	if (number(w[2], 0, INT64_MAX / 1024, &tokens) != 0)
 		return fail(p, LAB_EINVAL, "bad token count '%s'", w[2]);
+	/* Only the caller's default cut can meet classic markers here. */
+	if (p->lab == NULL && p->cut == ENGINE_CUT_UNALIGNED &&
+	    p->mode != ENGINE_COUNTED)
+		return fail(p, LAB_EINVAL,
+		            "%s: declare 'cut aligned' to run these markers",
+		            NEEDS_COUNTED);
 	if ((rv = need_lab(p)) != 0)
 		return fail(p, rv, "%s", lab_strerror(rv));
 	if (lab_node(p->lab, w[1], &dummy) == 0)
@@ -233,8 +295,49 @@ do_deliver(struct parser *p, char **w, size_t n)
 		            "channel %s -> %s holds %zu frames, not %lld", w[1],
 		            w[2], lab_queue_len(p->lab, ch), k);
 	}
-	if ((rv = lab_deliver(p->lab, ch, (size_t)k)) != 0)
+	if ((rv = lab_deliver(p->lab, ch, (size_t)k)) == LAB_ESEQ)
+		return fail(
+		    p, rv,
+		    "frame %lld of %s -> %s is a message that would pass "
+		    "an older one: the unaligned cut needs each "
+		    "channel's messages in order",
+		    k, w[1], w[2]);
+	if (rv != 0)
 		return event_error(p, rv, w);
+	return 0;
+}
+
+static int
+do_take(struct parser *p, char **w, size_t n)
+{
+	long long k = 1;
+	size_t v, len;
+	int rv;
+
+	if (n != 2 && n != 3)
+		return fail(p, LAB_EINVAL, "usage: take NODE [N]");
+	if (p->lab == NULL || lab_node(p->lab, w[1], &v) != 0)
+		return fail(p, LAB_EINVAL, "unknown node %s", w[1]);
+	if (n == 3 && number(w[2], 1, 1LL << 40, &k) != 0)
+		return fail(p, LAB_EINVAL, "bad count '%s'", w[2]);
+	if (!lab_queued_apps(p->lab))
+		return fail(p, LAB_EINVAL,
+		            "take needs 'apps queued': applications take "
+		            "everything at once");
+	if ((rv = lab_start(p->lab)) != 0)
+		return event_error(p, rv, w);
+	if ((size_t)k > (len = lab_down_len(p->lab, v))) {
+		if (len == 0)
+			return fail(p, LAB_EEMPTY,
+			            "nothing is queued for %s's application",
+			            w[1]);
+		return fail(p, LAB_EEMPTY,
+		            "%s's application has %zu items queued, not %lld",
+		            w[1], len, k);
+	}
+	for (; k > 0; k--)
+		if ((rv = lab_take(p->lab, v)) != 0)
+			return event_error(p, rv, w);
 	return 0;
 }
 
@@ -260,6 +363,10 @@ do_drain(struct parser *p, char **w, size_t n)
 				return event_error(p, rv, w);
 			moved++;
 		}
+		for (size_t v = 0; v < lab_nodes(p->lab); v++)
+			for (; lab_down_len(p->lab, v) > 0; moved++)
+				if ((rv = lab_take(p->lab, v)) != 0)
+					return event_error(p, rv, w);
 	}
 	return 0;
 }
@@ -268,8 +375,9 @@ static const struct {
 	const char *word;
 	int (*fn)(struct parser *, char **, size_t);
 } statements[] = {
-    {"markers", do_markers}, {"node", do_node},         {"channel", do_channel},
-    {"send", do_send},       {"snapshot", do_snapshot}, {"deliver", do_deliver},
+    {"markers", do_markers},   {"cut", do_cut},         {"apps", do_apps},
+    {"node", do_node},         {"channel", do_channel}, {"send", do_send},
+    {"snapshot", do_snapshot}, {"deliver", do_deliver}, {"take", do_take},
     {"drain", do_drain},
 };
 
@@ -288,8 +396,19 @@ int
 script_run(FILE *in, const char *name, struct lab **ret_lab, char *err,
            size_t errlen)
 {
-	struct parser p = {
-	    .name = name, .mode = ENGINE_COUNTED, .err = err, .errlen = errlen};
+	return script_run_cut(in, name, ENGINE_CUT_ALIGNED, ret_lab, err,
+	                      errlen);
+}
+
+int
+script_run_cut(FILE *in, const char *name, enum engine_cut cut,
+               struct lab **ret_lab, char *err, size_t errlen)
+{
+	struct parser p = {.name = name,
+	                   .mode = ENGINE_COUNTED,
+	                   .cut = cut,
+	                   .err = err,
+	                   .errlen = errlen};
 	char line[MAX_LINE + 2], *w[MAX_WORDS + 1];
 	int rv = 0;
 

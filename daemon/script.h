@@ -4,6 +4,13 @@
  * One statement a line; '#' starts a comment.  Declarations first:
  *
  *   markers classic|counted   optional, before any node; default counted
+ *   cut aligned|unaligned     optional, before any node; where state
+ *                             requests fall in the applications' down
+ *                             queues; default aligned (or the caller's);
+ *                             unaligned needs counted markers
+ *   apps immediate|queued     optional, before any node; whether the
+ *                             applications take delivered messages at once
+ *                             (default) or only at take statements
  *   node NAME TOKENS          a node and its initial balance
  *   channel SRC DST           a directed channel
  *
@@ -14,9 +21,16 @@
  *   snapshot NODE             NODE initiates; snapshots are numbered
  *                             0, 1, 2, ... in initiation order
  *   deliver SRC DST [K]       deliver the K-th oldest frame of the channel
- *                             (message or marker); K defaults to 1 (FIFO)
+ *                             (message or marker); K defaults to 1 (FIFO);
+ *                             with the unaligned cut a message may not
+ *                             pass an older one
+ *   take NODE [N]             (apps queued) NODE's application takes the N
+ *                             oldest items of its down queue, one step
+ *                             each; N defaults to 1
  *   drain                     deliver every queued frame, oldest first,
- *                             taking the channels in turn
+ *                             taking the channels in turn; with queued
+ *                             applications each round ends with every
+ *                             application taking its whole queue
  *
  * Markers are never written by hand: the engines emit them.
  */
@@ -36,5 +50,9 @@
  */
 int script_run(FILE *in, const char *name, struct lab **ret_lab, char *err,
                size_t errlen);
+
+/* The same, with cut for a script that declares none. */
+int script_run_cut(FILE *in, const char *name, enum engine_cut cut,
+                   struct lab **ret_lab, char *err, size_t errlen);
 
 #endif /* CUT_SCRIPT_H */

@@ -5,7 +5,9 @@
  * both marker modes, and every event's actions are compared field by field
  * and in order with what the rules say.  Tests that only make sense in one
  * mode live in the engine_classic or engine_counted suite; tests of the
- * mode-independent surface live in the engine suite.
+ * mode-independent surface live in the engine suite; the unaligned cut
+ * (counted markers, m from what the application took) lives in the
+ * engine_unaligned suite at the end.
  */
 #include <criterion/criterion.h>
 
@@ -34,6 +36,8 @@ struct want {
 #define DONE(s, c, mm, nn, cnt)                                                \
 	WANT(ENGINE_CHANNEL_DONE, (s), (c), 0, (cnt), (mm), (nn))
 #define PART(s) WANT(ENGINE_PART_COMPLETE, (s), 0, 0, 0, 0, 0)
+#define QUEUED(s, c, first, cnt)                                               \
+	WANT(ENGINE_RECORD_QUEUED, (s), (c), (first), (cnt), 0, 0)
 
 /* Asserts that the last event produced exactly these actions, in order. */
 #define EXPECT(e, ...)                                                         \
@@ -85,6 +89,8 @@ kind_name(enum engine_action_kind k)
 		return "CHANNEL_DONE";
 	case ENGINE_PART_COMPLETE:
 		return "PART_COMPLETE";
+	case ENGINE_RECORD_QUEUED:
+		return "RECORD_QUEUED";
 	}
 	return "?";
 }
@@ -262,6 +268,7 @@ struct view {
 	size_t in_progress;
 	uint64_t sent[4], delivered[4];
 	enum engine_mode mode;
+	enum engine_cut cut;
 };
 
 static void
@@ -279,6 +286,7 @@ look(const struct engine *e, struct view *v)
 		v->delivered[i] = engine_delivered_count(e, i);
 	}
 	v->mode = engine_mode(e);
+	v->cut = engine_cut(e);
 }
 
 static void
@@ -298,6 +306,7 @@ expect_same(const struct view *a, const struct view *b, const char *what)
 		             "%s: delivered[%zu]", what, i);
 	}
 	cr_assert_eq(a->mode, b->mode, "%s: mode", what);
+	cr_assert_eq(a->cut, b->cut, "%s: cut", what);
 }
 
 /* Asserts that call fails with err, produces no action and changes
@@ -1420,5 +1429,486 @@ Test(engine_counted, message_overtaking_marker_does_not_count_toward_n)
 	expect_none(e);
 	deliver(e, 0, 1);
 	EXPECT(e, REC("A", 0, 1), DONE("A", 0, 0, 1, 2), PART("A"));
+	engine_free(e);
+}
+
+/*
+ * The unaligned cut.  The state request overtakes the deliveries queued for
+ * the application; m is what the application took before it recorded, and
+ * the messages that had entered the down stream but were not taken come
+ * back as RECORD_QUEUED ranges.
+ */
+
+/* A counted engine with the unaligned cut. */
+static struct engine *
+mk_un(size_t n_in, size_t n_out)
+{
+	struct engine *e = mk(ENGINE_COUNTED, n_in, n_out);
+
+	cr_assert_eq(engine_cut(e), ENGINE_CUT_ALIGNED, "aligned by default");
+	OK(engine_set_cut(e, ENGINE_CUT_UNALIGNED));
+	expect_none(e);
+	cr_assert_eq(engine_cut(e), ENGINE_CUT_UNALIGNED);
+	return e;
+}
+
+/* Delivers seqs from .. to on channel in, in order. */
+static void
+deliver_run(struct engine *e, size_t in, uint64_t from, uint64_t to)
+{
+	for (uint64_t seq = from; seq <= to; seq++)
+		deliver(e, in, seq);
+}
+
+/* The m_high of the CHANNEL_DONE for snap in the last event. */
+static uint64_t
+m_high_of(const struct engine *e, const char *snap)
+{
+	const struct engine_action *a =
+	    find_action(e, ENGINE_CHANNEL_DONE, snap);
+
+	cr_assert_not_null(a, "no CHANNEL_DONE for %s", snap);
+	return a->m_high;
+}
+
+Test(engine_unaligned, set_cut_needs_counted_markers)
+{
+	struct engine *e = mk(ENGINE_CLASSIC, 1, 1);
+
+	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_UNALIGNED), ENGINE_EINVAL);
+	cr_assert_eq(engine_cut(e), ENGINE_CUT_ALIGNED);
+	OK(engine_set_cut(e, ENGINE_CUT_ALIGNED));
+	UNCHANGED(e, engine_set_cut(e, (enum engine_cut)2), ENGINE_EINVAL);
+	engine_free(e);
+
+	e = mk(ENGINE_COUNTED, 1, 1);
+	UNCHANGED(e, engine_set_cut(e, (enum engine_cut) - 1), ENGINE_EINVAL);
+	OK(engine_set_cut(e, ENGINE_CUT_UNALIGNED));
+	OK(engine_set_cut(e, ENGINE_CUT_ALIGNED));
+	cr_assert_eq(engine_cut(e), ENGINE_CUT_ALIGNED);
+	engine_free(e);
+}
+
+Test(engine_unaligned, set_cut_refused_while_a_snapshot_runs)
+{
+	struct engine *e = mk_un(1, 1);
+	static const uint64_t none[1] = {0};
+
+	OK(engine_initiate(e, "A"));
+	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_ALIGNED), ENGINE_ESTATE);
+	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_UNALIGNED), ENGINE_ESTATE);
+	OK(engine_state_recorded_taken(e, "A", none));
+	cr_assert_eq(state_of(e, "A"), ENGINE_S_RECORDED);
+	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_ALIGNED), ENGINE_ESTATE);
+	OK(engine_marker(e, 0, "A", 0));
+	EXPECT(e, DONE("A", 0, 0, 0, 0), PART("A"));
+	/* Complete and aborted snapshots do not hold the cut. */
+	OK(engine_initiate(e, "B"));
+	OK(engine_abort(e, "B"));
+	OK(engine_set_cut(e, ENGINE_CUT_ALIGNED));
+	cr_assert_eq(engine_cut(e), ENGINE_CUT_ALIGNED);
+	engine_free(e);
+}
+
+Test(engine_unaligned, plain_state_recorded_is_einval)
+{
+	struct engine *e = mk_un(1, 1);
+
+	OK(engine_initiate(e, "A"));
+	UNCHANGED(e, engine_state_recorded(e, "A"), ENGINE_EINVAL);
+	UNCHANGED(e, engine_state_recorded(e, "Z"), ENGINE_EINVAL);
+	cr_assert_eq(state_of(e, "A"), ENGINE_S_REQUESTED);
+	engine_free(e);
+}
+
+Test(engine_unaligned, deliveries_must_come_in_seq_order)
+{
+	struct engine *e = mk_un(2, 1);
+
+	UNCHANGED(e, engine_delivered(e, 0, 2), ENGINE_EINVAL);
+	UNCHANGED(e, engine_delivered(e, 0, 0), ENGINE_EINVAL);
+	deliver(e, 0, 1);
+	UNCHANGED(e, engine_delivered(e, 0, 1), ENGINE_EINVAL);
+	UNCHANGED(e, engine_delivered(e, 0, 3), ENGINE_EINVAL);
+	UNCHANGED(e, engine_delivered(e, 2, 1), ENGINE_ENOCHAN);
+	deliver(e, 0, 2);
+	deliver(e, 1, 1);
+	cr_assert_eq(engine_delivered_count(e, 0), 2);
+	cr_assert_eq(engine_delivered_count(e, 1), 1);
+	engine_free(e);
+
+	/* The aligned cut still takes any order. */
+	e = mk(ENGINE_COUNTED, 1, 1);
+	deliver(e, 0, 2);
+	deliver(e, 0, 1);
+	engine_free(e);
+}
+
+Test(engine_unaligned, queued_ranges_come_before_the_markers)
+{
+	struct engine *e = mk_un(3, 2);
+	const uint64_t taken[3] = {1, 2, 0};
+
+	deliver_run(e, 0, 1, 3); /* the application took 1 of 3 */
+	deliver_run(e, 1, 1, 2); /* took both */
+	deliver_run(e, 2, 1, 1); /* took none */
+	send_n(e, 0, 2);
+	OK(engine_initiate(e, "A"));
+	EXPECT(e, REQ("A"));
+	send_n(e, 1, 1); /* before the application recorded: in n */
+	OK(engine_state_recorded_taken(e, "A", taken));
+	EXPECT(e, QUEUED("A", 0, 2, 2), QUEUED("A", 2, 1, 1), MARK("A", 0, 2),
+	       MARK("A", 1, 1));
+	cr_assert_eq(state_of(e, "A"), ENGINE_S_RECORDED);
+	cr_assert_eq(open_of(e, "A"), 3);
+
+	OK(engine_marker(e, 0, "A", 3));
+	EXPECT(e, DONE("A", 0, 1, 3, 2));
+	cr_assert_eq(m_high_of(e, "A"), 1);
+	OK(engine_marker(e, 1, "A", 2));
+	EXPECT(e, DONE("A", 1, 2, 2, 0));
+	cr_assert_eq(m_high_of(e, "A"), 2);
+	OK(engine_marker(e, 2, "A", 1));
+	EXPECT(e, DONE("A", 2, 0, 1, 1), PART("A"));
+	cr_assert_eq(m_high_of(e, "A"), 0);
+	engine_free(e);
+}
+
+Test(engine_unaligned, taken_beyond_the_request_is_refused)
+{
+	struct engine *e = mk_un(2, 1);
+	const uint64_t too_many[2] = {3, 0}, later[2] = {2, 2};
+	const uint64_t ok[2] = {2, 1};
+
+	deliver_run(e, 0, 1, 2);
+	deliver_run(e, 1, 1, 1);
+	OK(engine_initiate(e, "A"));
+	/* Delivered after the request: behind it, never taken before. */
+	deliver(e, 1, 2);
+	EXPECT(e, REC("A", 1, 2));
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", too_many),
+	          ENGINE_EINVAL);
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", later), ENGINE_EINVAL);
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", NULL), ENGINE_EINVAL);
+	UNCHANGED(e, engine_state_recorded_taken(e, "Z", ok), ENGINE_ENOENT);
+	UNCHANGED(e, engine_state_recorded_taken(e, "", ok), ENGINE_EINVAL);
+	UNCHANGED(e, engine_state_recorded_taken(e, NULL, ok), ENGINE_EINVAL);
+	cr_assert_eq(state_of(e, "A"), ENGINE_S_REQUESTED);
+
+	/* The refusals changed nothing: the run goes on as if they had not
+	 * happened. */
+	OK(engine_state_recorded_taken(e, "A", ok));
+	EXPECT(e, MARK("A", 0, 0));
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", ok), ENGINE_ESTATE);
+	OK(engine_marker(e, 0, "A", 2));
+	EXPECT(e, DONE("A", 0, 2, 2, 0));
+	OK(engine_marker(e, 1, "A", 2));
+	EXPECT(e, DONE("A", 1, 1, 2, 1), PART("A"));
+	engine_free(e);
+}
+
+Test(engine_unaligned, no_incoming_channels_take_null)
+{
+	struct engine *e = mk_un(0, 1);
+
+	send_n(e, 0, 2);
+	OK(engine_initiate(e, "A"));
+	OK(engine_state_recorded_taken(e, "A", NULL));
+	EXPECT(e, MARK("A", 0, 2), PART("A"));
+	cr_assert_eq(state_of(e, "A"), ENGINE_S_COMPLETE);
+	engine_free(e);
+}
+
+/* The aligned cut: taken is only checked against the m fixed at the
+ * request, and the call then acts exactly as engine_state_recorded(). */
+BOTH_MODES(aligned_taken_must_equal_m)
+{
+	struct engine *e = mk(mode, 2, 1);
+	const uint64_t m[2] = {2, 0}, fewer[2] = {1, 0}, more[2] = {2, 1};
+
+	cr_assert_eq(engine_cut(e), ENGINE_CUT_ALIGNED);
+	deliver_run(e, 0, 1, 2);
+	send_n(e, 0, 1);
+	OK(engine_initiate(e, "A"));
+	OK(engine_initiate(e, "B"));
+	deliver(e, 1, 1);
+	EXPECT(e, REC("A", 1, 1), REC("B", 1, 1));
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", fewer), ENGINE_EINVAL);
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", more), ENGINE_EINVAL);
+	OK(engine_state_recorded_taken(e, "A", m));
+	EXPECT(e, MARK("A", 0, 1));
+	OK(engine_state_recorded_taken(e, "B", NULL));
+	EXPECT(e, MARK("B", 0, 1));
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", m), ENGINE_ESTATE);
+	OK(engine_marker(e, 0, "A", 2));
+	EXPECT(e, DONE("A", 0, 2, 2, 0));
+	OK(engine_marker(e, 1, "A", 1));
+	EXPECT(e, DONE("A", 1, 0, 1, 1), PART("A"));
+	engine_free(e);
+}
+
+Test(engine_unaligned, aligned_markers_close_while_requested_unaligned_do_not)
+{
+	/* The same schedule under both cuts: a first marker whose channel
+	 * has all it needs.  Aligned, m is known and it closes at once;
+	 * unaligned, it waits for the taken count. */
+	struct engine *al = mk(ENGINE_COUNTED, 2, 1);
+	struct engine *un = mk_un(2, 1);
+	const uint64_t taken[2] = {2, 0};
+
+	deliver_run(al, 0, 1, 2);
+	deliver_run(un, 0, 1, 2);
+	OK(engine_marker(al, 0, "A", 2));
+	EXPECT(al, REQ("A"), DONE("A", 0, 2, 2, 0));
+	OK(engine_marker(un, 0, "A", 2));
+	EXPECT(un, REQ("A"));
+	cr_assert_eq(open_of(un, "A"), 2);
+	OK(engine_marker(un, 1, "A", 0));
+	expect_none(un);
+	cr_assert_eq(open_of(un, "A"), 2);
+	OK(engine_state_recorded_taken(un, "A", taken));
+	EXPECT(un, MARK("A", 0, 0), DONE("A", 0, 2, 2, 0),
+	       DONE("A", 1, 0, 0, 0), PART("A"));
+	engine_free(al);
+	engine_free(un);
+}
+
+Test(engine_unaligned, marker_before_the_state_is_recorded)
+{
+	/* Channel 0: 1..3 entered, the application took 1; 4 arrives after
+	 * the request; the marker (n = 5) comes while the state is still
+	 * requested and only stores n. */
+	struct engine *e = mk_un(2, 1);
+	const uint64_t taken[2] = {1, 0};
+
+	deliver_run(e, 0, 1, 3);
+	OK(engine_initiate(e, "A"));
+	deliver(e, 0, 4);
+	EXPECT(e, REC("A", 0, 4));
+	OK(engine_marker(e, 0, "A", 5));
+	expect_none(e);
+	OK(engine_marker(e, 1, "A", 0));
+	expect_none(e);
+	cr_assert_eq(open_of(e, "A"), 2);
+	cr_assert_eq(state_of(e, "A"), ENGINE_S_REQUESTED);
+	/* Messages above n are not recorded even before the state is. */
+	OK(engine_state_recorded_taken(e, "A", taken));
+	/* 2..4 recorded, 5 still to come: channel 0 stays open. */
+	EXPECT(e, QUEUED("A", 0, 2, 2), MARK("A", 0, 0), DONE("A", 1, 0, 0, 0));
+	cr_assert_eq(open_of(e, "A"), 1);
+	deliver(e, 0, 5);
+	EXPECT(e, REC("A", 0, 5), DONE("A", 0, 1, 5, 4), PART("A"));
+	cr_assert_eq(m_high_of(e, "A"), 1);
+	deliver(e, 0, 6);
+	expect_none(e);
+	engine_free(e);
+}
+
+Test(engine_unaligned, messages_above_n_are_not_recorded_while_requested)
+{
+	struct engine *e = mk_un(1, 1);
+	const uint64_t taken[1] = {0};
+
+	deliver(e, 0, 1);
+	OK(engine_marker(e, 0, "A", 2)); /* starts A: entered 1 */
+	EXPECT(e, REQ("A"));
+	deliver(e, 0, 2);
+	EXPECT(e, REC("A", 0, 2));
+	deliver(e, 0, 3); /* sent after the sender recorded */
+	expect_none(e);
+	OK(engine_state_recorded_taken(e, "A", taken));
+	EXPECT(e, QUEUED("A", 0, 1, 1), MARK("A", 0, 0), DONE("A", 0, 0, 2, 2),
+	       PART("A"));
+	engine_free(e);
+}
+
+Test(engine_unaligned, marker_after_the_state_is_recorded)
+{
+	struct engine *e = mk_un(1, 1);
+	const uint64_t taken[1] = {1};
+
+	deliver_run(e, 0, 1, 3);
+	OK(engine_initiate(e, "A"));
+	OK(engine_state_recorded_taken(e, "A", taken));
+	EXPECT(e, QUEUED("A", 0, 2, 2), MARK("A", 0, 0));
+	/* After the cut the channel behaves as in counted mode, from m = 1
+	 * with 2 and 3 already recorded. */
+	deliver(e, 0, 4);
+	EXPECT(e, REC("A", 0, 4));
+	OK(engine_marker(e, 0, "A", 5));
+	expect_none(e);
+	cr_assert_eq(open_of(e, "A"), 1);
+	deliver(e, 0, 5);
+	EXPECT(e, REC("A", 0, 5), DONE("A", 0, 1, 5, 4), PART("A"));
+	engine_free(e);
+
+	/* The marker closes at once when the range already holds m+1..n. */
+	e = mk_un(1, 1);
+	deliver_run(e, 0, 1, 3);
+	OK(engine_initiate(e, "A"));
+	OK(engine_state_recorded_taken(e, "A", taken));
+	EXPECT(e, QUEUED("A", 0, 2, 2), MARK("A", 0, 0));
+	OK(engine_marker(e, 0, "A", 3));
+	EXPECT(e, DONE("A", 0, 1, 3, 2), PART("A"));
+	cr_assert_eq(m_high_of(e, "A"), 1);
+	engine_free(e);
+}
+
+Test(engine_unaligned, everything_taken_leaves_no_range)
+{
+	struct engine *e = mk_un(1, 1);
+	const uint64_t taken[1] = {3};
+
+	deliver_run(e, 0, 1, 3);
+	OK(engine_initiate(e, "A"));
+	OK(engine_state_recorded_taken(e, "A", taken));
+	EXPECT(e, MARK("A", 0, 0));
+	deliver(e, 0, 4);
+	EXPECT(e, REC("A", 0, 4));
+	OK(engine_marker(e, 0, "A", 4));
+	EXPECT(e, DONE("A", 0, 3, 4, 1), PART("A"));
+	engine_free(e);
+}
+
+Test(engine_unaligned, marker_n_below_the_queued_end_caps_the_range)
+{
+	/* 1..4 entered the down stream; the marker says only 2 were sent
+	 * before the sender recorded (3 and 4 overtook it).  Known before
+	 * the state is recorded, n caps the range at 2: 3 and 4 were taken
+	 * after this node recorded, sent after the sender did, in neither
+	 * state nor channel. */
+	struct engine *e = mk_un(1, 1);
+	const uint64_t taken[1] = {1};
+
+	deliver_run(e, 0, 1, 4);
+	OK(engine_marker(e, 0, "A", 2));
+	EXPECT(e, REQ("A"));
+	OK(engine_state_recorded_taken(e, "A", taken));
+	EXPECT(e, QUEUED("A", 0, 2, 1), MARK("A", 0, 0), DONE("A", 0, 1, 2, 1),
+	       PART("A"));
+	engine_free(e);
+}
+
+Test(engine_unaligned, marker_n_below_taken_closes_for_the_audit)
+{
+	/* The application took 3 messages but the sender says it had sent 1
+	 * when it recorded: a receive without its send, which no range can
+	 * repair.  The channel closes with m = 3 > n = 1 for the audit. */
+	struct engine *e = mk_un(1, 1);
+	const uint64_t taken[1] = {3};
+
+	deliver_run(e, 0, 1, 4);
+	OK(engine_initiate(e, "A"));
+	OK(engine_marker(e, 0, "A", 1));
+	expect_none(e);
+	OK(engine_state_recorded_taken(e, "A", taken));
+	EXPECT(e, MARK("A", 0, 0), DONE("A", 0, 3, 1, 0), PART("A"));
+	engine_free(e);
+}
+
+Test(engine_unaligned, capped_range_and_a_late_delivery_above_n)
+{
+	/* 4 was delivered after the request and recorded before the marker
+	 * (n = 2) said it was sent after the sender recorded; the range is
+	 * capped at 2, the channel closes (1 and 2 are in), and the count
+	 * reports all three recorded so the audit sees the extra one. */
+	struct engine *e = mk_un(1, 1);
+	const uint64_t taken[1] = {0};
+
+	deliver_run(e, 0, 1, 3);
+	OK(engine_initiate(e, "A"));
+	deliver(e, 0, 4);
+	EXPECT(e, REC("A", 0, 4));
+	OK(engine_marker(e, 0, "A", 2));
+	expect_none(e);
+	OK(engine_state_recorded_taken(e, "A", taken));
+	EXPECT(e, QUEUED("A", 0, 1, 2), MARK("A", 0, 0), DONE("A", 0, 0, 2, 3),
+	       PART("A"));
+	engine_free(e);
+}
+
+Test(engine_unaligned, unknown_marker_lets_the_range_run_to_entered)
+{
+	/* Without the marker the engine cannot cap the range: 1..3 are
+	 * handed back; a later marker with n = 2 closes the channel at once
+	 * with all three recorded, for the audit to judge. */
+	struct engine *e = mk_un(1, 1);
+	const uint64_t taken[1] = {0};
+
+	deliver_run(e, 0, 1, 3);
+	OK(engine_initiate(e, "A"));
+	OK(engine_state_recorded_taken(e, "A", taken));
+	EXPECT(e, QUEUED("A", 0, 1, 3), MARK("A", 0, 0));
+	OK(engine_marker(e, 0, "A", 2));
+	EXPECT(e, DONE("A", 0, 0, 2, 3), PART("A"));
+	engine_free(e);
+}
+
+Test(engine_unaligned, concurrent_snapshots_each_with_its_own_taken)
+{
+	struct engine *e = mk_un(2, 1);
+	const uint64_t taken_a[2] = {1, 0}, taken_b[2] = {2, 1};
+
+	deliver_run(e, 0, 1, 2);
+	OK(engine_initiate(e, "A")); /* entered (2, 0) */
+	deliver(e, 0, 3);
+	EXPECT(e, REC("A", 0, 3));
+	deliver(e, 1, 1);
+	EXPECT(e, REC("A", 1, 1));
+	OK(engine_marker(e, 1, "B", 1)); /* B: entered (3, 1) */
+	EXPECT(e, REQ("B"));
+	OK(engine_marker(e, 1, "A", 1));
+	expect_none(e);
+	/* B records first, having taken 2 of channel 0 and 1 of channel 1:
+	 * its request overtook 3. */
+	OK(engine_state_recorded_taken(e, "B", taken_b));
+	EXPECT(e, QUEUED("B", 0, 3, 1), MARK("B", 0, 0), DONE("B", 1, 1, 1, 0));
+	/* A's request came before 3 entered: its range ends at 2, and 3 was
+	 * recorded as a delivery after the request. */
+	OK(engine_state_recorded_taken(e, "A", taken_a));
+	EXPECT(e, QUEUED("A", 0, 2, 1), MARK("A", 0, 0), DONE("A", 1, 0, 1, 1));
+	deliver(e, 0, 4);
+	EXPECT(e, REC("A", 0, 4), REC("B", 0, 4));
+	OK(engine_marker(e, 0, "A", 4));
+	EXPECT(e, DONE("A", 0, 1, 4, 3), PART("A"));
+	OK(engine_marker(e, 0, "B", 3));
+	EXPECT(e, DONE("B", 0, 2, 3, 2), PART("B"));
+	cr_assert_eq(engine_in_progress(e), 0);
+	engine_free(e);
+}
+
+Test(engine_unaligned, failed_events_change_nothing)
+{
+	struct engine *e = mk_un(2, 1);
+	const uint64_t taken[2] = {1, 0}, bad[2] = {0, 1};
+
+	deliver_run(e, 0, 1, 2);
+	OK(engine_initiate(e, "A"));
+	OK(engine_marker(e, 1, "A", 0));
+	expect_none(e);
+	UNCHANGED(e, engine_marker(e, 1, "A", 0), ENGINE_EDUP);
+	UNCHANGED(e, engine_delivered(e, 0, 4), ENGINE_EINVAL);
+	UNCHANGED(e, engine_state_recorded(e, "A"), ENGINE_EINVAL);
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", bad), ENGINE_EINVAL);
+	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_ALIGNED), ENGINE_ESTATE);
+	OK(engine_state_recorded_taken(e, "A", taken));
+	EXPECT(e, QUEUED("A", 0, 2, 1), MARK("A", 0, 0), DONE("A", 1, 0, 0, 0));
+	OK(engine_marker(e, 0, "A", 2));
+	EXPECT(e, DONE("A", 0, 1, 2, 1), PART("A"));
+	engine_free(e);
+}
+
+Test(engine_unaligned, abort_while_requested)
+{
+	struct engine *e = mk_un(1, 1);
+	const uint64_t taken[1] = {0};
+
+	deliver(e, 0, 1);
+	OK(engine_initiate(e, "A"));
+	OK(engine_abort(e, "A"));
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", taken), ENGINE_ESTATE);
+	deliver(e, 0, 2);
+	expect_none(e);
+	OK(engine_set_cut(e, ENGINE_CUT_ALIGNED));
 	engine_free(e);
 }
