@@ -107,6 +107,11 @@ struct part_chan {
 	uint64_t m, n;
 	struct audit_seqs seqs;
 	int done;
+	/* Unaligned cut: messages the engine recorded while the state request
+	 * was pending, seqs def_lo .. def_hi (0: none).  They are stored
+	 * after the queued range the reply reveals, which comes before them
+	 * in seq order; until then they wait, untaken, in the down stream. */
+	uint64_t def_lo, def_hi;
 };
 
 /* A part the initiator is receiving from another node. */

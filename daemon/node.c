@@ -33,6 +33,7 @@ struct delivery {
 };
 
 static int perform(struct cutd *d, const struct delivery *dl);
+static void store_deferred(struct cutd *d, struct snap *s);
 
 struct snap *
 node_find(struct cutd *d, const char *id)
@@ -324,7 +325,10 @@ node_state_reply(struct cutd *d, const char *id, const char *ctype,
 		return rv;
 	s->state_recorded = 1;
 	app_forget_request(d, id);
+	if (engine_cut(d->eng) == ENGINE_CUT_UNALIGNED)
+		store_deferred(d, s);
 	return perform(d, NULL);
+
 }
 
 int
@@ -692,6 +696,13 @@ record(struct cutd *d, struct snap *s, const struct engine_action *a,
 {
 	struct part_chan *c = &s->in[a->chan];
 
+	if (engine_cut(d->eng) == ENGINE_CUT_UNALIGNED && !s->state_recorded) {
+		/* Stored once the reply says where the queued range ends. */
+		if (c->def_lo == 0)
+			c->def_lo = a->seq;
+		c->def_hi = a->seq;
+		return;
+	}
 	cutd_db(d);
 	if (store_put_message(d->store, s->id, d->cfg->nodes[c->src].name,
 	                      d->name, a->seq, dl->content_type, dl->payload,
@@ -724,17 +735,58 @@ record_queued(void *arg, uint64_t app_seq, const char *ctype,
 	return 0;
 }
 
+/* Stores the recorded messages first .. last of channel chan of s from
+ * the down stream, where they wait untaken. */
+static void
+store_queued(struct cutd *d, struct snap *s, size_t chan, uint64_t first,
+             uint64_t last)
+{
+	struct queued q = {d, s, &s->in[chan]};
+
+	cutd_db(d);
+	if (app_queued(d, q.c->src, first, last - first + 1, record_queued,
+	               &q) != 0)
+		node_give_up(d, s, "cannot store a recorded message");
+}
+
 /* The messages a->seq .. a->seq + a->count - 1 of channel a->chan were
  * queued for the application, not taken, when it recorded: they are
- * channel state, recorded from the down stream. */
+ * channel state, recorded from the down stream, and so are the ones the
+ * engine recorded while the request was pending, which follow them. */
 static void
 record_range(struct cutd *d, struct snap *s, const struct engine_action *a)
 {
-	struct queued q = {d, s, &s->in[a->chan]};
+	struct part_chan *c = &s->in[a->chan];
+	uint64_t last = a->seq + a->count - 1;
 
-	cutd_db(d);
-	if (app_queued(d, q.c->src, a->seq, a->count, record_queued, &q) != 0)
-		node_give_up(d, s, "cannot store a recorded message");
+	if (c->def_lo != 0 && c->def_hi > last)
+		last = c->def_hi;
+	c->def_lo = c->def_hi = 0;
+	store_queued(d, s, a->chan, a->seq, last);
+}
+
+/* After an unaligned reply, before its actions: stores what was recorded
+ * while the request was pending on the channels that have no queued range
+ * (record_range() stores it for the others, after their range). */
+static void
+store_deferred(struct cutd *d, struct snap *s)
+{
+	const struct engine_action *acts;
+	size_t n;
+
+	acts = engine_actions(d->eng, &n);
+	for (size_t i = 0; i < d->n_in && s->state != SNAP_ABORTED; i++) {
+		struct part_chan *c = &s->in[i];
+		int ranged = 0;
+		for (size_t k = 0; k < n; k++)
+			ranged |= acts[k].kind == ENGINE_RECORD_QUEUED &&
+			          acts[k].chan == i;
+		if (c->def_lo != 0 && !ranged) {
+			uint64_t lo = c->def_lo, hi = c->def_hi;
+			c->def_lo = c->def_hi = 0;
+			store_queued(d, s, i, lo, hi);
+		}
+	}
 }
 
 /* Carries out the actions of the last engine event.  dl is the message
