@@ -195,7 +195,7 @@ peer_window_open(struct cutd *d, size_t node, size_t len)
 
 	/* A message larger than the window goes when nothing is out. */
 	return p->inflight_bytes == 0 ||
-	       p->inflight_bytes + len <= d->cfg->window;
+	       p->inflight_bytes + len + MSG_COST <= d->cfg->window;
 }
 
 int
@@ -203,10 +203,10 @@ peer_note_data(struct cutd *d, size_t node, uint64_t app_seq, size_t len)
 {
 	struct peer *p = &d->peers[node];
 
-	if (fifo_push(&p->inflight, NULL, 0, app_seq, len) != 0)
+	if (fifo_push(&p->inflight, NULL, 0, app_seq, len + MSG_COST) != 0)
 		return LINK_ENOMEM;
-	p->inflight_bytes += len;
-	p->accepted += len;
+	p->inflight_bytes += len + MSG_COST;
+	p->accepted += len + MSG_COST;
 	return 0;
 }
 

@@ -119,7 +119,7 @@ cut_queue_free(struct cut *c)
 
 	while ((q = c->head) != NULL) {
 		c->head = q->link;
-		protobuf_c_message_free_unpacked(&q->b->base, NULL);
+		nng_msg_free(q->msg);
 		free(q);
 	}
 	c->tail = NULL;
@@ -185,6 +185,7 @@ take_hello_reply(struct cut *c, const Cut__V1__AppHelloReply *r,
 		return CUT_ENOMEM;
 	c->max_message = r->max_message_size;
 	c->window = r->window_bytes;
+	c->cost = r->has_message_cost ? r->message_cost : 0;
 	return 0;
 }
 
@@ -196,8 +197,7 @@ take_hello_reply(struct cut *c, const Cut__V1__AppHelloReply *r,
  * daemon sends nothing to a new application before the hello reply, but
  * frames it had queued for an application before us may still come first:
  * those items are not ours and are skipped.  Returns 0 when the reply was
- * taken (the items after it are queued), NOT_YET, or the error of a
- * refused hello or a bad reply.
+ * taken, NOT_YET, or the error of a refused hello or a bad reply.
  */
 static int
 take_frame(struct cut *c, nng_msg *msg, const char *node, int *bad)
@@ -224,12 +224,8 @@ take_frame(struct cut *c, nng_msg *msg, const char *node, int *bad)
 		          it->error->code == CUT__V1__APP_ERROR__CODE__VERSION))
 			rv = hello_refused(c, it->error);
 	}
-	if (rv == 0) {
-		pthread_mutex_lock(&c->q_mu);
-		rv = cut_ingest(c, b, k);
-		pthread_mutex_unlock(&c->q_mu);
-		return rv;
-	}
+	/* The daemon sends its reply alone and nothing before it: any
+	 * item beside it belonged to an application before us. */
 	protobuf_c_message_free_unpacked(&b->base, NULL);
 	return rv;
 }
@@ -331,6 +327,7 @@ new_handle(void)
 	pthread_cond_init(&c->q_cv, &cattr);
 	pthread_cond_init(&c->send_cv, &cattr);
 	pthread_condattr_destroy(&cattr);
+	cutproto_arena_init(&c->arena);
 	c->ctl_timeout = CUT_CONTROL_TIMEOUT_MS;
 	c->send_timeout = CUT_SEND_TIMEOUT_MS;
 	return c;
@@ -396,6 +393,7 @@ cut_close(struct cut *c)
 		c->ovt = o->link;
 		free(o);
 	}
+	cutproto_arena_fini(&c->arena);
 	free(c->out);
 	free(c->sent);
 	free(c->limit);

@@ -74,10 +74,13 @@
 /* The longest content type accepted from the application. */
 #define CUT_CONTENT_TYPE_MAX 255
 
-/* A received AppBatch, with the index of its next unprocessed item. */
+/* A received frame (an AppBatch, still packed), with the offset of its
+ * next unprocessed item.  Items are decoded one at a time as the
+ * application takes them, so the receiving thread only skims a frame for
+ * credit and unaligned state requests. */
 struct batch {
-	Cut__V1__AppBatch *b;
-	size_t next;
+	nng_msg *msg;
+	size_t off;
 	struct batch *link;
 };
 
@@ -112,6 +115,7 @@ struct cut {
 	struct batch *head, *tail;
 	struct overtake *ovt, *ovt_tail;
 	size_t bad_frames;   /* frames that did not decode, not yet told */
+	struct cutproto_arena arena; /* decodes the item being taken */
 	int recv_efd;        /* cut_fd(): readable when items wait */
 	nng_aio *recv_aio;
 	int recv_err;        /* the reason receiving stopped, or 0 */
@@ -123,6 +127,7 @@ struct cut {
 	uint8_t *out;     /* packed AppItems (field 1) not yet sent */
 	size_t out_len, out_cap;
 	uint64_t window;  /* bytes per channel, from the hello reply */
+	uint64_t cost;    /* what a message counts besides its payload */
 	uint64_t *sent;   /* per peer: payload bytes sent on it */
 	uint64_t *limit;  /* per peer: the daemon's credit limit */
 	int send_efd;     /* cut_send_fd(): readable when credit came */
@@ -191,9 +196,10 @@ int cut_content_type_ok(const char *s);
 /* Frees every batch queued on c. */
 void cut_queue_free(struct cut *c);
 
-/* Takes in the unpacked batch b from item next on: applies credit, notes
- * unaligned state requests and queues the rest.  Takes ownership of b,
- * also on failure (CUT_ENOMEM).  Called with q_mu held. */
-int cut_ingest(struct cut *c, Cut__V1__AppBatch *b, size_t next);
+/* Reads the item of AppBatch framing at *off in len bytes at p: stores
+ * where it starts and its length, and advances *off.  Returns 1, 0 at the
+ * end, or -1 if the framing is bad. */
+int cut_frame_item(const uint8_t *p, size_t len, size_t *off,
+                   const uint8_t **ret_item, size_t *ret_len);
 
 #endif /* CUT_INT_H */

@@ -143,6 +143,72 @@ judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
 	return 0;
 }
 
+/* The first byte of a packed AppItem names its kind: the tag of its one
+ * field, length-delimited (protobuf-c writes nothing before it). */
+#define TAG(field) (uint8_t)(((field) << 3) | 2)
+#define KIND_CREDIT TAG(CUT__V1__APP_ITEM__ITEM_CREDIT)
+#define KIND_STATE  TAG(CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
+
+int
+cut_frame_item(const uint8_t *p, size_t len, size_t *off,
+               const uint8_t **ret_item, size_t *ret_len)
+{
+	size_t i = *off;
+	uint64_t n = 0;
+
+	if (i == len)
+		return 0;
+	if (p[i++] != TAG(1))
+		return -1;
+	for (int shift = 0;; shift += 7) {
+		if (i == len || shift > 63)
+			return -1;
+		n |= (uint64_t)(p[i] & 0x7f) << shift;
+		if ((p[i++] & 0x80) == 0)
+			break;
+	}
+	if (n > len - i)
+		return -1;
+	*ret_item = p + i;
+	*ret_len = (size_t)n;
+	*off = i + (size_t)n;
+	return 1;
+}
+
+/* Decodes the next item of frame q into *ret (see judge()).  Credit and
+ * unaligned requests were handled when the frame came, and are skipped.
+ * Called with q_mu. */
+static int
+take_packed(struct cut *c, struct batch *q, struct item *ret)
+{
+	const uint8_t *p;
+	size_t len;
+	Cut__V1__AppItem *it;
+	int rv;
+
+	if (cut_frame_item(nng_msg_body(q->msg), nng_msg_len(q->msg), &q->off,
+	                   &p, &len) != 1) {
+		q->off = nng_msg_len(q->msg); /* checked on arrival */
+		ret->kind = ITEM_SKIP;
+		return 0;
+	}
+	if (len > 0 && p[0] == KIND_CREDIT) {
+		ret->kind = ITEM_SKIP;
+		return 0;
+	}
+	it = (Cut__V1__AppItem *)cutproto_unpack_arena(
+	    &cut__v1__app_item__descriptor, len, p, &c->arena);
+	if (it == NULL) {
+		cut_set_error(c, "the daemon sent an item that does not decode");
+		ret->kind = ITEM_BAD;
+		rv = 0;
+	} else {
+		rv = judge(c, it, ret);
+	}
+	cutproto_arena_reset(&c->arena);
+	return rv;
+}
+
 /* Tells the daemon how many deliveries the application has taken, if that
  * changed since the last report.  Called with recv_mu. */
 static void
@@ -191,8 +257,8 @@ take_item(struct cut *c, struct item *ret)
 		pthread_mutex_unlock(&c->q_mu);
 		return CUT_ETIMEDOUT;
 	}
-	rv = judge(c, q->b->items[q->next++], ret);
-	if (q->next == q->b->n_items) {
+	rv = take_packed(c, q, ret);
+	if (q->off == nng_msg_len(q->msg)) {
 		c->head = q->link;
 		if (c->head == NULL)
 			c->tail = NULL;
@@ -200,7 +266,7 @@ take_item(struct cut *c, struct item *ret)
 	}
 	pthread_mutex_unlock(&c->q_mu);
 	if (done) {
-		protobuf_c_message_free_unpacked(&q->b->base, NULL);
+		nng_msg_free(q->msg);
 		free(q);
 	}
 	if (rv == 0 && ret->kind == ITEM_DELIVER)
@@ -279,50 +345,78 @@ poke(int fd)
 		return; /* already at its maximum: readable anyway */
 }
 
-int
-cut_ingest(struct cut *c, Cut__V1__AppBatch *b, size_t next)
+/* Takes in an item that cannot wait for the application: credit, and an
+ * unaligned state request, which goes ahead of every queued delivery.
+ * Returns 1 if it was one of those.  Called with q_mu. */
+static int
+urgent(struct cut *c, const uint8_t *p, size_t len)
 {
-	struct batch *q;
-	size_t keep = 0;
+	Cut__V1__AppItem *it;
+	int taken = 0;
 
-	for (size_t k = next; k < b->n_items; k++) {
-		const Cut__V1__AppItem *it = b->items[k];
-		if (it->item_case == CUT__V1__APP_ITEM__ITEM_CREDIT) {
-			cut_credit(c, it->credit);
-		} else if (it->item_case ==
-		               CUT__V1__APP_ITEM__ITEM_STATE_REQUEST &&
-		           it->state_request->overtake &&
-		           id_ok(it->state_request->snapshot_id)) {
-			struct overtake *o = calloc(1, sizeof(*o));
-			if (o == NULL)
-				continue; /* unanswered: the daemon's deadline
-				             aborts that snapshot */
+	if (len == 0 || (p[0] != KIND_CREDIT && p[0] != KIND_STATE))
+		return 0;
+	it = (Cut__V1__AppItem *)cutproto_unpack(
+	    &cut__v1__app_item__descriptor, len, p);
+	if (it == NULL)
+		return 0; /* judged, and refused, in its turn */
+	if (it->item_case == CUT__V1__APP_ITEM__ITEM_CREDIT) {
+		cut_credit(c, it->credit);
+		taken = 1;
+	} else if (it->item_case == CUT__V1__APP_ITEM__ITEM_STATE_REQUEST &&
+	           it->state_request->overtake &&
+	           id_ok(it->state_request->snapshot_id)) {
+		struct overtake *o = calloc(1, sizeof(*o));
+		/* Without memory the request goes unanswered and the
+		 * daemon's deadline aborts that snapshot. */
+		if (o != NULL) {
 			strcpy(o->id, it->state_request->snapshot_id);
 			if (c->ovt_tail != NULL)
 				c->ovt_tail->link = o;
 			else
 				c->ovt = o;
 			c->ovt_tail = o;
-		} else {
-			keep++;
 		}
+		taken = 1;
 	}
-	if (keep == 0) {
-		protobuf_c_message_free_unpacked(&b->base, NULL);
-		return 0;
+	protobuf_c_message_free_unpacked(&it->base, NULL);
+	return taken;
+}
+
+/* Takes in frame msg (consumed): checks its framing, handles its urgent
+ * items, and queues it if anything else is in it.  Called with q_mu. */
+static void
+ingest(struct cut *c, nng_msg *msg)
+{
+	const uint8_t *body = nng_msg_body(msg), *p;
+	size_t len = nng_msg_len(msg), off = 0, n, keep = 0;
+	struct batch *q;
+	int rv;
+
+	while ((rv = cut_frame_item(body, len, &off, &p, &n)) == 1)
+		keep += !urgent(c, p, n);
+	if (rv < 0) {
+		cut_set_error(c,
+		              "the daemon sent a frame that does not decode "
+		              "(%zu bytes)",
+		              len);
+		c->bad_frames++;
+		keep = 0;
 	}
-	if ((q = calloc(1, sizeof(*q))) == NULL) {
-		protobuf_c_message_free_unpacked(&b->base, NULL);
-		return CUT_ENOMEM;
+	if (keep == 0 || (q = calloc(1, sizeof(*q))) == NULL) {
+		/* Without memory its deliveries are lost to this
+		 * application; the link is then unreliable, so say so. */
+		if (keep != 0)
+			c->recv_err = CUT_ENOMEM;
+		nng_msg_free(msg);
+		return;
 	}
-	q->b = b;
-	q->next = next;
+	q->msg = msg;
 	if (c->tail != NULL)
 		c->tail->link = q;
 	else
 		c->head = q;
 	c->tail = q;
-	return 0;
 }
 
 /* The completion of a receive: takes the frame in and receives again. */
@@ -330,39 +424,20 @@ static void
 recv_done(void *arg)
 {
 	struct cut *c = arg;
-	Cut__V1__AppBatch *b;
-	nng_msg *msg;
 	int rv = nng_aio_result(c->recv_aio);
 
-	if (rv != 0) {
-		pthread_mutex_lock(&c->q_mu);
+	pthread_mutex_lock(&c->q_mu);
+	if (rv != 0)
 		c->recv_err = rv == NNG_ECLOSED || rv == NNG_ECANCELED
 		                  ? CUT_ECLOSED
 		                  : rpc_nng_error(rv);
-		pthread_cond_broadcast(&c->q_cv);
-		poke(c->recv_efd);
-		pthread_mutex_unlock(&c->q_mu);
-		return;
-	}
-	msg = nng_aio_get_msg(c->recv_aio);
-	b = (Cut__V1__AppBatch *)cutproto_unpack(
-	    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
-	    nng_msg_body(msg));
-	pthread_mutex_lock(&c->q_mu);
-	if (b == NULL) {
-		cut_set_error(c,
-		              "the daemon sent a frame that does not decode "
-		              "(%zu bytes)",
-		              nng_msg_len(msg));
-		c->bad_frames++;
-	} else {
-		cut_ingest(c, b, 0);
-	}
+	else
+		ingest(c, nng_aio_get_msg(c->recv_aio));
 	pthread_cond_broadcast(&c->q_cv);
 	poke(c->recv_efd);
 	pthread_mutex_unlock(&c->q_mu);
-	nng_msg_free(msg);
-	nng_recv_aio(c->app, c->recv_aio);
+	if (rv == 0)
+		nng_recv_aio(c->app, c->recv_aio);
 }
 
 int

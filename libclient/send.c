@@ -10,7 +10,8 @@
  * to CUT_OUT_FRAME_MAX.
  *
  * Credit.  Each channel has a window (AppHelloReply.window_bytes) of
- * payload bytes sent and not yet taken by the receiving application.  The
+ * bytes sent and not yet taken by the receiving application, where a
+ * message counts its payload plus AppHelloReply.message_cost.  The
  * daemon says how far the application may send with AppCredit, which
  * recv.c applies as soon as it arrives.  cut_send() waits for room up to
  * its timeout; cut_try_send() returns CUT_EAGAIN at once and arms
@@ -296,9 +297,9 @@ cut_send_timed(struct cut *c, const char *to, const void *data, size_t len,
 	item.item_case = CUT__V1__APP_ITEM__ITEM_SEND;
 	item.send = &send;
 	pthread_mutex_lock(&c->send_mu);
-	rv = await_room(c, (size_t)i, len, timeout_ms);
+	rv = await_room(c, (size_t)i, len + c->cost, timeout_ms);
 	if (rv == 0 && (rv = cut_queue_item_locked(c, &item)) == 0)
-		c->sent[i] += len;
+		c->sent[i] += len + c->cost;
 	pthread_mutex_unlock(&c->send_mu);
 	if (rv == CUT_ETIMEDOUT)
 		cut_set_error(c,
