@@ -54,11 +54,15 @@
  * take minutes to notice a partition. */
 #define HEARTBEAT_MS 500
 #define DEAD_MS      2500
+/* A dialer that has not connected for this long is replaced. */
+#define REDIAL_MS 1000
 
 /* Another node, seen from this one. */
 struct peer {
 	size_t node;            /* index in cfg->nodes */
 	nng_socket push;        /* dialed to its peer endpoint */
+	nng_dialer dialer;      /* push's dialer, replaced when stuck */
+	int64_t dialed_ms;      /* when it was made */
 	struct link *out;       /* link self -> node */
 	struct link *in;        /* link node -> self */
 	atomic_int pipes;       /* connections of push, from notifications */
@@ -70,6 +74,8 @@ struct peer {
 	int64_t heard_ms;       /* last batch from it (monotonic) */
 	int64_t sent_ms;        /* last batch to it (monotonic) */
 	int64_t progress_ms;    /* last ack progress, or last resend */
+	int64_t acked_ms;       /* last ack progress, or when items began
+	                           waiting for one */
 	int64_t ack_due_ms;     /* we owe it an ack since then; 0: none */
 	int hello_due;          /* we owe it a hello */
 	nng_msg *pending;       /* a batch nng would not take yet */

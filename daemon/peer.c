@@ -89,10 +89,23 @@ new_links(struct peer *p)
 	return 0;
 }
 
+/* Starts a dialer to p's endpoint. */
+static int
+redial(struct cutd *d, struct peer *p)
+{
+	const char *url = d->cfg->nodes[p->node].peer;
+	int rv;
+
+	p->dialed_ms = cutd_now_ms();
+	if ((rv = nng_dial(p->push, url, &p->dialer, NNG_FLAG_NONBLOCK)) != 0)
+		log_err("cannot dial %s at %s: %s", d->cfg->nodes[p->node].name,
+		        url, nng_strerror(rv));
+	return rv;
+}
+
 static int
 dial_peer(struct cutd *d, struct peer *p)
 {
-	const char *url = d->cfg->nodes[p->node].peer;
 	int rv;
 
 	if ((rv = nng_pair1_open(&p->push)) != 0)
@@ -104,10 +117,7 @@ dial_peer(struct cutd *d, struct peer *p)
 	nng_socket_set_size(p->push, NNG_OPT_RECVMAXSZ, 1024);
 	nng_pipe_notify(p->push, NNG_PIPE_EV_ADD_POST, pipe_event, p);
 	nng_pipe_notify(p->push, NNG_PIPE_EV_REM_POST, pipe_event, p);
-	if ((rv = nng_dial(p->push, url, NULL, NNG_FLAG_NONBLOCK)) != 0)
-		log_err("cannot dial %s at %s: %s", d->cfg->nodes[p->node].name,
-		        url, nng_strerror(rv));
-	return rv;
+	return redial(d, p);
 }
 
 static int
@@ -184,7 +194,7 @@ peer_push_space(struct cutd *d, size_t node, size_t len)
 
 	/* After a quiet spell the resend clock starts now, not then. */
 	if (link_unacked(p->out) == 0)
-		p->progress_ms = cutd_now_ms();
+		p->progress_ms = p->acked_ms = cutd_now_ms();
 	return link_push_space(p->out, len);
 }
 
@@ -241,13 +251,22 @@ peer_taken(struct cutd *d, size_t node, uint64_t app_seq, size_t len)
 		p->ack_due_ms = cutd_now_ms();
 }
 
+/* Whether what we send to p has stopped arriving: items wait for an ack
+ * that has not moved for DEAD_MS, though the peer acks at least every
+ * HEARTBEAT_MS.  (Heard from, but not reached: a one-way partition.) */
+static int
+stuck(const struct peer *p, int64_t now)
+{
+	return link_unacked(p->out) > 0 && now - p->acked_ms >= DEAD_MS;
+}
+
 int
 peer_connected(struct cutd *d, size_t node, int64_t now)
 {
 	const struct peer *p = &d->peers[node];
 
 	return atomic_load(&p->pipes) > 0 && p->epoch != 0 &&
-	       now - p->heard_ms < DEAD_MS;
+	       now - p->heard_ms < DEAD_MS && !stuck(p, now);
 }
 
 /* The peer restarted: its numbering starts again, and so does ours. */
@@ -391,7 +410,7 @@ ack(struct cutd *d, struct peer *p, uint64_t upto)
 		return;
 	}
 	if (link_acked(p->out) != before)
-		p->progress_ms = cutd_now_ms();
+		p->progress_ms = p->acked_ms = cutd_now_ms();
 }
 
 static void
@@ -645,20 +664,38 @@ peer_flush(struct cutd *d)
 	}
 }
 
-/* Closes the connection to p that brought nothing for DEAD_MS, so that
- * nng dials again. */
+/* Closes our connection to p when nothing came from p for DEAD_MS or
+ * nothing we sent was acknowledged for as long, so that nng dials again:
+ * TCP can sit for minutes on a connection a partition broke. */
 static void
-redial_if_dead(struct peer *p, int64_t now)
+redial_if_dead(struct cutd *d, struct peer *p, int64_t now)
 {
 	nng_pipe pipe = NNG_PIPE_INITIALIZER;
 
-	if (atomic_load(&p->pipes) == 0 || now - p->heard_ms < DEAD_MS ||
-	    now - atomic_load(&p->pipe_since_ms) < DEAD_MS)
+	if (atomic_load(&p->pipes) == 0 ||
+	    now - atomic_load(&p->pipe_since_ms) < DEAD_MS ||
+	    (now - p->heard_ms < DEAD_MS && !stuck(p, now)))
 		return;
 	pipe.id = atomic_load(&p->pipe_id);
-	if (pipe.id != 0)
+	if (pipe.id != 0) {
+		log_notice("no word from %s for %d ms: connecting again",
+		           d->cfg->nodes[p->node].name, DEAD_MS);
 		nng_pipe_close(pipe);
-	p->heard_ms = now; /* give the new connection its time */
+	}
+	/* Give the new connection its time. */
+	p->heard_ms = p->acked_ms = now;
+}
+
+/* A dialer that has not connected for REDIAL_MS is replaced: its connect
+ * may be waiting out the kernel's SYN backoff (seconds, growing) from a
+ * partition that has since healed, where a fresh one connects at once. */
+static void
+renew_dialer(struct cutd *d, struct peer *p, int64_t now)
+{
+	if (atomic_load(&p->pipes) > 0 || now - p->dialed_ms < REDIAL_MS)
+		return;
+	nng_dialer_close(p->dialer);
+	redial(d, p);
 }
 
 void
@@ -668,7 +705,8 @@ peer_timers(struct cutd *d, int64_t now)
 		struct peer *p = &d->peers[v];
 		if (v == d->self)
 			continue;
-		redial_if_dead(p, now);
+		redial_if_dead(d, p, now);
+		renew_dialer(d, p, now);
 		if (link_unacked(p->out) == 0)
 			continue;
 		/* Everything went out and nothing came back in time: go back

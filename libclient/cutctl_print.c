@@ -19,7 +19,9 @@
  *                        "peers": [{"node": S, "connected": B,
  *                                   "last_seen_ms": N}...],
  *                        "channels": [{"src", "dst": S, "sent", "acked",
- *                                      "delivered", "queued": N}...],
+ *                                      "delivered", "queued", "taken",
+ *                                      "window_used_bytes", "stalls": N}
+ *                                     ...],
  *                        "snapshots_in_progress": [S...],
  *                        "bad_frames", "bad_frames_peer",
  *                        "bad_frames_app", "bad_frames_control": N}
@@ -418,15 +420,16 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 			fputs(" ago\n", f);
 		}
 	}
-	fprintf(f, "\nchannels (%zu)\n  %-20s %10s %10s %10s %8s\n",
-	        s->n_channels, "", "sent", "acked", "delivered", "queued");
+	fprintf(f, "\nchannels (%zu)\n  %-20s %10s %10s %10s %10s %8s %10s\n",
+	        s->n_channels, "", "sent", "acked", "delivered", "taken",
+	        "queued", "window");
 	for (i = 0; i < s->n_channels; i++) {
 		c = s->channels[i];
 		fprintf(f,
 		        "  %8s -> %-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64
-		        " %8" PRIu64 "\n",
+		        " %10" PRIu64 " %8" PRIu64 " %10" PRIu64 "\n",
 		        c->src, c->dst, c->sent, c->acked, c->delivered,
-		        c->queued);
+		        c->taken, c->queued, c->window_used_bytes);
 	}
 	fputs("\nsnapshots in progress:", f);
 	for (i = 0; i < s->n_snapshots_in_progress; i++)
@@ -471,6 +474,10 @@ print_status_json(FILE *f, const Cut__V1__StatusReply *s)
 		json_kv_uint(&j, "acked", s->channels[i]->acked);
 		json_kv_uint(&j, "delivered", s->channels[i]->delivered);
 		json_kv_uint(&j, "queued", s->channels[i]->queued);
+		json_kv_uint(&j, "taken", s->channels[i]->taken);
+		json_kv_uint(&j, "window_used_bytes",
+		             s->channels[i]->window_used_bytes);
+		json_kv_uint(&j, "stalls", s->channels[i]->stalls);
 		json_object_end(&j);
 	}
 	json_array_end(&j);

@@ -57,13 +57,16 @@ fail() {
 }
 
 # cluster N [CHANNEL_LINES...]: writes $T/cluster.ini for nodes p0..pN-1;
-# without channel lines every ordered pair is a channel.
+# without channel lines every ordered pair is a channel.  DEADLINE_MS and
+# CLUSTER_EXTRA (lines for [cluster]) adjust it.
 cluster() {
 	NODES=$1
 	shift
 	{
 		printf '[cluster]\nname = test%s\nrun_dir = %s\nstate_dir = %s\n' "$$" "$T" "$T"
 		printf 'deadline_ms = %s\n' "${DEADLINE_MS:-5000}"
+		# More [cluster] settings, one "key = value" per line.
+		[ -n "${CLUSTER_EXTRA:-}" ] && printf '%s\n' "$CLUSTER_EXTRA"
 		i=0
 		while [ "$i" -lt "$NODES" ]; do
 			printf '[node p%s]\npeer = tcp://127.0.0.1:%s\n' "$i" $((BASE + i))
