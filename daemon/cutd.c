@@ -429,11 +429,16 @@ run(struct cutd *d, int sfd)
 			log_err("poll: %s", strerror(errno));
 			return EX_SOFTWARE;
 		}
-		if (handle_signals(d, sfd))
+		/* nng's descriptors stay readable while a message waits, so
+		 * a socket poll() did not flag has nothing to read. */
+		if ((pfd[3].revents & POLLIN) && handle_signals(d, sfd))
 			return 0;
-		peer_recv_all(d);
-		app_recv_all(d);
-		control_recv_all(d);
+		if (pfd[0].revents & POLLIN)
+			peer_recv_all(d);
+		if (pfd[1].revents & POLLIN)
+			app_recv_all(d);
+		if (pfd[2].revents & POLLIN)
+			control_recv_all(d);
 		now = cutd_now_ms();
 		node_timers(d, now);
 		peer_timers(d, now);

@@ -5,10 +5,11 @@
 set -eu
 
 # systemd brings systemd-analyze, which checks the unit, and python3 parses
-# cutctl's JSON: both for the tests in tests/ops.
+# cutctl's JSON: both for the tests in tests/ops.  nftables makes the
+# partition of tests/integration/t_partition.sh.
 pkgs="build-essential cmake pkg-config libnng-dev libprotobuf-c-dev
 protobuf-c-compiler libsqlite3-dev sqlite3 libcriterion-dev libinih-dev
-libsystemd-dev systemd python3"
+libsystemd-dev systemd python3 nftables"
 
 missing=""
 for p in $pkgs; do
