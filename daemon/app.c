@@ -289,7 +289,7 @@ hello(struct cutd *d, uint32_t pipe, const Cut__V1__AppHello *h)
 	r.has_window_bytes = 1;
 	r.window_bytes = d->cfg->window;
 	r.has_message_cost = 1;
-	r.message_cost = MSG_COST;
+	r.message_cost = (uint32_t)d->cfg->message_cost;
 	it.item_case = CUT__V1__APP_ITEM__ITEM_HELLO_REPLY;
 	it.hello_reply = &r;
 	send_now(d, &it);

@@ -26,6 +26,7 @@ enum {
 	CK_WINDOW,
 	CK_APPWINDOW,
 	CK_CUT,
+	CK_MSGCOST,
 	CK_N
 };
 enum { NK_PEER, NK_APP, NK_CONTROL, NK_DATABASE, NK_N };
@@ -34,7 +35,8 @@ enum { V_OK, V_BAD, V_LONG };
 
 static const char *const cluster_keys[CK_N] = {
     "name",      "deadline_ms", "max_message", "run_dir",
-    "state_dir", "window",      "app_window",  "cut"};
+    "state_dir", "window",      "app_window",  "cut",
+    "message_cost"};
 static const char *const node_keys[NK_N] = {"peer", "app", "control",
                                             "database"};
 static const size_t node_offsets[NK_N] = {
@@ -289,6 +291,10 @@ cluster_key(struct parser *p, const char *name, const char *value, int line)
 		if (number_key(p, name, value, 64ul << 10, 1ul << 30, &v,
 		               line) == 0)
 			cfg->app_window = v;
+		break;
+	case CK_MSGCOST:
+		if (number_key(p, name, value, 0, 64ul << 10, &v, line) == 0)
+			cfg->message_cost = v;
 		break;
 	case CK_CUT:
 		if (strcmp(value, "unaligned") == 0)
@@ -641,6 +647,7 @@ parser_init(struct parser *p, const char *path)
 	cfg->max_message = 1024 * 1024;
 	cfg->window = 1024 * 1024;
 	cfg->app_window = 1024 * 1024;
+	cfg->message_cost = 1024;
 	cfg->path = strdup(path);
 	cfg->run_dir = strdup("/run/cutd");
 	cfg->state_dir = strdup("/var/lib/cutd");
@@ -773,6 +780,7 @@ config_print(const struct config *cfg, FILE *out)
 	fprintf(out, "  max_message = %zu\n", cfg->max_message);
 	fprintf(out, "  window      = %zu\n", cfg->window);
 	fprintf(out, "  app_window  = %zu\n", cfg->app_window);
+	fprintf(out, "  message_cost = %zu\n", cfg->message_cost);
 	fprintf(out, "  cut         = %s\n",
 	        cfg->aligned ? "aligned" : "unaligned");
 	fprintf(out, "  run_dir     = %s\n", cfg->run_dir);

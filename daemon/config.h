@@ -26,6 +26,11 @@
  *   app_window = 1048576        ; optional, payload bytes a daemon hands
  *                               ; to its application ahead of what it
  *                               ; took, default 1 MiB, 64 KiB..1 GiB
+ *   message_cost = 1024         ; optional, what each message counts
+ *                               ; against a window besides its payload,
+ *                               ; so that a window also bounds how many
+ *                               ; small messages are in flight, default
+ *                               ; 1024, 0..64 KiB
  *   cut = unaligned             ; optional, unaligned (default: a state
  *                               ; request overtakes queued deliveries) or
  *                               ; aligned (it waits behind them)
@@ -109,6 +114,7 @@ struct config {
 	size_t max_message;
 	size_t window;     /* per channel, bytes */
 	size_t app_window; /* daemon to application, bytes */
+	size_t message_cost; /* counted per message against a window */
 	int aligned;       /* 1: cut = aligned */
 	char *run_dir, *state_dir;
 	struct config_node *nodes; /* in the order of the file */

@@ -312,7 +312,8 @@ log_lines(char *text)
 }
 
 /* SIGHUP: settings that can change do; the topology cannot, nor
- * max_message, which sized the sockets and was told to the application. */
+ * max_message and the flow-control settings, which sized the sockets and
+ * were told to the application, nor the cut. */
 static void
 reload(struct cutd *d)
 {
@@ -336,9 +337,16 @@ reload(struct cutd *d)
 		config_free(cfg);
 		return;
 	}
-	if (cfg->max_message != d->cfg->max_message) {
-		log_err("reload refused: max_message changed; restart cutd "
-		        "to change it");
+	/* The application learned these at its hello, and snapshots in
+	 * flight depend on the cut. */
+	if (cfg->max_message != d->cfg->max_message ||
+	    cfg->window != d->cfg->window ||
+	    cfg->app_window != d->cfg->app_window ||
+	    cfg->message_cost != d->cfg->message_cost ||
+	    cfg->aligned != d->cfg->aligned) {
+		log_err("reload refused: max_message, window, app_window, "
+		        "message_cost or cut changed; restart cutd to change "
+		        "them");
 		config_free(cfg);
 		return;
 	}

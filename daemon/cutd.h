@@ -40,10 +40,6 @@
  * queue. */
 #define LINK_WINDOW (1024 * 1024)
 #define LINK_HOLD   4096
-/* What each message counts against its channel's window besides its
- * payload: a window of W bytes holds at most W / MSG_COST messages, which
- * bounds what a snapshot under load records as in transit. */
-#define MSG_COST 256
 /* Recorded messages per part chunk travel in at most this many bytes. */
 #define CHUNK_BYTES (64 * 1024)
 /* An ack (with the taken count) that has no batch to ride on goes alone

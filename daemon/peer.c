@@ -205,7 +205,8 @@ peer_window_open(struct cutd *d, size_t node, size_t len)
 
 	/* A message larger than the window goes when nothing is out. */
 	return p->inflight_bytes == 0 ||
-	       p->inflight_bytes + len + MSG_COST <= d->cfg->window;
+	       p->inflight_bytes + len + d->cfg->message_cost <=
+	           d->cfg->window;
 }
 
 int
@@ -213,10 +214,14 @@ peer_note_data(struct cutd *d, size_t node, uint64_t app_seq, size_t len)
 {
 	struct peer *p = &d->peers[node];
 
-	if (fifo_push(&p->inflight, NULL, 0, app_seq, len + MSG_COST) != 0)
+	/* A window of W bytes holds at most W / message_cost messages,
+	 * which bounds what a snapshot under load records in transit. */
+	size_t charge = len + d->cfg->message_cost;
+
+	if (fifo_push(&p->inflight, NULL, 0, app_seq, charge) != 0)
 		return LINK_ENOMEM;
-	p->inflight_bytes += len + MSG_COST;
-	p->accepted += len + MSG_COST;
+	p->inflight_bytes += charge;
+	p->accepted += charge;
 	return 0;
 }
 

@@ -5,7 +5,8 @@
  *   cutbench app --app URL --node NAME
  *                [--to P[,P...]] [--count N] [--duration-ms MS] [--size B]
  *                [--rate MSGS_PER_SEC] [--expect P[,P...]] [--latency]
- *                [--pause-ms MS] [--linger] [--ready-file F]
+ *                [--pause-ms MS] [--recv-delay-us US] [--linger]
+ *                [--ready-file F]
  *                [--start-file F] [--done-file F] [--deadline-ms MS]
  *
  *     One application.  With --to it sends, on a thread of its own, B-byte
@@ -17,7 +18,8 @@
  *     snapshots: every message of a stream must carry the next number in
  *     its payload and the next cut_msg_seq().  With --expect it is done
  *     when each of those peers' streams has ended; --pause-ms first stops
- *     reading for that long; --latency keeps each message's one-way
+ *     reading for that long; --recv-delay-us sleeps that long after each
+ *     message (a slow receiver that still answers state requests); --latency keeps each message's one-way
  *     latency (receive time minus the send time in the payload; one host,
  *     one monotonic clock).  --linger keeps it running (receiving,
  *     answering state requests) after that until SIGTERM.  --ready-file is
@@ -58,7 +60,7 @@ struct app {
 	const char *app_url, *node, *ready_file, *start_file, *done_file;
 	char *to[BENCH_MAX_SRC];
 	size_t nto;
-	uint64_t deadline_ns, pause_ms;
+	uint64_t deadline_ns, pause_ms, recv_delay_us;
 	int linger;
 	struct cut *c;
 	struct bench_tx tx;
@@ -76,7 +78,8 @@ usage(void)
 	      "[--count N]\n"
 	      "                    [--duration-ms MS] [--size B] [--rate R] "
 	      "[--expect P,...]\n"
-	      "                    [--latency] [--pause-ms MS] [--linger] "
+	      "                    [--latency] [--pause-ms MS] "
+	      "[--recv-delay-us US] [--linger] "
 	      "[--ready-file F]\n"
 	      "                    [--start-file F] [--done-file F] "
 	      "[--deadline-ms MS]\n"
@@ -227,6 +230,8 @@ run_app(int argc, char **argv)
 			a.tx.rate = bench_num(o, v);
 		else if (strcmp(o, "--pause-ms") == 0)
 			a.pause_ms = bench_num(o, v);
+		else if (strcmp(o, "--recv-delay-us") == 0)
+			a.recv_delay_us = bench_num(o, v);
 		else if (strcmp(o, "--ready-file") == 0)
 			a.ready_file = v;
 		else if (strcmp(o, "--start-file") == 0)
@@ -307,6 +312,8 @@ run_app(int argc, char **argv)
 				             cut_msg_data(m), cut_msg_len(m),
 				             bench_now_ns());
 			cut_msg_free(m);
+			if (a.recv_delay_us > 0)
+				usleep((useconds_t)a.recv_delay_us);
 		} else if (rv == CUT_ETIMEDOUT) {
 			continue;
 		} else if (rv == CUT_EREFUSED) {
