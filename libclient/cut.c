@@ -90,6 +90,26 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 }
 
 void
+cut_wait_slice(pthread_cond_t *cv, pthread_mutex_t *mu, int timeout_ms,
+               nng_time deadline)
+{
+	nng_time now = nng_clock();
+	int64_t ms = CUT_WAIT_SLICE_MS;
+	struct timespec ts;
+
+	if (timeout_ms > 0 && (int64_t)(deadline - now) < ms)
+		ms = deadline > now ? (int64_t)(deadline - now) : 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(cv, mu, &ts);
+}
+
+void
 cut_wake_all(struct cut *c)
 {
 	pthread_mutex_lock(&c->q_mu);

@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include <nng/nng.h>
+#include <nng/supplemental/util/platform.h>
 
 #include "cut/cut.h"
 #include "cutproto.h"
@@ -65,6 +66,9 @@
  * max_message a cluster file allows (64 MiB), since frames that follow
  * the reply may be read before libcut has seen it. */
 #define CUT_HELLO_MAX_MESSAGE (64u << 20)
+/* The longest one wait on a condition lasts before the waiter checks the
+ * link. */
+#define CUT_WAIT_SLICE_MS 200
 /* How long cut_close() waits for queued sends to leave. */
 #define CUT_LINGER_MS 1000
 /* The pause before closing a socket; see cut_close(). */
@@ -179,6 +183,12 @@ void cut_credit(struct cut *c, const Cut__V1__AppCredit *cr);
 
 /* Starts the receiving completion loop (after the hello). */
 int cut_recv_start(struct cut *c);
+
+/* Waits on cv (mu held) until signalled, CUT_WAIT_SLICE_MS pass (so that
+ * the caller looks at the link again), or, if timeout_ms > 0, deadline
+ * (an nng_clock() time) comes. */
+void cut_wait_slice(pthread_cond_t *cv, pthread_mutex_t *mu, int timeout_ms,
+                    nng_time deadline);
 
 /* Wakes every thread waiting on c (the link was lost). */
 void cut_wake_all(struct cut *c);

@@ -32,9 +32,6 @@
 
 #include "cut_int.h"
 
-/* How long one wait for items lasts before checking for a lost link. */
-#define RECV_SLICE_MS 200
-
 /* How many items one cut_dispatch() takes at most, so that a daemon that
  * never stops sending cannot keep it forever. */
 #define DISPATCH_MAX_ITEMS 4096
@@ -276,22 +273,6 @@ take_item(struct cut *c, struct item *ret)
 	return rv;
 }
 
-/* An absolute CLOCK_MONOTONIC time ms from now. */
-static struct timespec
-after_ms(int64_t ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	return ts;
-}
-
 /*
  * Waits until an item is queued.  timeout_ms 0: do not wait; -1: as long
  * as it takes; otherwise until deadline (an nng_clock() time).  Returns 0,
@@ -304,22 +285,16 @@ wait_items(struct cut *c, int timeout_ms, nng_time deadline)
 
 	pthread_mutex_lock(&c->q_mu);
 	while (c->head == NULL && c->ovt == NULL && c->bad_frames == 0) {
-		nng_time now = nng_clock();
-		int64_t ms = RECV_SLICE_MS;
-		struct timespec ts;
-
 		if (atomic_load(&c->lost) || c->recv_err != 0) {
 			rv = c->recv_err != 0 ? c->recv_err : CUT_ECLOSED;
 			break;
 		}
-		if (timeout_ms == 0 || (timeout_ms > 0 && now >= deadline)) {
+		if (timeout_ms == 0 ||
+		    (timeout_ms > 0 && nng_clock() >= deadline)) {
 			rv = CUT_ETIMEDOUT;
 			break;
 		}
-		if (timeout_ms > 0 && (int64_t)(deadline - now) < ms)
-			ms = (int64_t)(deadline - now);
-		ts = after_ms(ms);
-		pthread_cond_timedwait(&c->q_cv, &c->q_mu, &ts);
+		cut_wait_slice(&c->q_cv, &c->q_mu, timeout_ms, deadline);
 	}
 	pthread_mutex_unlock(&c->q_mu);
 	return rv;

@@ -223,27 +223,6 @@ cut_set_send_timeout(struct cut *c, int timeout_ms)
 	return 0;
 }
 
-/* Waits on send_cv for up to 200 ms or until deadline, whichever is
- * first.  send_mu held. */
-static void
-wait_credit(struct cut *c, int timeout_ms, nng_time deadline)
-{
-	nng_time now = nng_clock();
-	int64_t ms = 200;
-	struct timespec ts;
-
-	if (timeout_ms > 0 && (int64_t)(deadline - now) < ms)
-		ms = (int64_t)(deadline - now);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	pthread_cond_timedwait(&c->send_cv, &c->send_mu, &ts);
-}
-
 /* Waits for room for len bytes to peer i.  Returns 0, CUT_EAGAIN,
  * CUT_ETIMEDOUT or the link's error.  send_mu held. */
 static int
@@ -263,7 +242,7 @@ await_room(struct cut *c, size_t i, size_t len, int timeout_ms)
 		}
 		if (timeout_ms > 0 && nng_clock() >= deadline)
 			return CUT_ETIMEDOUT;
-		wait_credit(c, timeout_ms, deadline);
+		cut_wait_slice(&c->send_cv, &c->send_mu, timeout_ms, deadline);
 	}
 	return 0;
 }
@@ -349,6 +328,7 @@ cut_linger(struct cut *c)
 	pthread_mutex_lock(&c->send_mu);
 	while ((c->out_len > 0 || c->sending) && c->send_err == 0 &&
 	       !atomic_load(&c->lost) && nng_clock() < deadline)
-		wait_credit(c, CUT_LINGER_MS, deadline);
+		cut_wait_slice(&c->send_cv, &c->send_mu, CUT_LINGER_MS,
+		               deadline);
 	pthread_mutex_unlock(&c->send_mu);
 }
