@@ -44,7 +44,7 @@
 #define CHUNK_BYTES (64 * 1024)
 /* An ack (with the taken count) that has no batch to ride on goes alone
  * after this long; credit that reopens a quarter window goes at once. */
-#define ACK_DELAY_MS 2
+#define ACK_DELAY_MS 5
 /* A peer is sent something at least this often, and a connection that has
  * brought nothing for DEAD_MS is closed and dialed again: TCP alone can
  * take minutes to notice a partition. */

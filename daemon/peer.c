@@ -638,7 +638,7 @@ ack_now(struct cutd *d, struct peer *p, int64_t now)
 		return 0;
 	return link_unsent(p->out) > 0 || p->hello_due ||
 	       now - p->ack_due_ms >= ACK_DELAY_MS ||
-	       p->taken_bytes >= d->cfg->window / 4;
+	       p->taken_bytes >= d->cfg->window / 8;
 }
 
 void

@@ -66,6 +66,10 @@
  * max_message a cluster file allows (64 MiB), since frames that follow
  * the reply may be read before libcut has seen it. */
 #define CUT_HELLO_MAX_MESSAGE (64u << 20)
+/* Deliveries handed to the application are reported taken within this
+ * long, or at once when they fill a quarter of a window: one report per
+ * message at a low rate would cost more than the messages. */
+#define CUT_TAKEN_DELAY_MS 5
 /* The longest one wait on a condition lasts before the waiter checks the
  * link. */
 #define CUT_WAIT_SLICE_MS 200
@@ -113,6 +117,8 @@ struct cut {
 	pthread_mutex_t recv_mu;
 	uint64_t handed;   /* deliveries handed to the application */
 	uint64_t reported; /* the handed count last sent as AppTaken */
+	uint64_t unreported; /* window bytes of deliveries handed since */
+	nng_time unreported_since; /* when the first of those was handed */
 
 	pthread_mutex_t q_mu;
 	pthread_cond_t q_cv;

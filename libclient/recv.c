@@ -17,9 +17,11 @@
  * that orders its sends, so the reply sits exactly between the sends its
  * state covers and the ones it does not.
  *
- * Each time the application has taken a whole frame's deliveries, libcut
- * reports the handed count (AppTaken): the daemon then frees them and
- * their senders' windows reopen.
+ * libcut reports the handed count (AppTaken) within CUT_TAKEN_DELAY_MS of
+ * handing a delivery over, at once when a quarter of a window's worth is
+ * unreported, and whenever the application stops receiving (cut_dispatch
+ * returns, cut_recv(…, 0) finds nothing): the daemon then frees those
+ * deliveries and their senders' windows reopen.
  */
 #include <errno.h>
 #include <time.h>
@@ -219,8 +221,26 @@ report_taken(struct cut *c)
 	t.handed = c->handed;
 	item.item_case = CUT__V1__APP_ITEM__ITEM_TAKEN;
 	item.taken = &t;
-	if (cut_queue_item(c, &item) == 0)
+	if (cut_queue_item(c, &item) == 0) {
 		c->reported = c->handed;
+		c->unreported = 0;
+	}
+}
+
+/* Notes that the delivery m was handed to the application, and reports
+ * what was handed if it is due.  Called with recv_mu. */
+static void
+handed(struct cut *c, const struct cut_msg *m)
+{
+	nng_time now = nng_clock();
+
+	c->handed++;
+	if (c->unreported == 0)
+		c->unreported_since = now;
+	c->unreported += m->len + c->cost;
+	if (c->unreported >= c->window / 8 ||
+	    now - c->unreported_since >= CUT_TAKEN_DELAY_MS)
+		report_taken(c);
 }
 
 /* Takes the next item into *ret: an unaligned state request first, then
@@ -267,9 +287,7 @@ take_item(struct cut *c, struct item *ret)
 		free(q);
 	}
 	if (rv == 0 && ret->kind == ITEM_DELIVER)
-		c->handed++;
-	if (done)
-		report_taken(c);
+		handed(c, ret->msg);
 	return rv;
 }
 
@@ -434,6 +452,7 @@ send_reply(struct cut *c, const char *id, uint64_t handed, const void *data,
 {
 	Cut__V1__AppStateReply reply = CUT__V1__APP_STATE_REPLY__INIT;
 	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
+	int rv;
 
 	reply.snapshot_id = (char *)id;
 	reply.content_type = (char *)content_type;
@@ -442,7 +461,13 @@ send_reply(struct cut *c, const char *id, uint64_t handed, const void *data,
 	reply.handed = handed;
 	item.item_case = CUT__V1__APP_ITEM__ITEM_STATE_REPLY;
 	item.state_reply = &reply;
-	return cut_queue_item(c, &item);
+	if ((rv = cut_queue_item(c, &item)) != 0)
+		return rv;
+	/* The reply reports the handed count too (recv_mu is held: this
+	 * runs in the state callback or in answer()). */
+	c->reported = handed;
+	c->unreported = 0;
+	return 0;
 }
 
 int
@@ -525,6 +550,20 @@ next_message(struct cut *c, int timeout_ms, nng_time deadline,
 
 	for (;;) {
 		rv = take_item(c, &it);
+		if (rv == CUT_ETIMEDOUT && c->unreported > 0) {
+			/* Nothing to hand over: report what was, now if
+			 * this call does not wait, else once it is due. */
+			nng_time due =
+			    c->unreported_since + CUT_TAKEN_DELAY_MS;
+			if (timeout_ms == 0 || nng_clock() >= due) {
+				report_taken(c);
+			} else if (timeout_ms < 0 || due < deadline) {
+				rv = wait_items(c, 1, due);
+				if (rv != 0 && rv != CUT_ETIMEDOUT)
+					return rv;
+				continue;
+			}
+		}
 		if (rv == CUT_ETIMEDOUT) {
 			if ((rv = wait_items(c, timeout_ms, deadline)) != 0)
 				return rv;
@@ -605,6 +644,9 @@ cut_dispatch(struct cut *c, cut_msg_fn fn, void *arg)
 		}
 		m = NULL;
 	}
+	/* The application goes back to its own loop: what it took must not
+	 * hold its senders back meanwhile. */
+	report_taken(c);
 	pthread_mutex_unlock(&c->recv_mu);
 	return rv != 0 ? rv : soft;
 }
