@@ -450,11 +450,14 @@ run(struct cutd *d, int sfd)
 		now = cutd_now_ms();
 		node_timers(d, now);
 		peer_timers(d, now);
+		/* Deliveries and state requests stand for nothing stored, so
+		 * the application gets them while the turn commits. */
+		app_flush(d);
 		commit(d);
-		/* Nothing leaves before what it stands for is on disk. */
+		/* Nothing goes to a peer before what it stands for (a part,
+		 * an ack of what was recorded) is on disk. */
 		if (!d->batch_open)
 			peer_flush(d);
-		app_flush(d);
 		notify_status(d, now, &last_status);
 	}
 }
