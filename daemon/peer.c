@@ -734,6 +734,13 @@ peer_next_timer(struct cutd *d, int64_t now, int max)
 		const struct peer *p = &d->peers[v];
 		if (v == d->self)
 			continue;
+		if (atomic_load(&p->pipes) == 0) {
+			/* Nothing is sent without a connection: only the
+			 * dialer's renewal is due. */
+			if (p->dialed_ms + REDIAL_MS - now < ms)
+				ms = p->dialed_ms + REDIAL_MS - now;
+			continue;
+		}
 		if (p->pending != NULL)
 			ms = ms < 1 ? ms : 1;
 		if (p->ack_due_ms != 0 && p->ack_due_ms + ACK_DELAY_MS - now < ms)
