@@ -149,11 +149,13 @@ app_queued(struct cutd *d, size_t from, uint64_t first, uint64_t count,
 			continue;
 		it = cut__v1__app_item__unpack(NULL, r->len,
 		                               fifo_data(&d->down, r));
-		if (it == NULL || it->item_case != CUT__V1__APP_ITEM__ITEM_DELIVER)
+		if (it == NULL ||
+		    it->item_case != CUT__V1__APP_ITEM__ITEM_DELIVER)
 			rv = LINK_ENOMEM;
 		else
 			rv = fn(arg, r->tag, it->deliver->content_type,
-			        it->deliver->payload.data, it->deliver->payload.len);
+			        it->deliver->payload.data,
+			        it->deliver->payload.len);
 		if (it != NULL)
 			cut__v1__app_item__free_unpacked(it, NULL);
 	}
@@ -495,8 +497,8 @@ walk_batch(struct cutd *d, uint8_t *dst, int commit)
 		    (batch > 0 && batch + rec->len > BATCH_BYTES))
 			break;
 		if (dst != NULL)
-			off += cutd_put_field(dst + off, 1,
-			                      fifo_data(&d->down, rec), rec->len);
+			off += cutd_put_field(
+			    dst + off, 1, fifo_data(&d->down, rec), rec->len);
 		else
 			off += cutd_field_size(rec->len);
 		idx++;

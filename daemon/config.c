@@ -34,9 +34,8 @@ enum { NK_PEER, NK_APP, NK_CONTROL, NK_DATABASE, NK_N };
 enum { V_OK, V_BAD, V_LONG };
 
 static const char *const cluster_keys[CK_N] = {
-    "name",      "deadline_ms", "max_message", "run_dir",
-    "state_dir", "window",      "app_window",  "cut",
-    "message_cost"};
+    "name",   "deadline_ms", "max_message", "run_dir",     "state_dir",
+    "window", "app_window",  "cut",         "message_cost"};
 static const char *const node_keys[NK_N] = {"peer", "app", "control",
                                             "database"};
 static const size_t node_offsets[NK_N] = {

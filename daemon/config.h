@@ -112,10 +112,10 @@ struct config {
 	char *cluster; /* the cluster name */
 	unsigned deadline_ms;
 	size_t max_message;
-	size_t window;     /* per channel, bytes */
-	size_t app_window; /* daemon to application, bytes */
+	size_t window;       /* per channel, bytes */
+	size_t app_window;   /* daemon to application, bytes */
 	size_t message_cost; /* counted per message against a window */
-	int aligned;       /* 1: cut = aligned */
+	int aligned;         /* 1: cut = aligned */
 	char *run_dir, *state_dir;
 	struct config_node *nodes; /* in the order of the file */
 	size_t nnodes;

@@ -185,9 +185,9 @@ struct cutd {
 	struct fifo down;
 	size_t down_sent;
 	uint64_t down_base, down_head_abs;
-	uint64_t down_sent_bytes; /* payload bytes sent, not taken */
-	nng_msg *app_pending;     /* a batch nng would not take yet */
-	struct appreq *reqs;      /* in the order made */
+	uint64_t down_sent_bytes;    /* payload bytes sent, not taken */
+	nng_msg *app_pending;        /* a batch nng would not take yet */
+	struct appreq *reqs;         /* in the order made */
 	struct cutproto_arena arena; /* for unpacking frames */
 	struct store *store;
 	int batch_open;
@@ -247,8 +247,7 @@ void *peer_push_space(struct cutd *d, size_t node, size_t len);
 uint64_t peer_next_seq(struct cutd *d, size_t node);
 /* Notes that application message app_seq of len payload bytes went on
  * the channel to node, for its window. */
-int peer_note_data(struct cutd *d, size_t node, uint64_t app_seq,
-                   size_t len);
+int peer_note_data(struct cutd *d, size_t node, uint64_t app_seq, size_t len);
 /* 1 if a message of len bytes fits the window of the channel to node. */
 int peer_window_open(struct cutd *d, size_t node, size_t len);
 /* Our application took messages of the channel from node, up to app_seq,

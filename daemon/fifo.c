@@ -74,8 +74,7 @@ fifo_push_space(struct fifo *f, size_t len, uint64_t tag, uint64_t tag2)
 {
 	struct fifo_rec *r;
 
-	if ((f->rcount == f->rcap && more_records(f) != 0) ||
-	    room(f, len) != 0)
+	if ((f->rcount == f->rcap && more_records(f) != 0) || room(f, len) != 0)
 		return NULL;
 	r = &f->rec[(f->rhead + f->rcount) % f->rcap];
 	r->off = f->tail;

@@ -146,8 +146,9 @@ node_start(struct cutd *d)
 	d->n_in = n_in;
 	d->n_out = n_out;
 	if ((rv = engine_new(ENGINE_COUNTED, n_in, n_out, &d->eng)) != 0 ||
-	    (rv = engine_set_cut(d->eng, cfg->aligned ? ENGINE_CUT_ALIGNED
-	                                              : ENGINE_CUT_UNALIGNED)) != 0)
+	    (rv = engine_set_cut(d->eng, cfg->aligned
+	                                     ? ENGINE_CUT_ALIGNED
+	                                     : ENGINE_CUT_UNALIGNED)) != 0)
 		return rv;
 	if (store_list(d->store, highest_id, d) != 0)
 		log_err("cannot read the snapshots: %s",
@@ -328,7 +329,6 @@ node_state_reply(struct cutd *d, const char *id, const char *ctype,
 	if (engine_cut(d->eng) == ENGINE_CUT_UNALIGNED)
 		store_deferred(d, s);
 	return perform(d, NULL);
-
 }
 
 int

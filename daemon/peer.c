@@ -205,8 +205,7 @@ peer_window_open(struct cutd *d, size_t node, size_t len)
 
 	/* A message larger than the window goes when nothing is out. */
 	return p->inflight_bytes == 0 ||
-	       p->inflight_bytes + len + d->cfg->message_cost <=
-	           d->cfg->window;
+	       p->inflight_bytes + len + d->cfg->message_cost <= d->cfg->window;
 }
 
 int
@@ -531,8 +530,7 @@ batch_header(struct cutd *d, struct peer *p, uint8_t *buf)
 /* Packs the hello and the ack p is owed, if any, into buf as PeerItems
  * (field 4 of the batch); buf holds at least 96 bytes. */
 static size_t
-control_items(struct cutd *d, struct peer *p, int hello, int ack,
-              uint8_t *buf)
+control_items(struct cutd *d, struct peer *p, int hello, int ack, uint8_t *buf)
 {
 	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerHello h = CUT__V1__PEER_HELLO__INIT;
@@ -743,7 +741,8 @@ peer_next_timer(struct cutd *d, int64_t now, int max)
 		}
 		if (p->pending != NULL)
 			ms = ms < 1 ? ms : 1;
-		if (p->ack_due_ms != 0 && p->ack_due_ms + ACK_DELAY_MS - now < ms)
+		if (p->ack_due_ms != 0 &&
+		    p->ack_due_ms + ACK_DELAY_MS - now < ms)
 			ms = p->ack_due_ms + ACK_DELAY_MS - now;
 		if (p->sent_ms + HEARTBEAT_MS - now < ms)
 			ms = p->sent_ms + HEARTBEAT_MS - now;

@@ -337,6 +337,7 @@ new_handle(void)
 	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
 	pthread_mutex_init(&c->recv_mu, &attr);
 	pthread_mutexattr_destroy(&attr);
+	pthread_mutex_init(&c->taken_mu, NULL);
 	pthread_mutex_init(&c->q_mu, NULL);
 	pthread_mutex_init(&c->send_mu, NULL);
 	pthread_mutex_init(&c->ctl_mu, NULL);
@@ -396,6 +397,8 @@ cut_close(struct cut *c)
 		nng_pipe_notify(c->app, NNG_PIPE_EV_REM_POST, NULL, NULL);
 		if (c->recv_aio != NULL)
 			nng_aio_stop(c->recv_aio);
+		if (c->taken_aio != NULL)
+			nng_aio_stop(c->taken_aio);
 		if (c->send_aio != NULL)
 			nng_aio_stop(c->send_aio);
 		/* nng 1.5.2 can hang in nng_close() when it runs right
@@ -404,6 +407,7 @@ cut_close(struct cut *c)
 		nng_msleep(CUT_CLOSE_GRACE_MS);
 		nng_close(c->app);
 		nng_aio_free(c->recv_aio);
+		nng_aio_free(c->taken_aio);
 		nng_aio_free(c->send_aio);
 	}
 	rpc_close(c->rpc);
@@ -426,6 +430,7 @@ cut_close(struct cut *c)
 	free(c->cluster);
 	free(c->control_url);
 	pthread_mutex_destroy(&c->recv_mu);
+	pthread_mutex_destroy(&c->taken_mu);
 	pthread_mutex_destroy(&c->q_mu);
 	pthread_cond_destroy(&c->q_cv);
 	pthread_cond_destroy(&c->send_cv);

@@ -14,10 +14,13 @@
  * the application (except recv_mu):
  *
  *   recv_mu  serializes processing of the down stream (cut_recv,
- *            cut_dispatch) and the handed count.  It is the one lock held
+ *            cut_dispatch).  It is the one lock held
  *            while the application's callbacks run, and it is
  *            error-checking, so that a callback calling cut_recv() gets
  *            CUT_EBUSY instead of a deadlock.
+ *   taken_mu guards the handed count and its reporting, which a timer
+ *            completes (nng_sleep_aio) while recv_mu may be held by a
+ *            receiver that waits.
  *   q_mu     guards the queue of received batches and the unaligned
  *            requests waiting; q_cv announces new ones and a lost link.
  *   send_mu  guards the out buffer, the credit of each channel and the
@@ -115,34 +118,37 @@ struct cut {
 	atomic_uint_least32_t last_removed;
 
 	pthread_mutex_t recv_mu;
-	uint64_t handed;   /* deliveries handed to the application */
-	uint64_t reported; /* the handed count last sent as AppTaken */
+
+	pthread_mutex_t taken_mu;
+	uint64_t handed;     /* deliveries handed to the application */
+	uint64_t reported;   /* the handed count last sent as AppTaken */
 	uint64_t unreported; /* window bytes of deliveries handed since */
-	nng_time unreported_since; /* when the first of those was handed */
+	nng_aio *taken_aio;  /* reports them CUT_TAKEN_DELAY_MS later */
+	int taken_armed;
 
 	pthread_mutex_t q_mu;
 	pthread_cond_t q_cv;
 	struct batch *head, *tail;
 	struct overtake *ovt, *ovt_tail;
-	size_t bad_frames;   /* frames that did not decode, not yet told */
+	size_t bad_frames; /* frames that did not decode, not yet told */
 	struct cutproto_arena arena; /* decodes the item being taken */
-	int recv_efd;        /* cut_fd(): readable when items wait */
+	int recv_efd;                /* cut_fd(): readable when items wait */
 	nng_aio *recv_aio;
-	int recv_err;        /* the reason receiving stopped, or 0 */
+	int recv_err; /* the reason receiving stopped, or 0 */
 
 	pthread_mutex_t send_mu;
 	pthread_cond_t send_cv;
 	nng_aio *send_aio;
-	int sending;      /* a frame is in flight */
-	uint8_t *out;     /* packed AppItems (field 1) not yet sent */
+	int sending;  /* a frame is in flight */
+	uint8_t *out; /* packed AppItems (field 1) not yet sent */
 	size_t out_len, out_cap;
-	uint64_t window;  /* bytes per channel, from the hello reply */
-	uint64_t cost;    /* what a message counts besides its payload */
-	uint64_t *sent;   /* per peer: payload bytes sent on it */
-	uint64_t *limit;  /* per peer: the daemon's credit limit */
-	int send_efd;     /* cut_send_fd(): readable when credit came */
-	int want_credit;  /* a cut_try_send() found no room */
-	int send_err;     /* why sending stopped, or 0 */
+	uint64_t window; /* bytes per channel, from the hello reply */
+	uint64_t cost;   /* what a message counts besides its payload */
+	uint64_t *sent;  /* per peer: payload bytes sent on it */
+	uint64_t *limit; /* per peer: the daemon's credit limit */
+	int send_efd;    /* cut_send_fd(): readable when credit came */
+	int want_credit; /* a cut_try_send() found no room */
+	int send_err;    /* why sending stopped, or 0 */
 
 	pthread_mutex_t ctl_mu;
 	struct rpc *rpc;
@@ -189,6 +195,9 @@ void cut_credit(struct cut *c, const Cut__V1__AppCredit *cr);
 
 /* Starts the receiving completion loop (after the hello). */
 int cut_recv_start(struct cut *c);
+
+/* Reports the handed count to the daemon now if it changed (AppTaken). */
+void cut_report_taken(struct cut *c);
 
 /* Waits on cv (mu held) until signalled, CUT_WAIT_SLICE_MS pass (so that
  * the caller looks at the link again), or, if timeout_ms > 0, deadline

@@ -17,11 +17,12 @@
  * that orders its sends, so the reply sits exactly between the sends its
  * state covers and the ones it does not.
  *
- * libcut reports the handed count (AppTaken) within CUT_TAKEN_DELAY_MS of
- * handing a delivery over, at once when a quarter of a window's worth is
- * unreported, and whenever the application stops receiving (cut_dispatch
- * returns, cut_recv(…, 0) finds nothing): the daemon then frees those
- * deliveries and their senders' windows reopen.
+ * libcut reports the handed count (AppTaken) CUT_TAKEN_DELAY_MS after
+ * handing a delivery over (a timer does it, whatever the application is
+ * doing then), at once when an eighth of a window is unreported, and
+ * whenever the application stops receiving (cut_dispatch returns,
+ * cut_recv(…, 0) finds nothing): the daemon then frees those deliveries
+ * and their senders' windows reopen.
  */
 #include <errno.h>
 #include <time.h>
@@ -144,34 +145,68 @@ judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
 
 /* The first byte of a packed AppItem names its kind: the tag of its one
  * field, length-delimited (protobuf-c writes nothing before it). */
-#define TAG(field) (uint8_t)(((field) << 3) | 2)
+#define TAG(field)  (uint8_t)(((field) << 3) | 2)
 #define KIND_CREDIT TAG(CUT__V1__APP_ITEM__ITEM_CREDIT)
 #define KIND_STATE  TAG(CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
+
+/* Reads a varint at p[*i], within len; returns 0 or -1. */
+static int
+varint(const uint8_t *p, size_t len, size_t *i, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0;; shift += 7) {
+		if (*i == len || shift > 63)
+			return -1;
+		v |= (uint64_t)(p[*i] & 0x7f) << shift;
+		if ((p[(*i)++] & 0x80) == 0)
+			break;
+	}
+	*ret = v;
+	return 0;
+}
 
 int
 cut_frame_item(const uint8_t *p, size_t len, size_t *off,
                const uint8_t **ret_item, size_t *ret_len)
 {
 	size_t i = *off;
-	uint64_t n = 0;
+	uint64_t tag, n;
 
-	if (i == len)
-		return 0;
-	if (p[i++] != TAG(1))
-		return -1;
-	for (int shift = 0;; shift += 7) {
-		if (i == len || shift > 63)
+	/* Fields other than items (a later protocol's) are skipped. */
+	while (i < len) {
+		if (varint(p, len, &i, &tag) != 0)
 			return -1;
-		n |= (uint64_t)(p[i] & 0x7f) << shift;
-		if ((p[i++] & 0x80) == 0)
+		switch (tag & 7) {
+		case 0:
+			if (varint(p, len, &i, &n) != 0)
+				return -1;
+			continue;
+		case 1:
+		case 5:
+			n = (tag & 7) == 1 ? 8 : 4;
+			if (n > len - i)
+				return -1;
+			i += (size_t)n;
+			continue;
+		case 2:
+			if (varint(p, len, &i, &n) != 0 || n > len - i)
+				return -1;
 			break;
+		default:
+			return -1;
+		}
+		if (tag >> 3 != 1) {
+			i += (size_t)n;
+			continue;
+		}
+		*ret_item = p + i;
+		*ret_len = (size_t)n;
+		*off = i + (size_t)n;
+		return 1;
 	}
-	if (n > len - i)
-		return -1;
-	*ret_item = p + i;
-	*ret_len = (size_t)n;
-	*off = i + (size_t)n;
-	return 1;
+	*off = i;
+	return 0;
 }
 
 /* Decodes the next item of frame q into *ret (see judge()).  Credit and
@@ -198,7 +233,8 @@ take_packed(struct cut *c, struct batch *q, struct item *ret)
 	it = (Cut__V1__AppItem *)cutproto_unpack_arena(
 	    &cut__v1__app_item__descriptor, len, p, &c->arena);
 	if (it == NULL) {
-		cut_set_error(c, "the daemon sent an item that does not decode");
+		cut_set_error(c,
+		              "the daemon sent an item that does not decode");
 		ret->kind = ITEM_BAD;
 		rv = 0;
 	} else {
@@ -208,10 +244,9 @@ take_packed(struct cut *c, struct batch *q, struct item *ret)
 	return rv;
 }
 
-/* Tells the daemon how many deliveries the application has taken, if that
- * changed since the last report.  Called with recv_mu. */
+/* Sends AppTaken if the handed count changed.  taken_mu held. */
 static void
-report_taken(struct cut *c)
+report_locked(struct cut *c)
 {
 	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
 	Cut__V1__AppTaken t = CUT__V1__APP_TAKEN__INIT;
@@ -227,20 +262,43 @@ report_taken(struct cut *c)
 	}
 }
 
-/* Notes that the delivery m was handed to the application, and reports
- * what was handed if it is due.  Called with recv_mu. */
+void
+cut_report_taken(struct cut *c)
+{
+	pthread_mutex_lock(&c->taken_mu);
+	report_locked(c);
+	pthread_mutex_unlock(&c->taken_mu);
+}
+
+/* The timer: what was handed CUT_TAKEN_DELAY_MS ago is reported, whatever
+ * the application is doing now. */
+static void
+taken_due(void *arg)
+{
+	struct cut *c = arg;
+
+	pthread_mutex_lock(&c->taken_mu);
+	c->taken_armed = 0;
+	if (nng_aio_result(c->taken_aio) == 0)
+		report_locked(c);
+	pthread_mutex_unlock(&c->taken_mu);
+}
+
+/* Notes that the delivery m was handed to the application: reported at
+ * once when a window's eighth is unreported, else by the timer. */
 static void
 handed(struct cut *c, const struct cut_msg *m)
 {
-	nng_time now = nng_clock();
-
+	pthread_mutex_lock(&c->taken_mu);
 	c->handed++;
-	if (c->unreported == 0)
-		c->unreported_since = now;
 	c->unreported += m->len + c->cost;
-	if (c->unreported >= c->window / 8 ||
-	    now - c->unreported_since >= CUT_TAKEN_DELAY_MS)
-		report_taken(c);
+	if (c->unreported >= c->window / 8) {
+		report_locked(c);
+	} else if (!c->taken_armed && c->taken_aio != NULL) {
+		c->taken_armed = 1;
+		nng_sleep_aio(CUT_TAKEN_DELAY_MS, c->taken_aio);
+	}
+	pthread_mutex_unlock(&c->taken_mu);
 }
 
 /* Takes the next item into *ret: an unaligned state request first, then
@@ -340,22 +398,24 @@ poke(int fd)
 
 /* Takes in an item that cannot wait for the application: credit, and an
  * unaligned state request, which goes ahead of every queued delivery.
- * Returns 1 if it was one of those.  Called with q_mu. */
+ * Says which it was.  Called with q_mu. */
+enum { URGENT_NOT, URGENT_CREDIT, URGENT_STATE };
+
 static int
 urgent(struct cut *c, const uint8_t *p, size_t len)
 {
 	Cut__V1__AppItem *it;
-	int taken = 0;
+	int taken = URGENT_NOT;
 
 	if (len == 0 || (p[0] != KIND_CREDIT && p[0] != KIND_STATE))
-		return 0;
-	it = (Cut__V1__AppItem *)cutproto_unpack(
-	    &cut__v1__app_item__descriptor, len, p);
+		return URGENT_NOT;
+	it = (Cut__V1__AppItem *)cutproto_unpack(&cut__v1__app_item__descriptor,
+	                                         len, p);
 	if (it == NULL)
-		return 0; /* judged, and refused, in its turn */
+		return URGENT_NOT; /* judged, and refused, in its turn */
 	if (it->item_case == CUT__V1__APP_ITEM__ITEM_CREDIT) {
 		cut_credit(c, it->credit);
-		taken = 1;
+		taken = URGENT_CREDIT;
 	} else if (it->item_case == CUT__V1__APP_ITEM__ITEM_STATE_REQUEST &&
 	           it->state_request->overtake &&
 	           id_ok(it->state_request->snapshot_id)) {
@@ -370,39 +430,57 @@ urgent(struct cut *c, const uint8_t *p, size_t len)
 				c->ovt = o;
 			c->ovt_tail = o;
 		}
-		taken = 1;
+		taken = URGENT_STATE;
 	}
 	protobuf_c_message_free_unpacked(&it->base, NULL);
 	return taken;
 }
 
 /* Takes in frame msg (consumed): checks its framing, handles its urgent
- * items, and queues it if anything else is in it.  Called with q_mu. */
-static void
+ * items, and queues it if anything else is in it.  Returns 1 if the
+ * application has something new to process.  Called with q_mu. */
+static int
 ingest(struct cut *c, nng_msg *msg)
 {
 	const uint8_t *body = nng_msg_body(msg), *p;
 	size_t len = nng_msg_len(msg), off = 0, n, keep = 0;
+	int urgent_state = 0, rv;
 	struct batch *q;
-	int rv;
 
+	/* All of a frame or none of it: the framing is checked first. */
 	while ((rv = cut_frame_item(body, len, &off, &p, &n)) == 1)
-		keep += !urgent(c, p, n);
+		;
 	if (rv < 0) {
 		cut_set_error(c,
 		              "the daemon sent a frame that does not decode "
 		              "(%zu bytes)",
 		              len);
 		c->bad_frames++;
-		keep = 0;
-	}
-	if (keep == 0 || (q = calloc(1, sizeof(*q))) == NULL) {
-		/* Without memory its deliveries are lost to this
-		 * application; the link is then unreliable, so say so. */
-		if (keep != 0)
-			c->recv_err = CUT_ENOMEM;
 		nng_msg_free(msg);
-		return;
+		return 1;
+	}
+	for (off = 0; cut_frame_item(body, len, &off, &p, &n) == 1;) {
+		switch (urgent(c, p, n)) {
+		case URGENT_NOT:
+			keep++;
+			break;
+		case URGENT_STATE:
+			urgent_state = 1;
+			break;
+		default:
+			break;
+		}
+	}
+	if (keep == 0) {
+		nng_msg_free(msg);
+		return urgent_state;
+	}
+	if ((q = calloc(1, sizeof(*q))) == NULL) {
+		/* Its deliveries would be lost to this application; the
+		 * link is no longer reliable, so say so. */
+		c->recv_err = CUT_ENOMEM;
+		nng_msg_free(msg);
+		return 1;
 	}
 	q->msg = msg;
 	if (c->tail != NULL)
@@ -410,6 +488,7 @@ ingest(struct cut *c, nng_msg *msg)
 	else
 		c->head = q;
 	c->tail = q;
+	return 1;
 }
 
 /* The completion of a receive: takes the frame in and receives again. */
@@ -417,7 +496,7 @@ static void
 recv_done(void *arg)
 {
 	struct cut *c = arg;
-	int rv = nng_aio_result(c->recv_aio);
+	int rv = nng_aio_result(c->recv_aio), news = 1;
 
 	pthread_mutex_lock(&c->q_mu);
 	if (rv != 0)
@@ -425,9 +504,12 @@ recv_done(void *arg)
 		                  ? CUT_ECLOSED
 		                  : rpc_nng_error(rv);
 	else
-		ingest(c, nng_aio_get_msg(c->recv_aio));
-	pthread_cond_broadcast(&c->q_cv);
-	poke(c->recv_efd);
+		news = ingest(c, nng_aio_get_msg(c->recv_aio));
+	/* A frame of credit alone is nothing to dispatch. */
+	if (news) {
+		pthread_cond_broadcast(&c->q_cv);
+		poke(c->recv_efd);
+	}
 	pthread_mutex_unlock(&c->q_mu);
 	if (rv == 0)
 		nng_recv_aio(c->app, c->recv_aio);
@@ -438,7 +520,8 @@ cut_recv_start(struct cut *c)
 {
 	int rv;
 
-	if ((rv = nng_aio_alloc(&c->recv_aio, recv_done, c)) != 0)
+	if ((rv = nng_aio_alloc(&c->recv_aio, recv_done, c)) != 0 ||
+	    (rv = nng_aio_alloc(&c->taken_aio, taken_due, c)) != 0)
 		return rpc_nng_error(rv);
 	nng_aio_set_timeout(c->recv_aio, NNG_DURATION_INFINITE);
 	nng_recv_aio(c->app, c->recv_aio);
@@ -461,13 +544,15 @@ send_reply(struct cut *c, const char *id, uint64_t handed, const void *data,
 	reply.handed = handed;
 	item.item_case = CUT__V1__APP_ITEM__ITEM_STATE_REPLY;
 	item.state_reply = &reply;
-	if ((rv = cut_queue_item(c, &item)) != 0)
-		return rv;
-	/* The reply reports the handed count too (recv_mu is held: this
-	 * runs in the state callback or in answer()). */
-	c->reported = handed;
-	c->unreported = 0;
-	return 0;
+	/* The reply reports the handed count too. */
+	pthread_mutex_lock(&c->taken_mu);
+	if ((rv = cut_queue_item(c, &item)) == 0 && handed >= c->reported) {
+		c->reported = handed;
+		if (handed == c->handed)
+			c->unreported = 0;
+	}
+	pthread_mutex_unlock(&c->taken_mu);
+	return rv;
 }
 
 int
@@ -550,20 +635,10 @@ next_message(struct cut *c, int timeout_ms, nng_time deadline,
 
 	for (;;) {
 		rv = take_item(c, &it);
-		if (rv == CUT_ETIMEDOUT && c->unreported > 0) {
-			/* Nothing to hand over: report what was, now if
-			 * this call does not wait, else once it is due. */
-			nng_time due =
-			    c->unreported_since + CUT_TAKEN_DELAY_MS;
-			if (timeout_ms == 0 || nng_clock() >= due) {
-				report_taken(c);
-			} else if (timeout_ms < 0 || due < deadline) {
-				rv = wait_items(c, 1, due);
-				if (rv != 0 && rv != CUT_ETIMEDOUT)
-					return rv;
-				continue;
-			}
-		}
+		/* Nothing to hand over and no wait: the application goes
+		 * elsewhere, so what it took is reported now. */
+		if (rv == CUT_ETIMEDOUT && timeout_ms == 0)
+			cut_report_taken(c);
 		if (rv == CUT_ETIMEDOUT) {
 			if ((rv = wait_items(c, timeout_ms, deadline)) != 0)
 				return rv;
@@ -646,7 +721,7 @@ cut_dispatch(struct cut *c, cut_msg_fn fn, void *arg)
 	}
 	/* The application goes back to its own loop: what it took must not
 	 * hold its senders back meanwhile. */
-	report_taken(c);
+	cut_report_taken(c);
 	pthread_mutex_unlock(&c->recv_mu);
 	return rv != 0 ? rv : soft;
 }

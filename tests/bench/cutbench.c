@@ -19,11 +19,11 @@
  *     its payload and the next cut_msg_seq().  With --expect it is done
  *     when each of those peers' streams has ended; --pause-ms first stops
  *     reading for that long; --recv-delay-us sleeps that long after each
- *     message (a slow receiver that still answers state requests); --latency keeps each message's one-way
- *     latency (receive time minus the send time in the payload; one host,
- *     one monotonic clock).  --linger keeps it running (receiving,
- *     answering state requests) after that until SIGTERM.  --ready-file is
- *     created once connected to the daemon, --done-file once it is done.
+ *     message (a slow receiver that still answers state requests); --latency
+ * keeps each message's one-way latency (receive time minus the send time in the
+ * payload; one host, one monotonic clock).  --linger keeps it running
+ * (receiving, answering state requests) after that until SIGTERM.  --ready-file
+ * is created once connected to the daemon, --done-file once it is done.
  *     cut_send's CUT_ETIMEDOUT (daemon queue full) is retried and counted;
  *     any other failure is fatal.  Its state callback reports an empty
  *     state and times cut_buf_set() (state_reply_max_ms).

@@ -99,6 +99,10 @@ Test(config, complete_graph_with_defaults)
 	cr_assert_str_eq(cfg->cluster, "demo");
 	cr_assert_eq(cfg->deadline_ms, 10000);
 	cr_assert_eq(cfg->max_message, 1048576);
+	cr_assert_eq(cfg->window, 1048576);
+	cr_assert_eq(cfg->app_window, 1048576);
+	cr_assert_eq(cfg->message_cost, 1024);
+	cr_assert_eq(cfg->aligned, 0);
 	cr_assert_str_eq(cfg->run_dir, "/run/cutd");
 	cr_assert_str_eq(cfg->state_dir, "/var/lib/cutd");
 	cr_assert_eq(cfg->nnodes, 3);
@@ -125,6 +129,10 @@ Test(config, every_setting_explicit)
 	                             "  name = demo-1 ; the name\r\n"
 	                             "  deadline_ms = 100\r\n"
 	                             "  max_message = 67108864\r\n"
+	                             "  window = 65536\r\n"
+	                             "  app_window = 1073741824\r\n"
+	                             "  cut = aligned ; waits\r\n"
+	                             "  message_cost = 65536\r\n"
 	                             "  run_dir = /tmp/run//\r\n"
 	                             "  state_dir = /\r\n"
 	                             "[node a.b_c-9]\r\n"
@@ -137,6 +145,10 @@ Test(config, every_setting_explicit)
 	cr_assert_str_eq(cfg->cluster, "demo-1");
 	cr_assert_eq(cfg->deadline_ms, 100);
 	cr_assert_eq(cfg->max_message, 64 << 20);
+	cr_assert_eq(cfg->window, 64 << 10);
+	cr_assert_eq(cfg->app_window, 1 << 30);
+	cr_assert_eq(cfg->message_cost, 65536);
+	cr_assert_eq(cfg->aligned, 1);
 	cr_assert_str_eq(cfg->run_dir, "/tmp/run");
 	cr_assert_str_eq(cfg->state_dir, "/");
 	cr_assert_eq(cfg->nnodes, 1);
@@ -394,6 +406,119 @@ Test(config, bad_numbers)
 	              "67108864, not ''\n");
 }
 
+/* The flow-control windows, the message cost and the cut: each bound is
+ * allowed; the defaults are 1 MiB, 1024 and unaligned. */
+Test(config, windows_and_cut)
+{
+	struct config *cfg = load_ok("[cluster]\nname = x\n"
+	                             "window = 65536\n"
+	                             "app_window = 65536\n"
+	                             "message_cost = 0\n"
+	                             "cut = unaligned\n" NODE("p0", "1"));
+
+	cr_assert_eq(cfg->window, 65536);
+	cr_assert_eq(cfg->app_window, 65536);
+	cr_assert_eq(cfg->message_cost, 0);
+	cr_assert_eq(cfg->aligned, 0);
+	config_free(cfg);
+	cfg = load_ok("[cluster]\nname = x\n"
+	              "window = 1073741824\n"
+	              "app_window = 1073741824\n"
+	              "message_cost = 65536\n"
+	              "cut = aligned\n" NODE("p0", "1"));
+	cr_assert_eq(cfg->window, 1073741824);
+	cr_assert_eq(cfg->app_window, 1073741824);
+	cr_assert_eq(cfg->message_cost, 65536);
+	cr_assert_eq(cfg->aligned, 1);
+	config_free(cfg);
+	/* Each key on its own: the others keep their defaults. */
+	cfg = load_ok("[cluster]\nname = x\nwindow = 300000\n" NODE("p0", "1"));
+	cr_assert_eq(cfg->window, 300000);
+	cr_assert_eq(cfg->app_window, 1048576);
+	cr_assert_eq(cfg->message_cost, 1024);
+	cr_assert_eq(cfg->aligned, 0);
+	config_free(cfg);
+	cfg = load_ok(
+	    "[cluster]\nname = x\napp_window = 300000\n" NODE("p0", "1"));
+	cr_assert_eq(cfg->window, 1048576);
+	cr_assert_eq(cfg->app_window, 300000);
+	config_free(cfg);
+	cfg = load_ok("[cluster]\nname = x\ncut = aligned\n" NODE("p0", "1"));
+	cr_assert_eq(cfg->window, 1048576);
+	cr_assert_eq(cfg->app_window, 1048576);
+	cr_assert_eq(cfg->aligned, 1);
+	config_free(cfg);
+}
+
+Test(config, bad_windows)
+{
+	expect_errors("[cluster]\nname = x\n"
+	              "window = 65535\n"          /* 3 */
+	              "app_window = 1073741825\n" /* 4 */
+	              NODE("p0", "1"),
+	              "c.ini:3: window must be a whole number from 65536 to "
+	              "1073741824, not '65535'\n"
+	              "c.ini:4: app_window must be a whole number from 65536 "
+	              "to 1073741824, not '1073741825'\n");
+	expect_errors("[cluster]\nname = x\n"
+	              "window = 1073741825\n"
+	              "app_window = 65535\n" NODE("p0", "1"),
+	              "c.ini:3: window must be a whole number from 65536 to "
+	              "1073741824, not '1073741825'\n"
+	              "c.ini:4: app_window must be a whole number from 65536 "
+	              "to 1073741824, not '65535'\n");
+	expect_errors("[cluster]\nname = x\n"
+	              "window = 0\n"
+	              "app_window = 1 MiB\n" NODE("p0", "1"),
+	              "c.ini:3: window must be a whole number from 65536 to "
+	              "1073741824, not '0'\n"
+	              "c.ini:4: app_window must be a whole number from 65536 "
+	              "to 1073741824, not '1 MiB'\n");
+	expect_errors("[cluster]\nname = x\n"
+	              "window = -65536\n"
+	              "app_window =\n"
+	              "window = 65536\n" NODE("p0", "1"),
+	              "c.ini:3: window must be a whole number from 65536 to "
+	              "1073741824, not '-65536'\n"
+	              "c.ini:4: app_window must be a whole number from 65536 "
+	              "to 1073741824, not ''\n"
+	              "c.ini:5: duplicate key 'window' in [cluster] (first at "
+	              "line 3)\n");
+}
+
+Test(config, bad_message_cost)
+{
+	expect_errors("[cluster]\nname = x\n"
+	              "message_cost = 65537\n" NODE("p0", "1"),
+	              "c.ini:3: message_cost must be a whole number from 0 to "
+	              "65536, not '65537'\n");
+	expect_errors("[cluster]\nname = x\n"
+	              "message_cost = -1\n"
+	              "message_cost = 1 KiB\n" NODE("p0", "1"),
+	              "c.ini:3: message_cost must be a whole number from 0 to "
+	              "65536, not '-1'\n"
+	              "c.ini:4: duplicate key 'message_cost' in [cluster] "
+	              "(first at line 3)\n");
+}
+
+Test(config, bad_cut)
+{
+	expect_errors("[cluster]\nname = x\n"
+	              "cut = sideways\n" NODE("p0", "1"),
+	              "c.ini:3: cut must be unaligned or aligned, not "
+	              "'sideways'\n");
+	expect_errors("[cluster]\nname = x\n"
+	              "cut = Aligned\n" NODE("p0", "1"),
+	              "c.ini:3: cut must be unaligned or aligned, not "
+	              "'Aligned'\n");
+	expect_errors("[cluster]\nname = x\n"
+	              "cut =\n"
+	              "cut = aligned\n" NODE("p0", "1"),
+	              "c.ini:3: cut must be unaligned or aligned, not ''\n"
+	              "c.ini:4: duplicate key 'cut' in [cluster] (first at "
+	              "line 3)\n");
+}
+
 Test(config, bad_names_and_values)
 {
 	expect_errors("[cluster]\n"
@@ -600,6 +725,10 @@ Test(config, print_declared_channels)
 	            "name = demo\n"
 	            "deadline_ms = 5000\n"
 	            "max_message = 4096\n"
+	            "window = 200000\n"
+	            "app_window = 65536\n"
+	            "cut = aligned\n"
+	            "message_cost = 0\n"
 	            "run_dir = /tmp/r\n"
 	            "state_dir = /tmp/s\n" NODE("a", "7100")
 	                NODE("b", "7101") "control = "
@@ -612,6 +741,10 @@ Test(config, print_declared_channels)
 	cr_assert_str_eq(text, "cluster demo (c.ini)\n"
 	                       "  deadline_ms = 5000\n"
 	                       "  max_message = 4096\n"
+	                       "  window      = 200000\n"
+	                       "  app_window  = 65536\n"
+	                       "  message_cost = 0\n"
+	                       "  cut         = aligned\n"
 	                       "  run_dir     = /tmp/r\n"
 	                       "  state_dir   = /tmp/s\n"
 	                       "2 nodes:\n"
@@ -641,6 +774,10 @@ Test(config, print_default_channels_and_single_node)
 	cr_assert_str_eq(text, "cluster demo (c.ini)\n"
 	                       "  deadline_ms = 10000\n"
 	                       "  max_message = 1048576\n"
+	                       "  window      = 1048576\n"
+	                       "  app_window  = 1048576\n"
+	                       "  message_cost = 1024\n"
+	                       "  cut         = unaligned\n"
 	                       "  run_dir     = /run/cutd\n"
 	                       "  state_dir   = /var/lib/cutd\n"
 	                       "1 node:\n"

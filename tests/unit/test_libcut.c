@@ -1,9 +1,13 @@
 /*
  * test_libcut.c - libcut against a fake daemon in the test process: an
  * nng pair1 listener for the application link and a rep0 listener for the
- * control API, on IPC in a temporary directory.  The hello handshake, the
- * checks cut_send makes before sending, the order of the down stream
- * around the state callback (the cut), the control calls with their status
+ * control API, on IPC in a temporary directory.  The hello handshake
+ * (protocol version 2, the window and the first credit), the checks
+ * cut_send makes before sending, credit (cut_try_send, cut_send_fd, the
+ * send timeout, a message larger than the window), coalesced sends, the
+ * taken counts, the order of the down stream around the state callback
+ * (the aligned and the unaligned cut, with the handed counts of the
+ * replies), cut_fd with cut_dispatch, the control calls with their status
  * mapping, resend and timeout, and bad frames from the daemon.
  */
 #include <criterion/criterion.h>
@@ -31,8 +35,22 @@ static char hello_node[64];   /* what the AppHello said */
 static uint32_t refuse_hello; /* answer the hello with this AppError */
 static int ignore_hello;      /* do not answer the hello at all */
 static int stale_first;       /* send an old application's items first */
+static uint32_t reply_version = CUTPROTO_APP_VERSION; /* in the reply */
+static int no_window;             /* leave window_bytes out of the reply */
+static uint64_t window = 1 << 20; /* AppHelloReply.window_bytes */
+static uint32_t msg_cost;         /* AppHelloReply.message_cost; 0: none */
+/* The credit limit granted to p1 and p2 in the frame after the hello
+ * reply; -1: the window; 0: none. */
+static int64_t init_credit[2] = {-1, -1};
 static pthread_t ctl_thread;
 static volatile int ctl_stop, ctl_running;
+
+/* The up stream as the fake received it: every frame, kept until
+ * teardown so that items handed to a test stay valid; the frame being
+ * read and its next item. */
+static Cut__V1__AppBatch **frames;
+static size_t nframes, cur_item;
+static uint64_t last_taken; /* the latest AppTaken.handed */
 
 /* The control script: how the fake answers each call. */
 enum { REPLY, DROP, GARBAGE };
@@ -70,6 +88,9 @@ teardown(void)
 	}
 	nng_close(app);
 	nng_close(ctl);
+	for (size_t i = 0; i < nframes; i++)
+		protobuf_c_message_free_unpacked(&frames[i]->base, NULL);
+	free(frames);
 	snprintf(name, sizeof(name), "%s/p0.app", dir);
 	unlink(name);
 	snprintf(name, sizeof(name), "%s/p0.ctl", dir);
@@ -93,23 +114,28 @@ pack(const ProtobufCMessage *m)
 
 /* One item of the down stream, for fake_send(). */
 struct down {
-	enum { DELIVER, STATE, ERROR, NOTSET } kind;
-	const char *a; /* DELIVER: from; STATE: snapshot id */
-	const char *b; /* DELIVER: payload; ERROR: message */
+	enum { DELIVER, STATE, OVERTAKE, ERROR, NOTSET, CREDIT } kind;
+	const char *a; /* DELIVER: from; STATE, OVERTAKE: snapshot id;
+	                  CREDIT: the peer index, in decimal */
+	const char *b; /* DELIVER: payload; ERROR: message; CREDIT: the
+	                  limit, in decimal */
 };
+
+#define DOWN_MAX 16
 
 /* Sends the items as one AppBatch. */
 static void
 fake_send(const struct down *d, size_t n)
 {
 	Cut__V1__AppBatch batch = CUT__V1__APP_BATCH__INIT;
-	Cut__V1__AppItem items[8], *itemp[8];
-	Cut__V1__AppDeliver dl[8];
-	Cut__V1__AppStateRequest sr[8];
-	Cut__V1__AppError er[8];
+	Cut__V1__AppItem items[DOWN_MAX], *itemp[DOWN_MAX];
+	Cut__V1__AppDeliver dl[DOWN_MAX];
+	Cut__V1__AppStateRequest sr[DOWN_MAX];
+	Cut__V1__AppError er[DOWN_MAX];
+	Cut__V1__AppCredit cr[DOWN_MAX];
 	size_t i;
 
-	cr_assert_leq(n, 8);
+	cr_assert_leq(n, DOWN_MAX);
 	for (i = 0; i < n; i++) {
 		cut__v1__app_item__init(&items[i]);
 		itemp[i] = &items[i];
@@ -126,8 +152,11 @@ fake_send(const struct down *d, size_t n)
 			items[i].deliver = &dl[i];
 			break;
 		case STATE:
+		case OVERTAKE:
 			cut__v1__app_state_request__init(&sr[i]);
 			sr[i].snapshot_id = (char *)d[i].a;
+			sr[i].has_overtake = 1;
+			sr[i].overtake = d[i].kind == OVERTAKE;
 			items[i].item_case =
 			    CUT__V1__APP_ITEM__ITEM_STATE_REQUEST;
 			items[i].state_request = &sr[i];
@@ -139,6 +168,13 @@ fake_send(const struct down *d, size_t n)
 			items[i].item_case = CUT__V1__APP_ITEM__ITEM_ERROR;
 			items[i].error = &er[i];
 			break;
+		case CREDIT:
+			cut__v1__app_credit__init(&cr[i]);
+			cr[i].peer = (uint32_t)strtoul(d[i].a, NULL, 10);
+			cr[i].limit = strtoull(d[i].b, NULL, 10);
+			items[i].item_case = CUT__V1__APP_ITEM__ITEM_CREDIT;
+			items[i].credit = &cr[i];
+			break;
 		case NOTSET:
 			break;
 		}
@@ -148,49 +184,144 @@ fake_send(const struct down *d, size_t n)
 	cr_assert_eq(nng_sendmsg(app, pack(&batch.base), 0), 0);
 }
 
+/* Grants p1 (peer 0) or p2 (peer 1) credit up to limit. */
+static void
+fake_credit(uint32_t peer, uint64_t limit)
+{
+	char p[16], l[24];
+	struct down d[] = {{CREDIT, p, l}};
+
+	snprintf(p, sizeof(p), "%u", peer);
+	snprintf(l, sizeof(l), "%llu", (unsigned long long)limit);
+	fake_send(d, 1);
+}
+
 static void
 fake_send_raw(const void *data, size_t len)
 {
 	cr_assert_eq(nng_send(app, (void *)data, len, 0), 0);
 }
 
-/* The next up-stream batch, or NULL if none comes within timeout_ms. */
-static Cut__V1__AppBatch *
-fake_recv(int timeout_ms)
+/* Receives the next up-stream frame into frames[]; 0 if none came within
+ * timeout_ms. */
+static int
+fake_recv_frame(int timeout_ms)
 {
 	Cut__V1__AppBatch *b;
 	nng_msg *msg;
 
 	nng_socket_set_ms(app, NNG_OPT_RECVTIMEO, timeout_ms);
 	if (nng_recvmsg(app, &msg, 0) != 0)
-		return NULL;
+		return 0;
 	b = (Cut__V1__AppBatch *)cutproto_unpack(
 	    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
 	    nng_msg_body(msg));
 	nng_msg_free(msg);
 	cr_assert_not_null(b, "libcut sent a frame that does not decode");
-	cr_assert_eq(b->n_items, 1);
-	return b;
+	cr_assert_gt(b->n_items, 0, "libcut sent an empty frame");
+	frames = realloc(frames, (nframes + 1) * sizeof(*frames));
+	cr_assert_not_null(frames);
+	frames[nframes++] = b;
+	cur_item = 0;
+	return 1;
 }
 
-/* The next up-stream item must be of this kind; returns its batch. */
-static Cut__V1__AppBatch *
+/*
+ * The next up-stream item, whatever frame it came in, or NULL if none
+ * comes within timeout_ms.  With skip_taken, AppTaken items are passed
+ * over.  Every AppTaken must count more than the one before (the latest
+ * is kept in last_taken).  The item stays valid until teardown.
+ */
+static Cut__V1__AppItem *
+fake_next(int timeout_ms, int skip_taken)
+{
+	Cut__V1__AppItem *it;
+
+	for (;;) {
+		if (nframes == 0 || cur_item == frames[nframes - 1]->n_items) {
+			if (!fake_recv_frame(timeout_ms))
+				return NULL;
+		}
+		it = frames[nframes - 1]->items[cur_item++];
+		if (it->item_case == CUT__V1__APP_ITEM__ITEM_TAKEN) {
+			cr_assert_gt(it->taken->handed, last_taken,
+			             "AppTaken went from %llu to %llu",
+			             (unsigned long long)last_taken,
+			             (unsigned long long)it->taken->handed);
+			last_taken = it->taken->handed;
+			if (skip_taken)
+				continue;
+		}
+		return it;
+	}
+}
+
+/* The next up-stream item other than AppTaken must be of this kind. */
+static Cut__V1__AppItem *
 expect_up(Cut__V1__AppItem__ItemCase kind)
 {
-	Cut__V1__AppBatch *b = fake_recv(2000);
+	Cut__V1__AppItem *it = fake_next(2000, 1);
 
-	cr_assert_not_null(b, "nothing arrived at the fake daemon");
-	cr_assert_eq(b->items[0]->item_case, kind);
-	return b;
+	cr_assert_not_null(it, "nothing arrived at the fake daemon");
+	cr_assert_eq(it->item_case, kind, "item kind %d, not %d",
+	             (int)it->item_case, (int)kind);
+	return it;
+}
+
+/*
+ * AppTaken reports exactly `handed` deliveries taken: reads the up stream
+ * (nothing but AppTaken may come first) until it does.  No report may
+ * count more.  How often libcut reports on the way is its business.
+ */
+static void
+expect_taken(uint64_t handed)
+{
+	while (last_taken < handed) {
+		Cut__V1__AppItem *it = fake_next(2000, 0);
+
+		cr_assert_not_null(it, "no AppTaken of %llu (the last: %llu)",
+		                   (unsigned long long)handed,
+		                   (unsigned long long)last_taken);
+		cr_assert_eq(it->item_case, CUT__V1__APP_ITEM__ITEM_TAKEN,
+		             "item kind %d before AppTaken of %llu",
+		             (int)it->item_case, (unsigned long long)handed);
+	}
+	cr_assert_eq(last_taken, handed, "taken %llu, not %llu",
+	             (unsigned long long)last_taken,
+	             (unsigned long long)handed);
+}
+
+/* The application looks for more and finds nothing: the moment libcut
+ * must have reported what it handed over. */
+static void
+idle(struct cut *c)
+{
+	struct cut_msg *m = NULL;
+
+	cr_assert_eq(cut_recv(c, 0, &m), CUT_ETIMEDOUT);
+	cr_assert_null(m);
+}
+
+/* Nothing but AppTaken items reaches the fake within timeout_ms. */
+static void
+expect_no_up(int timeout_ms, const char *why)
+{
+	Cut__V1__AppItem *it = fake_next(timeout_ms, 1);
+
+	cr_assert_null(it, "%s (item kind %d)", why,
+	               it != NULL ? (int)it->item_case : 0);
 }
 
 static void
-free_batch(Cut__V1__AppBatch *b)
+assert_payload(ProtobufCBinaryData b, const void *want, size_t len)
 {
-	protobuf_c_message_free_unpacked(&b->base, NULL);
+	cr_assert_eq(b.len, len, "%zu bytes, not %zu", b.len, len);
+	cr_assert_eq(memcmp(b.data, want, len), 0);
 }
 
-/* Answers the hello: p0 in cluster "bank" with peers p1 and p2. */
+/* Answers the hello as cutd does: the reply alone in its frame (p0 in
+ * cluster "bank" with peers p1 and p2, the window and the message cost),
+ * then the first credit in the next frame. */
 static void *
 hello_main(void *arg)
 {
@@ -198,17 +329,18 @@ hello_main(void *arg)
 	Cut__V1__AppError e = CUT__V1__APP_ERROR__INIT;
 	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT, *itemp = &item;
 	Cut__V1__AppBatch batch = CUT__V1__APP_BATCH__INIT;
-	Cut__V1__AppBatch *in;
+	Cut__V1__AppItem *in;
 	char *peers[] = {"p1", "p2"};
+	struct down credit[2];
+	char num[2][24];
+	size_t n = 0;
 
 	(void)arg;
-	if ((in = fake_recv(6000)) == NULL)
+	if ((in = fake_next(6000, 0)) == NULL)
 		return NULL;
-	if (in->items[0]->item_case == CUT__V1__APP_ITEM__ITEM_HELLO)
+	if (in->item_case == CUT__V1__APP_ITEM__ITEM_HELLO)
 		snprintf(hello_node, sizeof(hello_node), "%s/%u",
-		         in->items[0]->hello->node,
-		         in->items[0]->hello->version);
-	free_batch(in);
+		         in->hello->node, in->hello->version);
 	if (ignore_hello)
 		return NULL;
 	if (stale_first) {
@@ -218,11 +350,15 @@ hello_main(void *arg)
 		fake_send(d, 2);
 	}
 	r.node = "p0";
-	r.version = 1;
+	r.version = reply_version;
 	r.cluster = "bank";
 	r.n_peers = 2;
 	r.peers = peers;
 	r.max_message_size = MAX_MSG;
+	r.has_window_bytes = !no_window;
+	r.window_bytes = window;
+	r.has_message_cost = msg_cost != 0;
+	r.message_cost = msg_cost;
 	item.item_case = CUT__V1__APP_ITEM__ITEM_HELLO_REPLY;
 	item.hello_reply = &r;
 	if (refuse_hello != 0) {
@@ -234,6 +370,22 @@ hello_main(void *arg)
 	batch.n_items = 1;
 	batch.items = &itemp;
 	nng_sendmsg(app, pack(&batch.base), 0);
+	if (refuse_hello != 0)
+		return NULL;
+	for (uint32_t i = 0; i < 2; i++) {
+		if (init_credit[i] == 0)
+			continue;
+		snprintf(num[n], sizeof(num[n]), "%llu",
+		         init_credit[i] < 0
+		             ? (unsigned long long)window
+		             : (unsigned long long)init_credit[i]);
+		credit[n].kind = CREDIT;
+		credit[n].a = i == 0 ? "0" : "1";
+		credit[n].b = num[n];
+		n++;
+	}
+	if (n > 0)
+		fake_send(credit, n);
 	return NULL;
 }
 
@@ -261,11 +413,40 @@ open_fake(void)
 	return c;
 }
 
+/*
+ * Waits until libcut has taken in every frame the fake sent before: a
+ * cut_try_send() to p2 that cannot fit arms cut_send_fd(), and the fake
+ * sends p2 a little more credit behind those frames (with p1's window,
+ * for the state callback's send).  libcut receives frames in order, so
+ * when the descriptor becomes readable the earlier frames are queued.
+ * The test must open with init_credit {0, 0}: no other credit may wake
+ * the descriptor, and p2's limit stays below MAX_MSG and the window, so
+ * that nothing is ever sent to p2.
+ */
+static void
+sync_down(struct cut *c)
+{
+	static unsigned k;
+	static char filler[MAX_MSG];
+	char limit[16];
+	struct down d[] = {{CREDIT, "0", "1048576"}, {CREDIT, "1", limit}};
+	struct pollfd pfd = {.events = POLLIN};
+
+	cr_assert_eq(init_credit[0], 0);
+	cr_assert_eq(init_credit[1], 0);
+	cr_assert_lt(k + 1, MAX_MSG);
+	snprintf(limit, sizeof(limit), "%u", ++k);
+	cr_assert_eq(cut_send_fd(c, &pfd.fd), 0);
+	cr_assert_eq(cut_try_send(c, "p2", filler, MAX_MSG, NULL), CUT_EAGAIN);
+	fake_send(d, 2);
+	cr_assert_eq(poll(&pfd, 1, 2000), 1, "the sync credit did not come");
+}
+
 Test(libcut, hello)
 {
 	struct cut *c = open_fake();
 
-	cr_assert_str_eq(hello_node, "p0/1");
+	cr_assert_str_eq(hello_node, "p0/2");
 	cr_assert_str_eq(cut_node(c), "p0");
 	cr_assert_str_eq(cut_cluster(c), "bank");
 	cr_assert_eq(cut_npeers(c), 2);
@@ -277,10 +458,31 @@ Test(libcut, hello)
 	cut_close(NULL);
 }
 
+/* A reply without window_bytes is not protocol version 2. */
+Test(libcut, hello_reply_without_window)
+{
+	struct cut *c = (struct cut *)&c;
+
+	no_window = 1;
+	cr_assert_eq(try_open("p0", &c), CUT_EPROTO);
+	cr_assert_eq(c, (struct cut *)&c, "ret written on failure");
+}
+
+/* A daemon that answers with another version than libcut's. */
+Test(libcut, hello_reply_old_version)
+{
+	struct cut *c = (struct cut *)&c;
+
+	reply_version = 1;
+	cr_assert_eq(try_open("p0", &c), CUT_ENOTSUP);
+	cr_assert_eq(c, (struct cut *)&c, "ret written on failure");
+}
+
 static void expect_msg(struct cut *c, const char *from, const char *payload);
 
 /* Items the daemon had queued for an application before us are not ours:
- * libcut skips what comes before its hello reply. */
+ * libcut skips what comes before its hello reply, and does not count the
+ * stale delivery as handed. */
 Test(libcut, hello_skips_stale_frames)
 {
 	struct down d[] = {{DELIVER, "p2", "new"}};
@@ -290,7 +492,9 @@ Test(libcut, hello_skips_stale_frames)
 	c = open_fake();
 	fake_send(d, 1);
 	expect_msg(c, "p2", "new");
-	cr_assert_null(fake_recv(100), "a stale state request was answered");
+	idle(c);
+	expect_taken(1);
+	expect_no_up(100, "a stale state request was answered");
 	cut_close(c);
 }
 
@@ -341,7 +545,7 @@ Test(libcut, send_checks_before_sending)
 	struct cut *c = open_fake();
 	char big[MAX_MSG + 1];
 	char err[128];
-	Cut__V1__AppBatch *b;
+	Cut__V1__AppItem *it;
 
 	memset(big, 'x', sizeof(big));
 	cr_assert_eq(cut_send(c, "p9", "hi", 2, NULL), CUT_ENOENT);
@@ -350,14 +554,323 @@ Test(libcut, send_checks_before_sending)
 	cr_assert_eq(cut_send(c, "p1", big, MAX_MSG + 1, NULL), CUT_E2BIG);
 	cr_assert_eq(cut_send(c, "p1", "hi", 2, "bad\ntype"), CUT_EINVAL);
 	cr_assert_eq(cut_send(c, NULL, "hi", 2, NULL), CUT_EINVAL);
-	cr_assert_null(fake_recv(200), "a refused send reached the daemon");
+	cr_assert_eq(cut_send_timed(c, "p1", "hi", 2, NULL, -2), CUT_EINVAL);
+	cr_assert_eq(cut_try_send(c, "p9", "hi", 2, NULL), CUT_ENOENT);
+	expect_no_up(200, "a refused send reached the daemon");
 
 	cr_assert_eq(cut_send(c, "p2", big, MAX_MSG, "application/json"), 0);
-	b = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
-	cr_assert_str_eq(b->items[0]->send->to, "p2");
-	cr_assert_str_eq(b->items[0]->send->content_type, "application/json");
-	cr_assert_eq(b->items[0]->send->payload.len, MAX_MSG);
-	free_batch(b);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	cr_assert_str_eq(it->send->to, "p2");
+	cr_assert_str_eq(it->send->content_type, "application/json");
+	assert_payload(it->send->payload, big, MAX_MSG);
+	cut_close(c);
+}
+
+/*
+ * Credit.
+ */
+
+/* No credit: cut_try_send() (and cut_send_timed() with 0) refuse at once
+ * and send nothing. */
+Test(libcut, try_send_without_credit_is_eagain)
+{
+	struct cut *c;
+
+	init_credit[0] = init_credit[1] = 0;
+	c = open_fake();
+	cr_assert_eq(cut_try_send(c, "p1", "hello", 5, NULL), CUT_EAGAIN);
+	cr_assert_eq(cut_try_send(c, "p2", "x", 1, "text/plain"), CUT_EAGAIN);
+	cr_assert_eq(cut_send_timed(c, "p1", "hello", 5, NULL, 0), CUT_EAGAIN);
+	cr_assert_str_eq(cut_strerror(CUT_EAGAIN),
+	                 "no room on the channel now");
+	expect_no_up(300, "a send without credit reached the daemon");
+	cut_close(c);
+}
+
+/* Credit after an EAGAIN makes cut_send_fd() readable; the retry goes,
+ * and exactly as much as the credit allows. */
+Test(libcut, credit_wakes_send_fd)
+{
+	struct pollfd pfd = {.events = POLLIN};
+	Cut__V1__AppItem *it;
+	struct cut *c;
+
+	init_credit[0] = init_credit[1] = 0;
+	c = open_fake();
+	cr_assert_eq(cut_send_fd(c, &pfd.fd), 0);
+	cr_assert_geq(pfd.fd, 0);
+	cr_assert_eq(cut_try_send(c, "p1", "abc", 3, NULL), CUT_EAGAIN);
+	cr_assert_eq(poll(&pfd, 1, 100), 0, "readable before any credit");
+	fake_credit(0, 3);
+	cr_assert_eq(poll(&pfd, 1, 2000), 1, "credit did not wake the fd");
+	cr_assert_eq(cut_try_send(c, "p1", "abc", 3, NULL), 0);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	cr_assert_str_eq(it->send->to, "p1");
+	assert_payload(it->send->payload, "abc", 3);
+	/* The limit is reached: the next byte waits, and the EAGAIN
+	 * empties the descriptor. */
+	cr_assert_eq(cut_try_send(c, "p1", "d", 1, NULL), CUT_EAGAIN);
+	cr_assert_eq(poll(&pfd, 1, 0), 0, "cut_try_send did not empty it");
+	expect_no_up(100, "a send beyond the credit reached the daemon");
+	cut_close(c);
+}
+
+/* Limits only grow: a lower one (a late or reordered credit) changes
+ * nothing. */
+Test(libcut, credit_never_shrinks)
+{
+	struct down lower[] = {{CREDIT, "0", "2"}, {DELIVER, "p1", "A"}};
+	struct pollfd pfd = {.events = POLLIN};
+	Cut__V1__AppItem *it;
+	struct cut *c;
+
+	init_credit[0] = init_credit[1] = 0;
+	c = open_fake();
+	cr_assert_eq(cut_send_fd(c, &pfd.fd), 0);
+	cr_assert_eq(cut_try_send(c, "p1", "0123456789", 10, NULL), CUT_EAGAIN);
+	fake_credit(0, 10);
+	cr_assert_eq(poll(&pfd, 1, 2000), 1);
+	fake_send(lower, 2);
+	expect_msg(c, "p1", "A"); /* the lower credit has been applied */
+	cr_assert_eq(cut_try_send(c, "p1", "0123456789", 10, NULL), 0);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	assert_payload(it->send->payload, "0123456789", 10);
+	cut_close(c);
+}
+
+/* Credit for a peer index beyond AppHelloReply.peers is ignored: it
+ * neither opens a channel nor wakes cut_send_fd(). */
+Test(libcut, credit_for_unknown_peer_is_ignored)
+{
+	struct down d[] = {{CREDIT, "2", "1000"},
+	                   {CREDIT, "99", "1000"},
+	                   {CREDIT, "4294967295", "1000"},
+	                   {DELIVER, "p1", "A"}};
+	struct pollfd pfd = {.events = POLLIN};
+	Cut__V1__AppItem *it;
+	struct cut *c;
+
+	init_credit[0] = init_credit[1] = 0;
+	c = open_fake();
+	cr_assert_eq(cut_send_fd(c, &pfd.fd), 0);
+	cr_assert_eq(cut_try_send(c, "p1", "x", 1, NULL), CUT_EAGAIN);
+	fake_send(d, 4);
+	expect_msg(c, "p1", "A"); /* the frame has been taken in */
+	cr_assert_eq(poll(&pfd, 1, 0), 0, "unknown credit woke the sender");
+	cr_assert_eq(cut_try_send(c, "p1", "x", 1, NULL), CUT_EAGAIN);
+	cr_assert_eq(cut_try_send(c, "p2", "x", 1, NULL), CUT_EAGAIN);
+	expect_no_up(100, "a send without credit reached the daemon");
+	/* A known index still works. */
+	fake_credit(1, 1);
+	cr_assert_eq(poll(&pfd, 1, 2000), 1);
+	cr_assert_eq(cut_try_send(c, "p2", "x", 1, NULL), 0);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	cr_assert_str_eq(it->send->to, "p2");
+	cut_close(c);
+}
+
+/* No credit comes: cut_send_timed() and cut_send() (with the handle's
+ * send timeout) give up after about their timeout, sending nothing. */
+Test(libcut, send_times_out_without_credit)
+{
+	struct cut *c;
+	nng_time t0, dt;
+	char err[160];
+
+	init_credit[0] = init_credit[1] = 0;
+	c = open_fake();
+	t0 = nng_clock();
+	cr_assert_eq(cut_send_timed(c, "p1", "x", 1, NULL, 300), CUT_ETIMEDOUT);
+	dt = nng_clock() - t0;
+	cr_assert_geq(dt, 290, "gave up after %d ms", (int)dt);
+	cr_assert_lt(dt, 1500, "gave up after %d ms", (int)dt);
+	cut_last_error(c, err, sizeof(err));
+	cr_assert_not_null(strstr(err, "p1"), "%s", err);
+
+	cr_assert_eq(cut_set_send_timeout(c, -2), CUT_EINVAL);
+	cr_assert_eq(cut_set_send_timeout(NULL, 10), CUT_EINVAL);
+	cr_assert_eq(cut_set_send_timeout(c, 200), 0);
+	t0 = nng_clock();
+	cr_assert_eq(cut_send(c, "p2", "y", 1, NULL), CUT_ETIMEDOUT);
+	dt = nng_clock() - t0;
+	cr_assert_geq(dt, 190, "gave up after %d ms", (int)dt);
+	cr_assert_lt(dt, 1500, "gave up after %d ms", (int)dt);
+
+	cr_assert_eq(cut_set_send_timeout(c, 0), 0);
+	t0 = nng_clock();
+	cr_assert_eq(cut_send(c, "p2", "y", 1, NULL), CUT_EAGAIN);
+	cr_assert_lt(nng_clock() - t0, 100);
+	expect_no_up(100, "a send that timed out reached the daemon");
+	cut_close(c);
+}
+
+static void *
+late_credit_main(void *arg)
+{
+	(void)arg;
+	nng_msleep(200);
+	fake_credit(0, 1000);
+	return NULL;
+}
+
+/* A blocked cut_send() goes as soon as credit arrives, even though the
+ * application is not receiving. */
+Test(libcut, send_waits_for_credit)
+{
+	Cut__V1__AppItem *it;
+	struct cut *c;
+	pthread_t t;
+	nng_time t0, dt;
+
+	init_credit[0] = init_credit[1] = 0;
+	c = open_fake();
+	t0 = nng_clock();
+	cr_assert_eq(pthread_create(&t, NULL, late_credit_main, NULL), 0);
+	cr_assert_eq(cut_send_timed(c, "p1", "late", 4, NULL, -1), 0);
+	dt = nng_clock() - t0;
+	pthread_join(t, NULL);
+	cr_assert_geq(dt, 150, "went after %d ms, before the credit", (int)dt);
+	cr_assert_lt(dt, 2000, "went after %d ms", (int)dt);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	assert_payload(it->send->payload, "late", 4);
+	cut_close(c);
+}
+
+/* A message larger than the window goes alone when nothing is
+ * outstanding on its channel, and the next one waits for credit; a large
+ * one does not go while something is outstanding. */
+Test(libcut, larger_than_window_goes_alone)
+{
+	struct pollfd pfd = {.events = POLLIN};
+	char big[80];
+	Cut__V1__AppItem *it;
+	struct cut *c;
+
+	window = 50;
+	init_credit[0] = init_credit[1] = 50;
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)('a' + i % 26);
+	c = open_fake();
+	cr_assert_eq(cut_send_fd(c, &pfd.fd), 0);
+	/* The first credit follows the hello reply, p1's then p2's: wait
+	 * for p2's.  80 bytes go alone on each channel. */
+	cr_assert_eq(cut_send_timed(c, "p2", big, sizeof(big), NULL, 2000), 0);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	cr_assert_str_eq(it->send->to, "p2");
+	assert_payload(it->send->payload, big, sizeof(big));
+	cr_assert_eq(cut_try_send(c, "p1", big, sizeof(big), NULL), 0);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	cr_assert_str_eq(it->send->to, "p1");
+	assert_payload(it->send->payload, big, sizeof(big));
+	/* Then not even one byte. */
+	cr_assert_eq(cut_try_send(c, "p1", "y", 1, NULL), CUT_EAGAIN);
+	cr_assert_eq(cut_try_send(c, "p2", "y", 1, NULL), CUT_EAGAIN);
+	expect_no_up(100, "the message after the large one went");
+
+	/* 20 bytes of room: one byte fits, the large one does not. */
+	fake_credit(0, 100);
+	cr_assert_eq(poll(&pfd, 1, 2000), 1);
+	cr_assert_eq(cut_try_send(c, "p1", big, sizeof(big), NULL), CUT_EAGAIN);
+	cr_assert_eq(cut_try_send(c, "p1", "y", 1, NULL), 0);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	assert_payload(it->send->payload, "y", 1);
+	cr_assert_eq(cut_try_send(c, "p2", "y", 1, NULL), CUT_EAGAIN);
+
+	/* All taken again (sent 81, limit 131): the large one goes. */
+	fake_credit(0, 131);
+	cr_assert_eq(cut_send_timed(c, "p1", big, sizeof(big), NULL, 2000), 0);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	assert_payload(it->send->payload, big, sizeof(big));
+	cut_close(c);
+}
+
+/* With AppHelloReply.message_cost each message counts that much besides
+ * its payload, an empty one too. */
+Test(libcut, message_cost_counts_against_credit)
+{
+	char big[95];
+	Cut__V1__AppItem *it;
+	struct cut *c;
+	int i;
+
+	msg_cost = 10;
+	window = 100;
+	init_credit[0] = 100;
+	init_credit[1] = 0;
+	memset(big, 'q', sizeof(big));
+	c = open_fake();
+	/* Six of 5 + 10 bytes fit in 100; a seventh does not. */
+	cr_assert_eq(cut_send_timed(c, "p1", "01234", 5, NULL, 2000), 0);
+	for (i = 1; i < 6; i++)
+		cr_assert_eq(cut_try_send(c, "p1", "01234", 5, NULL), 0,
+		             "message %d", i);
+	cr_assert_eq(cut_try_send(c, "p1", "01234", 5, NULL), CUT_EAGAIN);
+	/* An empty message costs 10: one more fits, exactly. */
+	cr_assert_eq(cut_try_send(c, "p1", "", 0, NULL), 0);
+	cr_assert_eq(cut_try_send(c, "p1", "", 0, NULL), CUT_EAGAIN);
+	for (i = 0; i < 6; i++) {
+		it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+		assert_payload(it->send->payload, "01234", 5);
+	}
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	cr_assert_eq(it->send->payload.len, 0);
+	expect_no_up(100, "a send beyond the credit reached the daemon");
+
+	/* All taken (sent 100, limit 200): 95 bytes cost 105, more than
+	 * the window, and go alone; then nothing fits. */
+	fake_credit(0, 200);
+	cr_assert_eq(cut_send_timed(c, "p1", big, sizeof(big), NULL, 2000), 0);
+	cr_assert_eq(cut_try_send(c, "p1", "", 0, NULL), CUT_EAGAIN);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	assert_payload(it->send->payload, big, sizeof(big));
+	cut_close(c);
+}
+
+/* Many quick sends share frames, and arrive in order with their bytes. */
+#define QUICK 2000
+
+static size_t
+quick_msg(int i, char *buf)
+{
+	size_t len = 6 + (size_t)(i * 7) % 50;
+
+	snprintf(buf, 7, "%06d", i);
+	for (size_t k = 6; k < len; k++)
+		buf[k] = (char)(i + k);
+	return len;
+}
+
+Test(libcut, quick_sends_coalesce)
+{
+	struct cut *c = open_fake();
+	size_t before, len;
+	char buf[64];
+	Cut__V1__AppItem *it;
+	int i;
+
+	before = nframes;
+	for (i = 0; i < QUICK; i++) {
+		len = quick_msg(i, buf);
+		cr_assert_eq(cut_send(c, i % 3 ? "p1" : "p2", buf, len,
+		                      i % 2 ? "text/plain" : NULL),
+		             0);
+	}
+	for (i = 0; i < QUICK; i++) {
+		it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+		len = quick_msg(i, buf);
+		cr_assert_str_eq(it->send->to, i % 3 ? "p1" : "p2", "msg %d",
+		                 i);
+		if (i % 2)
+			cr_assert_str_eq(it->send->content_type, "text/plain");
+		else
+			cr_assert_null(it->send->content_type);
+		assert_payload(it->send->payload, buf, len);
+	}
+	cr_assert_eq(cur_item, frames[nframes - 1]->n_items);
+	cr_assert_lt(nframes - before, QUICK / 2,
+	             "%zu frames for %d messages: no coalescing",
+	             nframes - before, QUICK);
+	expect_no_up(100, "more than was sent");
 	cut_close(c);
 }
 
@@ -402,6 +915,26 @@ expect_msg(struct cut *c, const char *from, const char *payload)
 	cut_msg_free(m);
 }
 
+/* The up stream has the callback's send, then its reply for id with the
+ * state of state_cb after `handed` messages. */
+static void
+expect_reply(const char *id, uint64_t handed)
+{
+	Cut__V1__AppItem *it;
+	char state[32];
+
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	assert_payload(it->send->payload, "in-cb", 5);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_STATE_REPLY);
+	cr_assert_str_eq(it->state_reply->snapshot_id, id);
+	cr_assert_str_eq(it->state_reply->content_type, "application/json");
+	snprintf(state, sizeof(state), "{\"returned\": %d}", (int)handed);
+	assert_payload(it->state_reply->state, state, strlen(state));
+	cr_assert_eq(it->state_reply->handed, handed, "handed %llu, not %llu",
+	             (unsigned long long)it->state_reply->handed,
+	             (unsigned long long)handed);
+}
+
 /* Deliver A, StateRequest s1, Deliver B: the callback runs after A is
  * returned and before B is, and its reply follows the sends before it. */
 static void
@@ -410,7 +943,7 @@ check_cut(int one_batch)
 	struct down d[] = {
 	    {DELIVER, "p1", "A"}, {STATE, "p0-1", NULL}, {DELIVER, "p2", "B"}};
 	struct cut *c = open_fake();
-	Cut__V1__AppBatch *b;
+	Cut__V1__AppItem *it;
 
 	cr_assert_eq(cut_set_state_callback(c, state_cb, c), 0);
 	if (one_batch) {
@@ -428,21 +961,9 @@ check_cut(int one_batch)
 	cr_assert_eq(at_call, 1, "the callback saw %d messages", at_call);
 	cr_assert_str_eq(seen_id, "p0-1");
 
-	b = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
-	cr_assert_eq(b->items[0]->send->payload.len, 6);
-	cr_assert_eq(memcmp(b->items[0]->send->payload.data, "before", 6), 0);
-	free_batch(b);
-	b = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
-	cr_assert_eq(b->items[0]->send->payload.len, 5);
-	free_batch(b);
-	b = expect_up(CUT__V1__APP_ITEM__ITEM_STATE_REPLY);
-	cr_assert_str_eq(b->items[0]->state_reply->snapshot_id, "p0-1");
-	cr_assert_str_eq(b->items[0]->state_reply->content_type,
-	                 "application/json");
-	cr_assert_eq(memcmp(b->items[0]->state_reply->state.data,
-	                    "{\"returned\": 1}", 15),
-	             0);
-	free_batch(b);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	assert_payload(it->send->payload, "before", 6);
+	expect_reply("p0-1", 1);
 	cut_close(c);
 }
 
@@ -458,18 +979,24 @@ Test(libcut, cut_across_batches)
 
 Test(libcut, no_callback_answers_empty)
 {
-	struct down d[] = {{STATE, "p0-2", NULL}, {DELIVER, "p1", "A"}};
+	struct down d[] = {{STATE, "p0-2", NULL},
+	                   {DELIVER, "p1", "A"},
+	                   {OVERTAKE, "p0-3", NULL}};
 	struct cut *c = open_fake();
-	Cut__V1__AppBatch *b;
+	Cut__V1__AppItem *it;
 
-	fake_send(d, 2);
+	fake_send(d, 3);
 	expect_msg(c, "p1", "A");
-	b = expect_up(CUT__V1__APP_ITEM__ITEM_STATE_REPLY);
-	cr_assert_str_eq(b->items[0]->state_reply->snapshot_id, "p0-2");
-	cr_assert_str_eq(b->items[0]->state_reply->content_type,
-	                 CUT_CONTENT_TYPE_EMPTY);
-	cr_assert_eq(b->items[0]->state_reply->state.len, 0);
-	free_batch(b);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_STATE_REPLY);
+	cr_assert_str_eq(it->state_reply->snapshot_id, "p0-3");
+	cr_assert_str_eq(it->state_reply->content_type, CUT_CONTENT_TYPE_EMPTY);
+	cr_assert_eq(it->state_reply->state.len, 0);
+	cr_assert_eq(it->state_reply->handed, 0);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_STATE_REPLY);
+	cr_assert_str_eq(it->state_reply->snapshot_id, "p0-2");
+	cr_assert_str_eq(it->state_reply->content_type, CUT_CONTENT_TYPE_EMPTY);
+	cr_assert_eq(it->state_reply->state.len, 0);
+	cr_assert_eq(it->state_reply->handed, 0);
 	cut_close(c);
 }
 
@@ -483,7 +1010,170 @@ Test(libcut, declining_callback_sends_no_reply)
 	fake_send(d, 2);
 	expect_msg(c, "p1", "A");
 	cr_assert_eq(calls, 1);
-	cr_assert_null(fake_recv(200), "a declined request was answered");
+	expect_no_up(200, "a declined request was answered");
+	cut_close(c);
+}
+
+/*
+ * The handed counts: once the application has taken a frame's deliveries
+ * and looks for more, AppTaken reports exactly how many it was handed,
+ * never more, and nothing when there is no news.
+ */
+Test(libcut, taken_reports_what_was_handed)
+{
+	struct down three[] = {
+	    {DELIVER, "p1", "A"}, {DELIVER, "p2", "B"}, {DELIVER, "p1", "C"}};
+	struct down one[] = {{DELIVER, "p2", "D"}};
+	struct cut *c = open_fake();
+
+	fake_send(three, 3);
+	expect_msg(c, "p1", "A");
+	expect_msg(c, "p2", "B");
+	expect_msg(c, "p1", "C");
+	idle(c);
+	expect_taken(3);
+	fake_send(one, 1);
+	fake_send(one, 1);
+	expect_msg(c, "p2", "D");
+	expect_msg(c, "p2", "D");
+	idle(c);
+	expect_taken(5);
+	idle(c);
+	cr_assert_null(fake_next(100, 0), "a taken count without news");
+	cut_close(c);
+}
+
+/*
+ * A delivery the application took is reported promptly even when the
+ * application then blocks in a send instead of receiving again: two
+ * programs that each take a message and then send back would otherwise
+ * hold each other's windows shut until the send timeout.
+ */
+Test(libcut, taken_reported_while_blocked_in_send)
+{
+	struct down one[] = {{DELIVER, "p1", "A"}};
+	Cut__V1__AppItem *it;
+	struct cut *c;
+
+	init_credit[0] = init_credit[1] = 0;
+	c = open_fake();
+	fake_send(one, 1);
+	expect_msg(c, "p1", "A");
+	cr_assert_eq(cut_send_timed(c, "p1", "B", 1, NULL, 300), CUT_ETIMEDOUT);
+	/* 300 ms later, without another receive call. */
+	it = fake_next(50, 0);
+	cr_assert_not_null(it, "the taken delivery was not reported");
+	cr_assert_eq(it->item_case, CUT__V1__APP_ITEM__ITEM_TAKEN);
+	cr_assert_eq(it->taken->handed, 1);
+	cut_close(c);
+}
+
+/*
+ * The unaligned cut: a state request with overtake, arriving after three
+ * deliveries that are queued but not yet returned, is answered before any
+ * of them, with the count of deliveries returned before it.
+ */
+static void
+check_overtake(int same_frame)
+{
+	struct down first[] = {{DELIVER, "p1", "A"}};
+	struct down rest[] = {{DELIVER, "p1", "B"},
+	                      {DELIVER, "p2", "C"},
+	                      {DELIVER, "p1", "D"},
+	                      {OVERTAKE, "p0-5", NULL}};
+	struct cut *c;
+
+	init_credit[0] = init_credit[1] = 0; /* for sync_down() */
+	c = open_fake();
+	cr_assert_eq(cut_set_state_callback(c, state_cb, c), 0);
+	fake_send(first, 1);
+	expect_msg(c, "p1", "A");
+	if (same_frame) {
+		fake_send(rest, 4);
+	} else {
+		fake_send(rest, 3);
+		fake_send(&rest[3], 1);
+	}
+	sync_down(c);
+	cr_assert_eq(calls, 0);
+	expect_msg(c, "p1", "B");
+	cr_assert_eq(calls, 1, "the request did not overtake");
+	cr_assert_eq(at_call, 1, "the callback saw %d messages", at_call);
+	cr_assert_str_eq(seen_id, "p0-5");
+	expect_msg(c, "p2", "C");
+	expect_msg(c, "p1", "D");
+	cr_assert_eq(calls, 1);
+	expect_reply("p0-5", 1);
+	idle(c);
+	expect_taken(4);
+	cut_close(c);
+}
+
+Test(libcut, overtake_in_the_same_frame)
+{
+	check_overtake(1);
+}
+
+Test(libcut, overtake_from_a_later_frame)
+{
+	check_overtake(0);
+}
+
+/* An overtaking request that comes while a frame is half returned: the
+ * rest of that frame waits for the answer too. */
+Test(libcut, overtake_a_half_returned_frame)
+{
+	struct down four[] = {{DELIVER, "p1", "A"},
+	                      {DELIVER, "p1", "B"},
+	                      {DELIVER, "p2", "C"},
+	                      {DELIVER, "p1", "D"}};
+	struct down req[] = {{OVERTAKE, "p0-8", NULL}};
+	struct cut *c;
+
+	init_credit[0] = init_credit[1] = 0; /* for sync_down() */
+	c = open_fake();
+	cr_assert_eq(cut_set_state_callback(c, state_cb, c), 0);
+	fake_send(four, 4);
+	expect_msg(c, "p1", "A");
+	fake_send(req, 1);
+	sync_down(c);
+	expect_msg(c, "p1", "B");
+	cr_assert_eq(calls, 1);
+	cr_assert_eq(at_call, 1);
+	expect_msg(c, "p2", "C");
+	expect_msg(c, "p1", "D");
+	expect_reply("p0-8", 1);
+	idle(c);
+	expect_taken(4);
+	cut_close(c);
+}
+
+/* The aligned cut: without overtake the request keeps its place, even
+ * when the deliveries before it are all there, and the reply counts them
+ * as handed. */
+Test(libcut, aligned_request_keeps_its_place)
+{
+	struct down f1[] = {{DELIVER, "p1", "A"}, {DELIVER, "p2", "B"}};
+	struct down f2[] = {{STATE, "p0-6", NULL}, {DELIVER, "p1", "C"}};
+	struct cut *c;
+
+	init_credit[0] = init_credit[1] = 0; /* for sync_down() */
+	c = open_fake();
+	cr_assert_eq(cut_set_state_callback(c, state_cb, c), 0);
+	fake_send(f1, 2);
+	fake_send(f2, 2);
+	sync_down(c);
+	expect_msg(c, "p1", "A");
+	cr_assert_eq(calls, 0, "an aligned request overtook");
+	expect_msg(c, "p2", "B");
+	cr_assert_eq(calls, 0, "an aligned request overtook");
+	expect_msg(c, "p1", "C");
+	cr_assert_eq(calls, 1);
+	cr_assert_eq(at_call, 2);
+	cr_assert_str_eq(seen_id, "p0-6");
+	expect_reply("p0-6", 2);
+	idle(c);
+	expect_taken(3);
 	cut_close(c);
 }
 
@@ -555,7 +1245,7 @@ Test(libcut, concurrent_senders)
 	struct cut *handles[SENDERS];
 	pthread_t t[SENDERS];
 	int next[SENDERS] = {0}, i, k, got;
-	Cut__V1__AppBatch *b;
+	Cut__V1__AppItem *it;
 	char tag[32];
 
 	for (k = 0; k < SENDERS; k++) {
@@ -564,10 +1254,9 @@ Test(libcut, concurrent_senders)
 		    pthread_create(&t[k], NULL, sender_main, &handles[k]), 0);
 	}
 	for (i = 0; i < SENDERS * PER_SENDER; i++) {
-		b = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
-		snprintf(tag, sizeof(tag), "%.*s",
-		         (int)b->items[0]->send->payload.len,
-		         (char *)b->items[0]->send->payload.data);
+		it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+		snprintf(tag, sizeof(tag), "%.*s", (int)it->send->payload.len,
+		         (char *)it->send->payload.data);
 		for (k = 0; k < SENDERS; k++) {
 			char want[32];
 
@@ -578,7 +1267,6 @@ Test(libcut, concurrent_senders)
 		}
 		cr_assert_lt(k, SENDERS, "unexpected or out of order: %s", tag);
 		next[k]++;
-		free_batch(b);
 	}
 	for (k = 0, got = 0; k < SENDERS; k++) {
 		pthread_join(t[k], NULL);
@@ -622,23 +1310,97 @@ Test(libcut, fd_and_dispatch)
 	                   {DELIVER, "p1", "B"},
 	                   {STATE, "p0-4", NULL},
 	                   {DELIVER, "p2", "C"}};
-	struct cut *c = open_fake();
 	struct pollfd pfd = {.events = POLLIN};
-	Cut__V1__AppBatch *b;
+	struct cut *c;
 
+	init_credit[0] = init_credit[1] = 0; /* for sync_down() */
+	c = open_fake();
 	cut_set_state_callback(c, state_cb, c);
 	cr_assert_eq(cut_fd(c, &pfd.fd), 0);
 	cr_assert_eq(cut_dispatch(c, on_msg, c), 0);
 	cr_assert_eq(dispatched, 0);
 	fake_send(d, 4);
 	cr_assert_eq(poll(&pfd, 1, 2000), 1);
+	sync_down(c); /* the frame is in, whatever woke the descriptor */
 	cr_assert_eq(cut_dispatch(c, on_msg, c), 0);
 	cr_assert_eq(dispatched, 3);
 	cr_assert_eq(at_call, 2);
-	b = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
-	free_batch(b);
-	b = expect_up(CUT__V1__APP_ITEM__ITEM_STATE_REPLY);
-	free_batch(b);
+	expect_reply("p0-4", 2);
+	expect_taken(3);
+	cut_close(c);
+}
+
+/* What a cut_dispatch() callback saw, in order. */
+static char collected[64];
+
+static void
+collect(void *arg, const struct cut_msg *m)
+{
+	size_t n = strlen(collected);
+
+	(void)arg;
+	snprintf(collected + n, sizeof(collected) - n, "%s:%s,",
+	         cut_msg_from(m), (const char *)cut_msg_data(m));
+}
+
+/* cut_fd() is readable when deliveries wait, cut_dispatch() takes all
+ * that are there and empties it, and an event loop that polls and
+ * dispatches gets every delivery of several frames in order. */
+Test(libcut, fd_readable_until_dispatched)
+{
+	struct down f1[] = {{DELIVER, "p1", "A"}, {DELIVER, "p2", "B"}};
+	struct down f2[] = {{DELIVER, "p1", "C"}};
+	struct down f3[] = {{DELIVER, "p2", "D"}, {DELIVER, "p2", "E"}};
+	const char *want = "p1:A,p2:B,p1:C,p2:D,p2:E,";
+	struct pollfd pfd = {.events = POLLIN};
+	struct cut *c;
+	int rounds;
+
+	/* No credit frame, so that only deliveries come. */
+	init_credit[0] = init_credit[1] = 0;
+	c = open_fake();
+	cr_assert_eq(cut_fd(c, &pfd.fd), 0);
+	cr_assert_geq(pfd.fd, 0);
+	cr_assert_eq(poll(&pfd, 1, 100), 0, "readable with nothing queued");
+	fake_send(f1, 2);
+	cr_assert_eq(poll(&pfd, 1, 2000), 1, "a delivery did not wake it");
+	cr_assert_eq(cut_dispatch(c, collect, NULL), 0);
+	cr_assert_str_eq(collected, "p1:A,p2:B,");
+	cr_assert_eq(poll(&pfd, 1, 0), 0, "readable after cut_dispatch");
+	cr_assert_eq(cut_dispatch(c, collect, NULL), 0);
+	cr_assert_str_eq(collected, "p1:A,p2:B,");
+	expect_taken(2);
+
+	fake_send(f2, 1);
+	fake_send(f3, 2);
+	for (rounds = 0; strlen(collected) < strlen(want); rounds++) {
+		cr_assert_lt(rounds, 3);
+		cr_assert_eq(poll(&pfd, 1, 2000), 1, "%s", collected);
+		cr_assert_eq(cut_dispatch(c, collect, NULL), 0);
+	}
+	cr_assert_str_eq(collected, want);
+	expect_taken(5);
+	cut_close(c);
+}
+
+/*
+ * cut_fd() says items wait; a frame of credit alone queues none, so it
+ * leaves the descriptor quiet: a sending program's event loop does not
+ * wake for every credit to find nothing to dispatch.
+ */
+Test(libcut, fd_quiet_for_credit_alone)
+{
+	struct pollfd pfd = {.events = POLLIN}, spfd = {.events = POLLIN};
+	struct cut *c;
+
+	init_credit[0] = init_credit[1] = 0;
+	c = open_fake();
+	cr_assert_eq(cut_fd(c, &pfd.fd), 0);
+	cr_assert_eq(cut_send_fd(c, &spfd.fd), 0);
+	cr_assert_eq(cut_try_send(c, "p2", "x", 1, NULL), CUT_EAGAIN);
+	fake_credit(1, 1);
+	cr_assert_eq(poll(&spfd, 1, 2000), 1, "the credit did not come");
+	cr_assert_eq(poll(&pfd, 1, 0), 0, "credit alone woke cut_fd()");
 	cut_close(c);
 }
 
@@ -646,11 +1408,14 @@ Test(libcut, lost_link)
 {
 	struct cut *c = open_fake();
 	struct cut_msg *m = NULL;
+	int fd;
 
 	nng_close(app);
 	nng_pair1_open(&app); /* for teardown */
 	cr_assert_eq(cut_recv(c, 3000, &m), CUT_ECLOSED);
 	cr_assert_eq(cut_send(c, "p1", "x", 1, NULL), CUT_ECLOSED);
+	cr_assert_eq(cut_try_send(c, "p1", "x", 1, NULL), CUT_ECLOSED);
+	cr_assert_eq(cut_fd(c, &fd), 0);
 	cut_close(c);
 }
 

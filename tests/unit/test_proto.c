@@ -287,8 +287,10 @@ Test(app, batch_round_trip)
 	Cut__V1__AppStateRequest sreq = CUT__V1__APP_STATE_REQUEST__INIT;
 	Cut__V1__AppStateReply srep = CUT__V1__APP_STATE_REPLY__INIT;
 	Cut__V1__AppError err = CUT__V1__APP_ERROR__INIT;
-	Cut__V1__AppItem items[7];
-	Cut__V1__AppItem *itemp[7];
+	Cut__V1__AppTaken taken = CUT__V1__APP_TAKEN__INIT;
+	Cut__V1__AppCredit credit = CUT__V1__APP_CREDIT__INIT;
+	Cut__V1__AppItem items[9];
+	Cut__V1__AppItem *itemp[9];
 	Cut__V1__AppBatch batch = CUT__V1__APP_BATCH__INIT;
 	size_t len;
 	uint8_t *buf;
@@ -301,6 +303,8 @@ Test(app, batch_round_trip)
 	reply.n_peers = 2;
 	reply.peers = peers;
 	reply.max_message_size = 65536;
+	reply.has_window_bytes = 1;
+	reply.window_bytes = 1ULL << 30;
 	send.to = "p1";
 	send.content_type = "application/json";
 	send.payload = bin("{\"amount\": 2}");
@@ -309,13 +313,19 @@ Test(app, batch_round_trip)
 	deliver.has_seq = 1;
 	deliver.seq = 9;
 	sreq.snapshot_id = "p0-1";
+	sreq.has_overtake = 1;
+	sreq.overtake = 1;
 	srep.snapshot_id = "p0-1";
 	srep.content_type = "application/json";
 	srep.state = bin("{\"balance\": 14}");
+	srep.handed = 5000000000ULL;
+	taken.handed = 7;
+	credit.peer = 1;
+	credit.limit = (1ULL << 40) + 3;
 	err.code = CUT__V1__APP_ERROR__CODE__UNKNOWN_NODE;
 	err.message = "send to unknown node \"p9\"";
 
-	for (size_t i = 0; i < 7; i++) {
+	for (size_t i = 0; i < 9; i++) {
 		cut__v1__app_item__init(&items[i]);
 		itemp[i] = &items[i];
 	}
@@ -333,23 +343,29 @@ Test(app, batch_round_trip)
 	items[5].state_reply = &srep;
 	items[6].item_case = CUT__V1__APP_ITEM__ITEM_ERROR;
 	items[6].error = &err;
-	batch.n_items = 7;
+	items[7].item_case = CUT__V1__APP_ITEM__ITEM_TAKEN;
+	items[7].taken = &taken;
+	items[8].item_case = CUT__V1__APP_ITEM__ITEM_CREDIT;
+	items[8].credit = &credit;
+	batch.n_items = 9;
 	batch.items = itemp;
 	buf = pack(&batch.base, &len);
 
 	Cut__V1__AppBatch *b = (Cut__V1__AppBatch *)cutproto_unpack(
 	    &cut__v1__app_batch__descriptor, len, buf);
 	cr_assert_not_null(b);
-	cr_assert_eq(b->n_items, 7);
+	cr_assert_eq(b->n_items, 9);
 	Cut__V1__AppItem **it = b->items;
 	cr_assert_eq(it[0]->item_case, CUT__V1__APP_ITEM__ITEM_HELLO);
 	cr_assert_str_eq(it[0]->hello->node, "p0");
-	cr_assert_eq(it[0]->hello->version, 1);
+	cr_assert_eq(it[0]->hello->version, CUTPROTO_APP_VERSION);
 	cr_assert_eq(it[1]->item_case, CUT__V1__APP_ITEM__ITEM_HELLO_REPLY);
 	cr_assert_str_eq(it[1]->hello_reply->cluster, "bank");
 	cr_assert_eq(it[1]->hello_reply->n_peers, 2);
 	cr_assert_str_eq(it[1]->hello_reply->peers[1], "p2");
 	cr_assert_eq(it[1]->hello_reply->max_message_size, 65536);
+	cr_assert(it[1]->hello_reply->has_window_bytes);
+	cr_assert_eq(it[1]->hello_reply->window_bytes, 1ULL << 30);
 	cr_assert_eq(it[2]->item_case, CUT__V1__APP_ITEM__ITEM_SEND);
 	cr_assert_str_eq(it[2]->send->to, "p1");
 	cr_assert_str_eq(it[2]->send->content_type, "application/json");
@@ -362,14 +378,86 @@ Test(app, batch_round_trip)
 	cr_assert_eq(it[3]->deliver->seq, 9);
 	cr_assert_eq(it[4]->item_case, CUT__V1__APP_ITEM__ITEM_STATE_REQUEST);
 	cr_assert_str_eq(it[4]->state_request->snapshot_id, "p0-1");
+	cr_assert(it[4]->state_request->has_overtake);
+	cr_assert_eq(it[4]->state_request->overtake, 1);
 	cr_assert_eq(it[5]->item_case, CUT__V1__APP_ITEM__ITEM_STATE_REPLY);
 	cr_assert_str_eq(it[5]->state_reply->snapshot_id, "p0-1");
 	assert_bin(it[5]->state_reply->state, "{\"balance\": 14}");
+	cr_assert_eq(it[5]->state_reply->handed, 5000000000ULL);
 	cr_assert_eq(it[6]->item_case, CUT__V1__APP_ITEM__ITEM_ERROR);
 	cr_assert_eq(it[6]->error->code, 2);
 	cr_assert_str_eq(it[6]->error->message, "send to unknown node \"p9\"");
+	cr_assert_eq(it[7]->item_case, CUT__V1__APP_ITEM__ITEM_TAKEN);
+	cr_assert_eq(it[7]->taken->handed, 7);
+	cr_assert_eq(it[8]->item_case, CUT__V1__APP_ITEM__ITEM_CREDIT);
+	cr_assert_eq(it[8]->credit->peer, 1);
+	cr_assert_eq(it[8]->credit->limit, (1ULL << 40) + 3);
 	cut__v1__app_batch__free_unpacked(b, NULL);
 	free(buf);
+}
+
+/*
+ * Version 2's fields seen from both sides: an older daemon's request
+ * (no overtake) is the aligned cut, an older reply has no window, and
+ * the counts libcut and the daemon rely on are required.
+ */
+Test(app, v2_defaults_and_required_fields)
+{
+	/* AppStateRequest{snapshot_id "x"}. */
+	static const uint8_t req[] = {0x0a, 1, 'x'};
+	/* AppHelloReply{node "p0", version 1, cluster "c",
+	 * max_message_size 9}. */
+	static const uint8_t hello[] = {0x0a, 2, 'p', '0',  0x10, 1,
+	                                0x1a, 1, 'c', 0x28, 9};
+	/* AppStateReply{snapshot_id "x", state ""}: no handed. */
+	static const uint8_t reply[] = {0x0a, 1, 'x', 0x1a, 0};
+	/* AppCredit with only its peer, or only its limit. */
+	static const uint8_t credit_peer[] = {0x08, 1};
+	static const uint8_t credit_limit[] = {0x10, 5};
+	static const uint8_t none[1];
+	static const struct {
+		const char *what;
+		const ProtobufCMessageDescriptor *desc;
+		size_t len;
+		const uint8_t *data;
+	} missing[] = {
+	    {"a state reply without handed",
+	     &cut__v1__app_state_reply__descriptor, sizeof(reply), reply},
+	    {"a taken count without handed", &cut__v1__app_taken__descriptor, 0,
+	     none},
+	    {"credit without a limit", &cut__v1__app_credit__descriptor,
+	     sizeof(credit_peer), credit_peer},
+	    {"credit without a peer", &cut__v1__app_credit__descriptor,
+	     sizeof(credit_limit), credit_limit},
+	};
+	Cut__V1__AppStateRequest *r;
+	Cut__V1__AppHelloReply *h;
+
+	r = (Cut__V1__AppStateRequest *)cutproto_unpack(
+	    &cut__v1__app_state_request__descriptor, sizeof(req), req);
+	cr_assert_not_null(r);
+	cr_assert_eq(r->has_overtake, 0);
+	cr_assert_eq(r->overtake, 0);
+	protobuf_c_message_free_unpacked(&r->base, NULL);
+
+	h = (Cut__V1__AppHelloReply *)cutproto_unpack(
+	    &cut__v1__app_hello_reply__descriptor, sizeof(hello), hello);
+	cr_assert_not_null(h);
+	cr_assert_eq(h->has_window_bytes, 0);
+	cr_assert_eq(h->max_message_size, 9);
+	protobuf_c_message_free_unpacked(&h->base, NULL);
+
+	/* Refused by protobuf-c itself (a required field is missing), so
+	 * by cutproto_unpack() too. */
+	for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++) {
+		cr_assert_null(protobuf_c_message_unpack(missing[i].desc, NULL,
+		                                         missing[i].len,
+		                                         missing[i].data),
+		               "%s", missing[i].what);
+		cr_assert_null(cutproto_unpack(missing[i].desc, missing[i].len,
+		                               missing[i].data),
+		               "%s", missing[i].what);
+	}
 }
 
 /* An AppBatch has no required field, so zero bytes are a valid, empty
