@@ -1220,6 +1220,39 @@ Test(libcut, garbage_from_daemon)
 	cut_close(c);
 }
 
+/* A frame whose framing is bad is refused whole: the unaligned state
+ * request before the bad part is not answered. */
+Test(libcut, bad_frame_has_no_effect)
+{
+	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppStateRequest rq = CUT__V1__APP_STATE_REQUEST__INIT;
+	uint8_t frame[128];
+	struct cut_msg *m = NULL;
+	struct cut *c = open_fake();
+	size_t n;
+
+	cr_assert_eq(cut_set_state_callback(c, state_cb, c), 0);
+	rq.snapshot_id = "p0-9";
+	rq.has_overtake = 1;
+	rq.overtake = 1;
+	it.item_case = CUT__V1__APP_ITEM__ITEM_STATE_REQUEST;
+	it.state_request = &rq;
+	n = cut__v1__app_item__get_packed_size(&it);
+	cr_assert_lt(n, 100);
+	frame[0] = 0x0a;
+	frame[1] = (uint8_t)n;
+	cut__v1__app_item__pack(&it, frame + 2);
+	frame[2 + n] = 0x0a; /* an item of 127 bytes, cut short */
+	frame[3 + n] = 0x7f;
+	fake_send_raw(frame, n + 4);
+	cr_assert_eq(cut_recv(c, 2000, &m), CUT_EPROTO);
+	cr_assert_eq(cut_recv(c, 300, &m), CUT_ETIMEDOUT);
+	cr_assert_null(m);
+	cr_assert_null(fake_next(300, 1),
+	               "a request from a refused frame was answered");
+	cut_close(c);
+}
+
 /* Senders on several threads: every message arrives, each thread's in
  * the order it sent them. */
 #define SENDERS    4
