@@ -326,6 +326,24 @@ app_send(struct cutd *d, const Cut__V1__AppSend *s)
 		          "out of memory; message not sent");
 }
 
+static void
+state_reply(struct cutd *d, const Cut__V1__AppStateReply *r)
+{
+	int rv =
+	    node_state_reply(d, r->snapshot_id, cutd_ctype(r->content_type),
+	                     r->state.data, r->state.len);
+
+	if (rv == 0)
+		return;
+	/* Late (the snapshot ended) or refused by the engine (the handed
+	 * counts do not fit the cut): either way the snapshot ends without
+	 * this state, and the log says why. */
+	log_warnx("state reply for %s refused: %s", r->snapshot_id,
+	          engine_strerror(rv));
+	app_error(d, CUT__V1__APP_ERROR__CODE__UNKNOWN_SNAPSHOT,
+	          "no state request pending for that snapshot");
+}
+
 /* Handles one item that arrived on connection pipe.  Only the connection
  * that said hello may send anything else. */
 static void
@@ -358,13 +376,8 @@ item(struct cutd *d, uint32_t pipe, const Cut__V1__AppItem *it)
 		else if (cutd_ctype(it->state_reply->content_type) == NULL)
 			bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
 			    "bad content type");
-		else if (node_state_reply(
-		             d, it->state_reply->snapshot_id,
-		             cutd_ctype(it->state_reply->content_type),
-		             it->state_reply->state.data,
-		             it->state_reply->state.len) != 0)
-			app_error(d, CUT__V1__APP_ERROR__CODE__UNKNOWN_SNAPSHOT,
-			          "no state request pending for that snapshot");
+		else
+			state_reply(d, it->state_reply);
 		break;
 	default:
 		bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM,

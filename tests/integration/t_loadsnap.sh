@@ -16,7 +16,8 @@ while [ $i -lt 8 ]; do
 	"$BENCH" app --app "ipc://$T/p$i.app" --node "p$i" --to "$others" \
 		--expect "$others" --size 64 --duration-ms "$DURATION_MS" \
 		--start-file "$T/go" --done-file "$T/done$i" --linger \
-		--deadline-ms 120000 >"$T/app$i.out" 2>>"$T/app$i.log" &
+		--deadline-ms $((DURATION_MS + 120000)) >"$T/app$i.out" \
+		2>>"$T/app$i.log" &
 	PIDS="$PIDS $!"
 	eval "APP_$i=$!"
 	i=$((i + 1))
