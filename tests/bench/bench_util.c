@@ -366,13 +366,43 @@ backoff(unsigned k)
 		usleep(k < 20 ? 50 * k : 1000);
 }
 
+/* Sends the next message (flags: 0 or BENCH_END) of stream d, retrying
+ * while fn says "retry" (1) until the deadline.  Returns 0 or -1 with
+ * tx->error set. */
+static int
+send_one(struct bench_tx *tx, bench_send_fn fn, void *arg, size_t d,
+         uint8_t *buf, uint64_t now, uint8_t flags)
+{
+	struct bench_hdr h;
+	int rv;
+
+	h.t_ns = now;
+	h.seq = tx->seq[d] + 1;
+	h.src = tx->src;
+	h.dst = tx->dst[d];
+	h.flags = flags;
+	bench_hdr_put(buf, &h);
+	for (unsigned k = 0; (rv = fn(arg, d, buf, tx->size, tx->error,
+	                              sizeof(tx->error))) == 1;
+	     k++) {
+		tx->retries++;
+		if (bench_quit || bench_now_ns() > tx->deadline_ns) {
+			snprintf(tx->error, sizeof(tx->error),
+			         "%s kept timing out until the deadline or a "
+			         "signal",
+			         flags & BENCH_END ? "sending END" : "send");
+			return -1;
+		}
+		backoff(k);
+	}
+	return rv == 0 ? 0 : -1;
+}
+
 int
 bench_tx_run(struct bench_tx *tx, bench_send_fn fn, void *arg)
 {
 	unsigned char *buf;
 	uint64_t t0, i = 0;
-	struct bench_hdr h;
-	int rv = 0;
 
 	tx->ok = 0;
 	if (tx->ndst == 0 || tx->size < BENCH_HDR) {
@@ -413,50 +443,15 @@ bench_tx_run(struct bench_tx *tx, bench_send_fn fn, void *arg)
 				continue;
 			now = bench_now_ns();
 		}
-		h.t_ns = now;
-		h.seq = tx->seq[d] + 1;
-		h.src = tx->src;
-		h.dst = tx->dst[d];
-		h.flags = 0;
-		bench_hdr_put(buf, &h);
-		for (unsigned k = 0; (rv = fn(arg, d, buf, tx->size, tx->error,
-		                              sizeof(tx->error))) == 1;
-		     k++) {
-			tx->retries++;
-			if (bench_quit || bench_now_ns() > tx->deadline_ns) {
-				snprintf(tx->error, sizeof(tx->error),
-				         "send kept timing out until the "
-				         "deadline or a signal");
-				goto fail;
-			}
-			backoff(k);
-		}
-		if (rv != 0)
+		if (send_one(tx, fn, arg, d, buf, now, 0) != 0)
 			goto fail;
 		tx->seq[d]++;
 		tx->sent++;
 		i++;
 	}
 	for (size_t d = 0; d < tx->ndst; d++) {
-		h.t_ns = bench_now_ns();
-		h.seq = tx->seq[d] + 1;
-		h.src = tx->src;
-		h.dst = tx->dst[d];
-		h.flags = BENCH_END;
-		bench_hdr_put(buf, &h);
-		for (unsigned k = 0; (rv = fn(arg, d, buf, tx->size, tx->error,
-		                              sizeof(tx->error))) == 1;
-		     k++) {
-			tx->retries++;
-			if (bench_quit || bench_now_ns() > tx->deadline_ns) {
-				snprintf(tx->error, sizeof(tx->error),
-				         "sending END kept timing out until "
-				         "the deadline or a signal");
-				goto fail;
-			}
-			backoff(k);
-		}
-		if (rv != 0)
+		if (send_one(tx, fn, arg, d, buf, bench_now_ns(), BENCH_END) !=
+		    0)
 			goto fail;
 	}
 	tx->t_end = bench_now_ns();
@@ -477,4 +472,31 @@ bench_tx_print(const struct bench_tx *tx)
 	printf("sent=%llu send_retries=%llu send_s=%.6f send_rate=%.1f",
 	       (unsigned long long)tx->sent, (unsigned long long)tx->retries,
 	       span, span > 0 ? (double)tx->sent / span : 0.0);
+}
+
+int
+bench_rx_loop_end(const struct bench_rx *rx, int tx_done, const char *tx_error,
+                  uint64_t deadline_ns, const char *done_file, int linger,
+                  int *done, char *err, size_t errlen)
+{
+	if (bench_quit)
+		return 1;
+	if (bench_now_ns() > deadline_ns) {
+		snprintf(
+		    err, errlen,
+		    "deadline passed (%llu received, streams not all ended)",
+		    (unsigned long long)rx->received);
+		return 1;
+	}
+	if (tx_done && tx_error[0] != '\0')
+		return 1;
+	if (tx_done && (rx->nexpect == 0 || bench_rx_done(rx))) {
+		if (done_file != NULL && !*done) {
+			bench_touch(done_file);
+			*done = 1;
+		}
+		if (!linger)
+			return 1;
+	}
+	return 0;
 }

@@ -95,6 +95,14 @@ void bench_rx_error(struct bench_rx *rx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Prints the receiver's key=value fields (no newline). */
 void bench_rx_print(struct bench_rx *rx);
+/* The checks at the top of a receiving loop, shared by cutbench and
+ * nngrelay: returns 1 when the loop ends (a signal, the deadline, which
+ * sets err, a failed sender, or everything received without linger);
+ * touches done_file once everything expected arrived. */
+int bench_rx_loop_end(const struct bench_rx *rx, int tx_done,
+                      const char *tx_error, uint64_t deadline_ns,
+                      const char *done_file, int linger, int *done, char *err,
+                      size_t errlen);
 
 /*
  * The sending side: payloads of size bytes to each of ndst destinations in

@@ -283,25 +283,10 @@ run_app(int argc, char **argv)
 	for (;;) {
 		struct cut_msg *m;
 
-		if (bench_quit)
+		if (bench_rx_loop_end(&a.rx, a.tx_done, a.tx.error,
+		                      a.deadline_ns, a.done_file, a.linger,
+		                      &done, a.error, sizeof(a.error)))
 			break;
-		if (bench_now_ns() > a.deadline_ns) {
-			snprintf(a.error, sizeof(a.error),
-			         "deadline passed (%llu received, streams "
-			         "not all ended)",
-			         (unsigned long long)a.rx.received);
-			break;
-		}
-		if (a.tx_done && a.tx.error[0] != '\0')
-			break;
-		if (a.tx_done && (a.rx.nexpect == 0 || bench_rx_done(&a.rx))) {
-			if (a.done_file != NULL && !done) {
-				bench_touch(a.done_file);
-				done = 1;
-			}
-			if (!a.linger)
-				break;
-		}
 		rv = cut_recv(a.c, 100, &m);
 		if (rv == 0) {
 			int k = bench_rx_index(&a.rx, cut_msg_from(m));
