@@ -75,7 +75,6 @@ struct peer {
 	int64_t ack_due_ms;     /* we owe it an ack since then; 0: none */
 	int hello_due;          /* we owe it a hello */
 	nng_msg *pending;       /* a batch nng would not take yet */
-	uint64_t pending_first; /* its first link seq, 0 if none */
 	long in_chan, out_chan; /* engine channel indexes, or -1 */
 	uint32_t gen;           /* bumped when the links reset */
 

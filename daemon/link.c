@@ -143,15 +143,6 @@ link_peek(const struct link *l, size_t i, const void **ret_data,
 	return 1;
 }
 
-void
-link_unsend(struct link *l, uint64_t seq)
-{
-	if (seq < l->base)
-		l->sent = 0;
-	else if (seq - l->base < l->sent)
-		l->sent = (size_t)(seq - l->base);
-}
-
 int
 link_ack(struct link *l, uint64_t upto)
 {

@@ -64,8 +64,6 @@ size_t link_unacked(const struct link *l);
  * returns 0 if there is none. */
 int link_next(struct link *l, const void **ret_data, size_t *ret_len,
               uint64_t *ret_seq);
-/* Puts back the items handed out after seq (it was not sent after all). */
-void link_unsend(struct link *l, uint64_t seq);
 /* The receiver has everything up to upto: frees those items. */
 int link_ack(struct link *l, uint64_t upto);
 /* Everything unacknowledged will be handed out again. */

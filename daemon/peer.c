@@ -68,6 +68,17 @@ fresh_link(struct link **lp)
 	return 0;
 }
 
+/* Forgets the batch nng would not take: its items go again after a
+ * rewind, or not at all after a reset. */
+static void
+drop_pending(struct peer *p)
+{
+	if (p->pending != NULL) {
+		nng_msg_free(p->pending);
+		p->pending = NULL;
+	}
+}
+
 /* Both links with p start again: numbering from 1, nothing held, nothing
  * unacknowledged (and so no application message awaiting its ack). */
 static int
@@ -79,11 +90,7 @@ new_links(struct peer *p)
 	p->taken = p->taken_reported = p->taken_bytes = 0;
 	p->credit_force = 1;
 	p->gen++;
-	if (p->pending != NULL) {
-		nng_msg_free(p->pending);
-		p->pending = NULL;
-		p->pending_first = 0;
-	}
+	drop_pending(p);
 	if (fresh_link(&p->out) != 0 || fresh_link(&p->in) != 0)
 		return NNG_ENOMEM;
 	return 0;
@@ -570,7 +577,6 @@ send_pending(struct peer *p)
 	if (nng_sendmsg(p->push, p->pending, NNG_FLAG_NONBLOCK) != 0)
 		return 0;
 	p->pending = NULL;
-	p->pending_first = 0;
 	return 1;
 }
 
@@ -583,7 +589,7 @@ flush_one(struct cutd *d, struct peer *p, int ack)
 {
 	uint8_t ctl[128];
 	size_t hdr, nctl, total, off, len, k = 0, items = 0;
-	uint64_t first = 0, seq;
+	uint64_t seq;
 	const void *data;
 	nng_msg *msg;
 
@@ -606,8 +612,6 @@ flush_one(struct cutd *d, struct peer *p, int ack)
 	memcpy((uint8_t *)nng_msg_body(msg) + off, ctl, nctl);
 	off += nctl;
 	for (; items < k && link_next(p->out, &data, &len, &seq); items++) {
-		if (first == 0)
-			first = seq;
 		off += cutd_put_field((uint8_t *)nng_msg_body(msg) + off, 4,
 		                      data, len);
 	}
@@ -620,7 +624,6 @@ flush_one(struct cutd *d, struct peer *p, int ack)
 	}
 	p->sent_ms = cutd_now_ms();
 	p->pending = msg;
-	p->pending_first = first;
 	return send_pending(p) && items > 0;
 }
 
@@ -653,11 +656,7 @@ peer_flush(struct cutd *d)
 			 * gone: say hello and send it all again. */
 			p->hello_due = 1;
 			link_rewind(p->out);
-			if (p->pending != NULL) {
-				nng_msg_free(p->pending);
-				p->pending = NULL;
-				p->pending_first = 0;
-			}
+			drop_pending(p);
 		}
 		if (atomic_load(&p->pipes) == 0)
 			continue; /* nng would only queue it for a dead pipe */

@@ -83,22 +83,6 @@ Test(link, rewind_resends_every_unacknowledged_item)
 	link_free(l);
 }
 
-Test(link, unsend_puts_back_a_failed_batch)
-{
-	struct link *l = mk(8, 0);
-
-	push_str(l, "a");
-	push_str(l, "b");
-	push_str(l, "c");
-	next_seq(l, "a");
-	next_seq(l, "b");
-	next_seq(l, "c");
-	link_unsend(l, 2);
-	cr_assert_eq(link_unsent(l), 2);
-	cr_assert_eq(next_seq(l, "b"), 2);
-	link_free(l);
-}
-
 Test(link, window_full)
 {
 	struct link *l = mk(2, 0);
