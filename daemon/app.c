@@ -29,20 +29,23 @@
 
 #define RECV_PER_TURN 256
 
-/* Runs on an nng thread: only atomics. */
+/* Runs on an nng thread when a connection closes: only atomics. */
 static void
 pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	struct cutd *d = arg;
 	unsigned id = nng_pipe_id(pipe);
 
-	if (ev == NNG_PIPE_EV_ADD_POST) {
-		atomic_fetch_add(&d->app_pipes, 1);
-		atomic_store(&d->app_live, id);
-	} else if (ev == NNG_PIPE_EV_REM_POST) {
-		atomic_fetch_sub(&d->app_pipes, 1);
-		atomic_compare_exchange_strong(&d->app_live, &id, 0);
-	}
+	(void)ev;
+	atomic_store(&d->app_removed, id);
+	if (atomic_load(&d->app_hello_pipe) == id)
+		atomic_store(&d->app_gone, 1);
+}
+
+int
+app_connected(struct cutd *d)
+{
+	return d->app_hello != 0 && !atomic_load(&d->app_gone);
 }
 
 int
@@ -51,29 +54,28 @@ app_start(struct cutd *d)
 	const char *url = d->cfg->nodes[d->self].app;
 	int rv;
 
-	if ((rv = nng_pair1_open(&d->app)) != 0)
+	/* Polyamorous, so that a second application's hello can be
+	 * answered (ANOTHER_APP) on its own connection; every send names
+	 * its connection. */
+	if ((rv = nng_pair1_open_poly(&d->app)) != 0)
 		return rv;
 	nng_socket_set_size(d->app, NNG_OPT_RECVMAXSZ,
 	                    d->cfg->max_message + 64 * 1024);
 	nng_socket_set_int(d->app, NNG_OPT_SENDBUF, 64);
-	nng_pipe_notify(d->app, NNG_PIPE_EV_ADD_POST, pipe_event, d);
 	nng_pipe_notify(d->app, NNG_PIPE_EV_REM_POST, pipe_event, d);
 	if ((rv = nng_listen(d->app, url, NULL, 0)) != 0)
 		log_err("cannot listen on %s: %s", url, nng_strerror(rv));
 	return rv;
 }
 
-/* tag2 of a down record: the sending node, its links' generation (so
- * that a record from before a peer restarted does not count against the
- * new numbering) and the payload bytes. */
+/* tag2 of a down record: the sending node and the payload bytes.  (An
+ * app_seq means the same message across restarts of either side.) */
 static uint64_t
-down_tag(size_t node, uint32_t gen, size_t len)
+down_tag(size_t node, size_t len)
 {
-	return (uint64_t)node | ((uint64_t)(gen & 0xffff) << 16) |
-	       ((uint64_t)len << 32);
+	return (uint64_t)node | ((uint64_t)len << 32);
 }
 #define TAG_NODE(t) ((size_t)((t)&0xffff))
-#define TAG_GEN(t)  ((uint32_t)(((t) >> 16) & 0xffff))
 #define TAG_LEN(t)  ((size_t)((t) >> 32))
 
 int
@@ -96,7 +98,7 @@ app_deliver(struct cutd *d, size_t from, const char *content_type,
 	/* Packed once, straight into the queue: no allocation of its own. */
 	size = cut__v1__app_item__get_packed_size(&it);
 	buf = fifo_push_space(&d->down, size, seq,
-	                      down_tag(from, d->peers[from].gen, len));
+	                      down_tag(from, len));
 	if (buf == NULL)
 		return LINK_ENOMEM;
 	cut__v1__app_item__pack(&it, buf);
@@ -137,15 +139,13 @@ app_queued(struct cutd *d, size_t from, uint64_t first, uint64_t count,
                      const void *payload, size_t len),
            void *arg)
 {
-	uint32_t gen = d->peers[from].gen & 0xffff;
 	int rv = 0;
 
 	for (size_t i = 0; i < fifo_count(&d->down) && rv == 0; i++) {
 		const struct fifo_rec *r = fifo_rec(&d->down, i);
 		Cut__V1__AppItem *it;
 
-		if (TAG_NODE(r->tag2) != from || TAG_GEN(r->tag2) != gen ||
-		    r->tag < first || r->tag - first >= count)
+		if (TAG_NODE(r->tag2) != from || r->tag < first || r->tag - first >= count)
 			continue;
 		it = cut__v1__app_item__unpack(NULL, r->len,
 		                               fifo_data(&d->down, r));
@@ -177,8 +177,7 @@ take_upto(struct cutd *d, uint64_t handed)
 		const struct fifo_rec *r = fifo_rec(&d->down, i);
 		size_t from = TAG_NODE(r->tag2);
 
-		if (TAG_GEN(r->tag2) == (d->peers[from].gen & 0xffff))
-			peer_taken(d, from, r->tag, TAG_LEN(r->tag2));
+		peer_taken(d, from, r->tag, TAG_LEN(r->tag2));
 		d->down_sent_bytes -= TAG_LEN(r->tag2);
 	}
 	fifo_pop(&d->down, k);
@@ -188,10 +187,11 @@ take_upto(struct cutd *d, uint64_t handed)
 	return 0;
 }
 
-/* Sends one item to the application at once, outside the down stream. */
+/* Sends one item at once, outside the down stream, on connection pipe. */
 static void
-send_now(struct cutd *d, const Cut__V1__AppItem *it)
+send_now(struct cutd *d, uint32_t pipe, const Cut__V1__AppItem *it)
 {
+	nng_pipe to = NNG_PIPE_INITIALIZER;
 	Cut__V1__AppBatch b = CUT__V1__APP_BATCH__INIT;
 	Cut__V1__AppItem *items[1] = {(Cut__V1__AppItem *)it};
 	size_t len;
@@ -203,12 +203,14 @@ send_now(struct cutd *d, const Cut__V1__AppItem *it)
 	if (nng_msg_alloc(&msg, len) != 0)
 		return;
 	cut__v1__app_batch__pack(&b, nng_msg_body(msg));
+	to.id = pipe;
+	nng_msg_set_pipe(msg, to);
 	if (nng_sendmsg(d->app, msg, NNG_FLAG_NONBLOCK) != 0)
 		nng_msg_free(msg);
 }
 
 static void
-app_error(struct cutd *d, uint32_t code, const char *text)
+app_error(struct cutd *d, uint32_t pipe, uint32_t code, const char *text)
 {
 	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
 	Cut__V1__AppError e = CUT__V1__APP_ERROR__INIT;
@@ -217,15 +219,77 @@ app_error(struct cutd *d, uint32_t code, const char *text)
 	e.message = (char *)text;
 	it.item_case = CUT__V1__APP_ITEM__ITEM_ERROR;
 	it.error = &e;
-	send_now(d, &it);
+	send_now(d, pipe, &it);
 }
 
 static void
-bad(struct cutd *d, uint32_t code, const char *what)
+bad(struct cutd *d, uint32_t pipe, uint32_t code, const char *what)
 {
 	d->bad_app++;
 	log_warnx("bad application frame: %s; dropped", what);
-	app_error(d, code, what);
+	app_error(d, pipe, code, what);
+}
+
+/* Drops the queued deliveries from node `from` up to app_seq upto, which
+ * the application already has (it was handed them by this daemon on an
+ * earlier connection, or by an earlier run of it): they count as taken.
+ * Aligned requests keep their place among the rest. */
+static void
+drop_had(struct cutd *d, size_t from, uint64_t upto)
+{
+	struct fifo kept;
+	size_t n = fifo_count(&d->down), dropped = 0;
+
+	fifo_init(&kept);
+	for (size_t i = 0; i < n; i++) {
+		const struct fifo_rec *r = fifo_rec(&d->down, i);
+		if (TAG_NODE(r->tag2) == from && r->tag <= upto) {
+			uint64_t abs = d->down_head_abs + i - dropped;
+			peer_taken(d, from, r->tag, TAG_LEN(r->tag2));
+			for (struct appreq *q = d->reqs; q != NULL; q = q->next)
+				if (q->at > abs)
+					q->at--;
+			dropped++;
+		} else if (fifo_push(&kept, fifo_data(&d->down, r), r->len,
+		                     r->tag, r->tag2) != 0) {
+			log_err("out of memory dropping deliveries");
+			fifo_fini(&kept);
+			return;
+		}
+	}
+	fifo_fini(&d->down);
+	d->down = kept;
+}
+
+/* Takes in where libcut stands on each channel (AppHello.resume): a daemon
+ * that restarted resumes the numbering there, and what the application
+ * already has is not sent to it again. */
+static void
+resume(struct cutd *d, const Cut__V1__AppHello *h)
+{
+	for (size_t i = 0; i < h->n_resume; i++) {
+		const Cut__V1__AppResume *r = h->resume[i];
+		int node = config_node_index(d->cfg, r->node);
+		struct peer *p;
+
+		if (node < 0 || (size_t)node == d->self)
+			continue;
+		p = &d->peers[node];
+		if (p->out_chan >= 0 && r->has_out_taken) {
+			uint64_t sent = engine_sent_count(d->eng,
+			                                  (size_t)p->out_chan);
+			if (r->out_taken > sent)
+				node_resume_out(d, (size_t)node, r->out_taken);
+		}
+		if (p->in_chan >= 0 && r->has_in_taken) {
+			if (r->in_taken > engine_delivered_count(
+			                      d->eng, (size_t)p->in_chan))
+				node_resume_in(d, (size_t)node, r->in_taken);
+			else
+				p->in_known = 1;
+			drop_had(d, (size_t)node, r->in_taken);
+		}
+	}
 }
 
 /* A new application said hello on pipe.  What the previous one was sent
@@ -239,6 +303,8 @@ new_connection(struct cutd *d, uint32_t pipe)
 	struct appreq *r, *next;
 
 	d->app_hello = pipe;
+	atomic_store(&d->app_hello_pipe, pipe);
+	atomic_store(&d->app_gone, atomic_load(&d->app_removed) == pipe);
 	d->down_sent = 0;
 	d->down_base = 0;
 	d->down_sent_bytes = 0;
@@ -268,25 +334,47 @@ hello(struct cutd *d, uint32_t pipe, const Cut__V1__AppHello *h)
 	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
 	Cut__V1__AppHelloReply r = CUT__V1__APP_HELLO_REPLY__INIT;
 	char *peers[CONFIG_MAX_NODES];
+	uint64_t sent[CONFIG_MAX_NODES];
 	size_t n = 0;
 
 	if (h->version != CUTPROTO_APP_VERSION) {
-		bad(d, CUT__V1__APP_ERROR__CODE__VERSION,
+		bad(d, pipe, CUT__V1__APP_ERROR__CODE__VERSION,
 		    "unsupported application protocol version");
 		return;
 	}
 	if (h->node[0] != '\0' && strcmp(h->node, d->name) != 0) {
-		bad(d, CUT__V1__APP_ERROR__CODE__WRONG_NODE,
+		bad(d, pipe, CUT__V1__APP_ERROR__CODE__WRONG_NODE,
 		    "this daemon serves another node");
 		return;
 	}
-	for (size_t i = 0; i < d->n_out; i++)
-		peers[n++] = d->cfg->nodes[d->out_node[i]].name;
+	if (app_connected(d) && pipe != d->app_hello) {
+		log_warnx("a second application tried to connect as %s; "
+		          "refused",
+		          d->name);
+		app_error(d, pipe, CUT__V1__APP_ERROR__CODE__ANOTHER_APP,
+		          "another application is connected as this node");
+		return;
+	}
+	resume(d, h);
+	for (size_t i = 0; i < d->n_out; i++) {
+		struct peer *p = &d->peers[d->out_node[i]];
+		peers[n] = d->cfg->nodes[d->out_node[i]].name;
+		sent[n++] = engine_sent_count(d->eng, (size_t)p->out_chan);
+		p->resend_upto = 0;
+	}
+	for (size_t i = 0; i < h->n_resume; i++) {
+		int node = config_node_index(d->cfg, h->resume[i]->node);
+		if (node >= 0 && (size_t)node != d->self &&
+		    h->resume[i]->has_out_sent)
+			d->peers[node].resend_upto = h->resume[i]->out_sent;
+	}
 	r.node = (char *)d->name;
 	r.version = CUTPROTO_APP_VERSION;
 	r.cluster = d->cfg->cluster;
 	r.peers = peers;
 	r.n_peers = n;
+	r.sent = sent;
+	r.n_sent = n;
 	r.max_message_size = (uint32_t)d->cfg->max_message;
 	r.has_window_bytes = 1;
 	r.window_bytes = d->cfg->window;
@@ -294,40 +382,52 @@ hello(struct cutd *d, uint32_t pipe, const Cut__V1__AppHello *h)
 	r.message_cost = (uint32_t)d->cfg->message_cost;
 	it.item_case = CUT__V1__APP_ITEM__ITEM_HELLO_REPLY;
 	it.hello_reply = &r;
-	send_now(d, &it);
+	send_now(d, pipe, &it);
 	new_connection(d, pipe);
 	log_info("application connected");
 }
 
 static void
-app_send(struct cutd *d, const Cut__V1__AppSend *s)
+app_send(struct cutd *d, uint32_t pipe, const Cut__V1__AppSend *s)
 {
 	int rv;
 
 	if (s->payload.len > d->cfg->max_message) {
-		bad(d, CUT__V1__APP_ERROR__CODE__TOO_LARGE,
+		bad(d, pipe, CUT__V1__APP_ERROR__CODE__TOO_LARGE,
 		    "message larger than max_message");
 		return;
 	}
 	if (cutd_ctype(s->content_type) == NULL) {
-		bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM, "bad content type");
+		bad(d, pipe, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
+		    "bad content type");
+		return;
+	}
+	if (s->has_seq && s->seq == 0) {
+		bad(d, pipe, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
+		    "message sequence number 0");
 		return;
 	}
 	rv = node_app_send(d, s->to, cutd_ctype(s->content_type),
-	                   s->payload.data, s->payload.len);
+	                   s->payload.data, s->payload.len,
+	                   s->has_seq ? s->seq : 0);
+	if (rv == ENGINE_EDUP)
+		return; /* sent again after a reconnect; we have it */
 	if (rv == ENGINE_ENOCHAN)
-		bad(d, CUT__V1__APP_ERROR__CODE__UNKNOWN_NODE,
+		bad(d, pipe, CUT__V1__APP_ERROR__CODE__UNKNOWN_NODE,
 		    "no channel to that node");
+	else if (rv == ENGINE_EINVAL)
+		bad(d, pipe, CUT__V1__APP_ERROR__CODE__SEQ_GAP,
+		    "message sequence number leaves a gap; message not sent");
 	else if (rv == LINK_EFULL)
-		bad(d, CUT__V1__APP_ERROR__CODE__BACKPRESSURE,
+		bad(d, pipe, CUT__V1__APP_ERROR__CODE__BACKPRESSURE,
 		    "send beyond the channel's window; message not sent");
 	else if (rv != 0)
-		app_error(d, CUT__V1__APP_ERROR__CODE__BACKPRESSURE,
+		app_error(d, pipe, CUT__V1__APP_ERROR__CODE__BACKPRESSURE,
 		          "out of memory; message not sent");
 }
 
 static void
-state_reply(struct cutd *d, const Cut__V1__AppStateReply *r)
+state_reply(struct cutd *d, uint32_t pipe, const Cut__V1__AppStateReply *r)
 {
 	int rv =
 	    node_state_reply(d, r->snapshot_id, cutd_ctype(r->content_type),
@@ -340,7 +440,7 @@ state_reply(struct cutd *d, const Cut__V1__AppStateReply *r)
 	 * this state, and the log says why. */
 	log_warnx("state reply for %s refused: %s", r->snapshot_id,
 	          engine_strerror(rv));
-	app_error(d, CUT__V1__APP_ERROR__CODE__UNKNOWN_SNAPSHOT,
+	app_error(d, pipe, CUT__V1__APP_ERROR__CODE__UNKNOWN_SNAPSHOT,
 	          "no state request pending for that snapshot");
 }
 
@@ -354,33 +454,34 @@ item(struct cutd *d, uint32_t pipe, const Cut__V1__AppItem *it)
 		return;
 	}
 	if (pipe == 0 || pipe != d->app_hello) {
-		bad(d, CUT__V1__APP_ERROR__CODE__NO_HELLO, "item before hello");
+		bad(d, pipe, CUT__V1__APP_ERROR__CODE__NO_HELLO,
+		    "item before hello");
 		return;
 	}
 	switch (it->item_case) {
 	case CUT__V1__APP_ITEM__ITEM_SEND:
-		app_send(d, it->send);
+		app_send(d, pipe, it->send);
 		break;
 	case CUT__V1__APP_ITEM__ITEM_TAKEN:
 		if (take_upto(d, it->taken->handed) != 0)
-			bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
+			bad(d, pipe, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
 			    "taken count out of range");
 		break;
 	case CUT__V1__APP_ITEM__ITEM_STATE_REPLY:
 		if (take_upto(d, it->state_reply->handed) != 0)
-			bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
+			bad(d, pipe, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
 			    "state reply's handed count out of range");
 		else if (it->state_reply->state.len > d->cfg->max_message)
-			bad(d, CUT__V1__APP_ERROR__CODE__TOO_LARGE,
+			bad(d, pipe, CUT__V1__APP_ERROR__CODE__TOO_LARGE,
 			    "state larger than max_message");
 		else if (cutd_ctype(it->state_reply->content_type) == NULL)
-			bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
+			bad(d, pipe, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
 			    "bad content type");
 		else
-			state_reply(d, it->state_reply);
+			state_reply(d, pipe, it->state_reply);
 		break;
 	default:
-		bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
+		bad(d, pipe, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
 		    "item an application does not send");
 	}
 }
@@ -400,7 +501,7 @@ app_recv_all(struct cutd *d)
 		    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
 		    nng_msg_body(msg), &d->arena);
 		if (b == NULL)
-			bad(d, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
+			bad(d, pipe, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
 			    "batch does not decode");
 		else
 			for (size_t k = 0; k < b->n_items; k++)
@@ -435,13 +536,15 @@ credit_limit(struct cutd *d, const struct peer *p)
 }
 
 static size_t
-put_credit(uint8_t *dst, size_t peer, uint64_t limit)
+put_credit(uint8_t *dst, size_t peer, uint64_t limit, uint64_t taken)
 {
 	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
 	Cut__V1__AppCredit c = CUT__V1__APP_CREDIT__INIT;
 
 	c.peer = (uint32_t)peer;
 	c.limit = limit;
+	c.has_taken = 1;
+	c.taken = taken;
 	it.item_case = CUT__V1__APP_ITEM__ITEM_CREDIT;
 	it.credit = &c;
 	return put_item(dst, &it);
@@ -482,11 +585,13 @@ walk_batch(struct cutd *d, uint8_t *dst, int commit)
 	for (size_t i = 0; i < d->n_out; i++) {
 		struct peer *p = &d->peers[d->out_node[i]];
 		uint64_t limit = credit_limit(d, p);
-		if (!p->credit_force && limit == p->credit_sent)
+		if (!p->credit_force && limit == p->credit_sent &&
+		    p->app_taken == p->taken_told)
 			continue;
-		off += put_credit(AT(dst), i, limit);
+		off += put_credit(AT(dst), i, limit, p->app_taken);
 		if (commit) {
 			p->credit_sent = limit;
+			p->taken_told = p->app_taken;
 			p->credit_force = 0;
 		}
 	}
@@ -529,12 +634,13 @@ walk_batch(struct cutd *d, uint8_t *dst, int commit)
 void
 app_flush(struct cutd *d)
 {
+	nng_pipe to = NNG_PIPE_INITIALIZER;
 	size_t len;
 	nng_msg *msg;
 
 	/* Only to the connection that said hello, while it lasts; a new
 	 * application gets nothing before its own hello. */
-	if (d->app_hello == 0 || atomic_load(&d->app_live) != d->app_hello)
+	if (!app_connected(d))
 		return;
 	for (int i = 0; i < 64; i++) {
 		if (d->app_pending != NULL) {
@@ -547,6 +653,8 @@ app_flush(struct cutd *d)
 		    nng_msg_alloc(&msg, len) != 0)
 			return;
 		walk_batch(d, nng_msg_body(msg), 1);
+		to.id = d->app_hello;
+		nng_msg_set_pipe(msg, to);
 		d->app_pending = msg;
 	}
 }

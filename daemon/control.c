@@ -599,7 +599,7 @@ do_status(struct cutd *d, struct reply *r)
 	rp.cluster = d->cfg->cluster;
 	rp.version = CUTD_VERSION;
 	rp.uptime_ms = (uint64_t)(cutd_now_ms() - d->start_ms);
-	rp.app_connected = atomic_load(&d->app_pipes) > 0;
+	rp.app_connected = app_connected(d);
 	rp.peers = arena_alloc(&a, n * sizeof(*rp.peers));
 	rp.snapshots_in_progress = arena_alloc(&a, 16 * sizeof(char *));
 	if (rp.peers == NULL || rp.snapshots_in_progress == NULL) {

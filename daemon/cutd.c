@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -235,6 +236,20 @@ make_parent(const char *path)
 		log_warnx("cannot create %s: %s", dir, strerror(errno));
 }
 
+/* This run's epoch: random, so that a stranger on the network cannot
+ * guess it (peer.c trusts a connection that carries it), and never 0,
+ * which means "unknown". */
+static uint64_t
+run_id(void)
+{
+	uint64_t id = 0;
+
+	while (id == 0)
+		if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+			id = (uint64_t)cutd_wall_ms() ^ (uint64_t)getpid() << 40;
+	return id;
+}
+
 static int
 open_store(struct cutd *d)
 {
@@ -264,7 +279,7 @@ start(struct cutd *d)
 	d->name = me->name;
 	fifo_init(&d->down);
 	cutproto_arena_init(&d->arena);
-	d->epoch = (uint64_t)cutd_wall_ms();
+	d->epoch = run_id();
 	d->start_ms = cutd_now_ms();
 	if ((rv = open_store(d)) != 0)
 		return rv;
@@ -400,7 +415,7 @@ notify_status(struct cutd *d, int64_t now, int64_t *last)
 	           "WATCHDOG=1\nSTATUS=%zu of %zu peers connected, "
 	           "%zu snapshots in flight, application %s",
 	           peers, d->cfg->nnodes - 1, engine_in_progress(d->eng),
-	           atomic_load(&d->app_pipes) > 0 ? "connected"
+	           app_connected(d) ? "connected"
 	                                          : "not connected");
 }
 

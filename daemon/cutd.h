@@ -76,23 +76,35 @@ struct peer {
 	int hello_due;          /* we owe it a hello */
 	nng_msg *pending;       /* a batch nng would not take yet */
 	long in_chan, out_chan; /* engine channel indexes, or -1 */
-	uint32_t gen;           /* bumped when the links reset */
+	/* The connection of ours that p's batches come on (a pipe of
+	 * d->pull), 0 when none or closed (set to 0 by an nng thread), and
+	 * whether a batch on it carried our epoch as to_epoch, which only a
+	 * peer that hears us can know. */
+	atomic_uint in_pipe;
+	int in_proven;
+	uint64_t refused_conns; /* connections closed for posing as p */
 
-	/* Outgoing channel: flow control.  inflight holds one empty record
-	 * per application message sent and not yet taken by the receiving
-	 * application, tagged (app_seq, payload bytes). */
+	/* Outgoing channel: flow control and reliability across restarts.
+	 * inflight holds each application message sent and not yet taken by
+	 * the receiving application, as a packed PeerData (seq 0), tagged
+	 * (app_seq, window charge): sent again if p restarts. */
 	struct fifo inflight;
 	uint64_t inflight_bytes;
 	uint64_t app_taken;   /* the receiver's taken count */
+	uint64_t taken_told;  /* app_taken as last told the application */
 	uint64_t accepted;    /* bytes taken from this app connection */
 	uint64_t credit_sent; /* the limit last told the application */
 	int credit_force;     /* tell it even if unchanged */
 	uint64_t stalls;      /* sends refused for want of window */
+	uint64_t resend_upto; /* our application resends up to this app_seq */
+	uint64_t resent;      /* messages sent again after p restarted */
 
 	/* Incoming channel: what our application has taken. */
 	uint64_t taken;          /* app_seq of the last message handed */
 	uint64_t taken_reported; /* as last told the peer */
 	uint64_t taken_bytes;    /* payload bytes taken since last told */
+	int in_known;            /* the channel's numbering is known */
+	uint64_t dups;           /* messages dropped as already had */
 };
 
 /* A state request waiting to go to the application, or answered not
@@ -174,9 +186,14 @@ struct cutd {
 	struct peer *peers; /* by node index; self's entry unused */
 	nng_socket pull, app, ctl;
 	int pull_fd, app_fd, ctl_fd;
-	atomic_int app_pipes;
-	atomic_uint app_live; /* id of the application's connection, or 0 */
-	uint32_t app_hello;   /* id of the connection that said hello */
+	/* The application link is a polyamorous pair1 socket, so that a
+	 * second application can be told "another application is
+	 * connected" without disturbing the first.  app_hello is the
+	 * connection that said hello; an nng thread sets app_gone when it
+	 * closes (app_removed catches a close before the hello is noted). */
+	atomic_uint app_hello_pipe, app_removed;
+	atomic_int app_gone;
+	uint32_t app_hello;
 	/* The down stream: packed AppItem deliveries, oldest first, tagged
 	 * (app_seq, down_tag()).  The first down_sent went to the current
 	 * application and wait for its AppTaken; down_base is its handed
@@ -244,9 +261,13 @@ int peer_next_timer(struct cutd *d, int64_t now, int max);
  * written before any other peer call; NULL when the link is full. */
 void *peer_push_space(struct cutd *d, size_t node, size_t len);
 uint64_t peer_next_seq(struct cutd *d, size_t node);
-/* Notes that application message app_seq of len payload bytes went on
- * the channel to node, for its window. */
-int peer_note_data(struct cutd *d, size_t node, uint64_t app_seq, size_t len);
+/* Keeps application message data (a PeerData, seq ignored) of len
+ * payload bytes, sent on the channel to node, until the receiving
+ * application has taken it: it counts against the window, and goes again
+ * if the peer restarts. */
+struct Cut__V1__PeerData;
+int peer_note_data(struct cutd *d, size_t node,
+                   const struct Cut__V1__PeerData *data, size_t len);
 /* 1 if a message of len bytes fits the window of the channel to node. */
 int peer_window_open(struct cutd *d, size_t node, size_t len);
 /* Our application took messages of the channel from node, up to app_seq,
@@ -257,6 +278,8 @@ int peer_connected(struct cutd *d, size_t node, int64_t now);
 
 /* app.c */
 int app_start(struct cutd *d);
+/* 1 if an application said hello and its connection is open. */
+int app_connected(struct cutd *d);
 void app_recv_all(struct cutd *d);
 void app_flush(struct cutd *d);
 /* Appends a delivery or a state request to the down stream. */
@@ -287,8 +310,14 @@ int node_start(struct cutd *d);
 void node_stop(struct cutd *d, const char *reason);
 /* Events from the sockets. */
 int node_initiate(struct cutd *d, uint32_t timeout_ms, char *ret_id);
+/* Sends application message seq (0: the next) to node `to`; a seq the
+ * channel already has is ENGINE_EDUP (dropped), a gap ENGINE_EINVAL. */
 int node_app_send(struct cutd *d, const char *to, const char *content_type,
-                  const void *payload, size_t len);
+                  const void *payload, size_t len, uint64_t seq);
+/* A daemon that restarted learns from its application where a channel's
+ * numbering stands; snapshots in progress are aborted first. */
+int node_resume_out(struct cutd *d, size_t node, uint64_t count);
+int node_resume_in(struct cutd *d, size_t node, uint64_t count);
 int node_state_reply(struct cutd *d, const char *id, const char *ctype,
                      const void *state, size_t len);
 /* Milliseconds until node_timers() has something to do, at most max. */

@@ -728,6 +728,32 @@ engine_reset_out(struct engine *e, size_t out)
 	return 0;
 }
 
+int
+engine_resume_in(struct engine *e, size_t in, uint64_t count)
+{
+	e->nacts = 0;
+	if (in >= e->n_in)
+		return ENGINE_ENOCHAN;
+	if (engine_in_progress(e) > 0)
+		return ENGINE_ESTATE;
+	e->delivered[in] = count;
+	if (e->max_seq[in] < count)
+		e->max_seq[in] = count;
+	return 0;
+}
+
+int
+engine_resume_out(struct engine *e, size_t out, uint64_t count)
+{
+	e->nacts = 0;
+	if (out >= e->n_out)
+		return ENGINE_ENOCHAN;
+	if (engine_in_progress(e) > 0)
+		return ENGINE_ESTATE;
+	e->sent[out] = count;
+	return 0;
+}
+
 uint64_t
 engine_sent_count(const struct engine *e, size_t out)
 {

@@ -217,6 +217,14 @@ int engine_channels_open(const struct engine *e, const char *id,
 int engine_reset_in(struct engine *e, size_t in);
 int engine_reset_out(struct engine *e, size_t out);
 
+/* A daemon that restarted learns where a channel's numbering stands from
+ * the applications, which outlive it: count messages were sent on out /
+ * delivered on in before.  The next is count + 1.  Touches no snapshot;
+ * ENGINE_ESTATE while one is in progress, whose counts would change
+ * meaning. */
+int engine_resume_in(struct engine *e, size_t in, uint64_t count);
+int engine_resume_out(struct engine *e, size_t out, uint64_t count);
+
 /* Messages sent so far on out / delivered so far (entered the down
  * stream, taken or not) on in. */
 uint64_t engine_sent_count(const struct engine *e, size_t out);

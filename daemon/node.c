@@ -34,6 +34,7 @@ struct delivery {
 
 static int perform(struct cutd *d, const struct delivery *dl);
 static void store_deferred(struct cutd *d, struct snap *s);
+static void abort_snap(struct cutd *d, struct snap *s, const char *reason);
 
 struct snap *
 node_find(struct cutd *d, const char *id)
@@ -235,21 +236,33 @@ send_abort(struct cutd *d, size_t node, const char *id, const char *reason,
 
 int
 node_app_send(struct cutd *d, const char *to, const char *content_type,
-              const void *payload, size_t len)
+              const void *payload, size_t len, uint64_t seq)
 {
 	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerData data = CUT__V1__PEER_DATA__INIT;
 	int node = config_node_index(d->cfg, to);
+	struct peer *p;
 	size_t out;
 	int rv;
 
 	if (node < 0 || d->peers[node].out_chan < 0)
 		return ENGINE_ENOCHAN;
-	if (!peer_window_open(d, (size_t)node, len)) {
-		d->peers[node].stalls++;
+	p = &d->peers[node];
+	out = (size_t)p->out_chan;
+	/* libcut numbers its messages and sends again, after a reconnect,
+	 * those it cannot know arrived: drop what the channel has. */
+	if (seq != 0 && seq <= engine_sent_count(d->eng, out)) {
+		p->dups++;
+		return ENGINE_EDUP;
+	}
+	if (seq != 0 && seq != engine_sent_count(d->eng, out) + 1)
+		return ENGINE_EINVAL;
+	/* What libcut sends again was within a window once: it goes. */
+	if ((seq == 0 || seq > p->resend_upto) &&
+	    !peer_window_open(d, (size_t)node, len)) {
+		p->stalls++;
 		return LINK_EFULL;
 	}
-	out = (size_t)d->peers[node].out_chan;
 	data.seq = peer_next_seq(d, (size_t)node);
 	data.content_type = (char *)content_type;
 	data.payload.data = (uint8_t *)payload;
@@ -263,9 +276,45 @@ node_app_send(struct cutd *d, const char *to, const char *content_type,
 		return rv;
 	/* The link has it now; only memory can fail from here on, and the
 	 * window's count then only lags. */
-	if (peer_note_data(d, (size_t)node, data.app_seq, len) != 0)
-		log_err("out of memory counting a message in its window");
+	if (peer_note_data(d, (size_t)node, &data, len) != 0)
+		log_err("out of memory keeping a message until it is taken");
 	return engine_sent(d->eng, out, NULL);
+}
+
+/* Aborts the snapshots in progress, whose counts a resume would change. */
+static void
+abort_running(struct cutd *d, const char *reason)
+{
+	for (struct snap *s = d->snaps; s != NULL; s = s->next)
+		if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING)
+			abort_snap(d, s, reason);
+}
+
+int
+node_resume_out(struct cutd *d, size_t node, uint64_t count)
+{
+	long out = d->peers[node].out_chan;
+
+	if (out < 0 || count == engine_sent_count(d->eng, (size_t)out))
+		return 0;
+	abort_running(d, "channel numbering resumed after a restart");
+	log_notice("channel to %s resumes after message %" PRIu64,
+	           d->cfg->nodes[node].name, count);
+	return engine_resume_out(d->eng, (size_t)out, count);
+}
+
+int
+node_resume_in(struct cutd *d, size_t node, uint64_t count)
+{
+	long in = d->peers[node].in_chan;
+
+	d->peers[node].in_known = 1;
+	if (in < 0 || count == engine_delivered_count(d->eng, (size_t)in))
+		return 0;
+	abort_running(d, "channel numbering resumed after a restart");
+	log_notice("channel from %s resumes after message %" PRIu64,
+	           d->cfg->nodes[node].name, count);
+	return engine_resume_in(d->eng, (size_t)in, count);
 }
 
 int
@@ -341,6 +390,20 @@ node_data(struct cutd *d, size_t from, uint64_t app_seq,
 
 	if (in < 0)
 		return ENGINE_ENOCHAN;
+	/* After a restart on either side the sender sends again what our
+	 * application had not taken when it last heard: what we have is
+	 * dropped.  A daemon that restarted learns the numbering from the
+	 * first message, or from its application's hello if that came
+	 * first. */
+	if (app_seq <= engine_delivered_count(d->eng, (size_t)in)) {
+		d->peers[from].dups++;
+		return 0;
+	}
+	if (!d->peers[from].in_known &&
+	    engine_delivered_count(d->eng, (size_t)in) == 0 &&
+	    (rv = node_resume_in(d, from, app_seq - 1)) != 0)
+		return rv;
+	d->peers[from].in_known = 1;
 	/* The link delivers in order, so the sender's numbering must go on
 	 * exactly where ours stands. */
 	if (app_seq != engine_delivered_count(d->eng, (size_t)in) + 1)
@@ -492,7 +555,7 @@ local_reason(struct cutd *d, const struct snap *s, char *buf, size_t len)
 	if (!s->state_recorded) {
 		snprintf(
 		    buf, len, "%s: %s", d->name,
-		    atomic_load(&d->app_pipes) == 0
+		    !app_connected(d)
 		        ? "no application connected to answer the state "
 		          "request"
 		        : "the application did not answer the state request");
@@ -631,18 +694,11 @@ node_next_timer(struct cutd *d, int64_t now, int max)
 void
 node_peer_restarted(struct cutd *d, size_t node)
 {
-	struct peer *p = &d->peers[node];
 	char reason[128];
 
 	snprintf(reason, sizeof(reason), "%s restarted",
 	         d->cfg->nodes[node].name);
-	for (struct snap *s = d->snaps; s != NULL; s = s->next)
-		if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING)
-			abort_snap(d, s, reason);
-	if (p->in_chan >= 0)
-		engine_reset_in(d->eng, (size_t)p->in_chan);
-	if (p->out_chan >= 0)
-		engine_reset_out(d->eng, (size_t)p->out_chan);
+	abort_running(d, reason);
 }
 
 static void

@@ -11,7 +11,19 @@
  *
  * Reliability lives in link.c; this file decides when to resend (after a
  * reconnect, a hello, or RESEND_MS without progress) and resets links when
- * a peer restarts (its epoch changes).
+ * a peer restarts (its epoch changes).  A restart loses no application
+ * message: each outgoing channel keeps every message until the receiving
+ * application has taken it (the inflight queue) and sends those again on
+ * the new link; application numbering (app_seq) goes on across restarts,
+ * and node.c drops an app_seq it already has.
+ *
+ * Connections.  The listener binds each peer to the connection its
+ * batches come on (bind_pipe()).  A batch naming that peer on another
+ * connection is dropped and that connection closed while the bound one is
+ * open and was heard from within DEAD_MS, unless the new one proves it
+ * hears us (its to_epoch is our random epoch) and the bound one never
+ * did.  A stranger who can reach the port but not read our traffic can
+ * therefore not reset, take over or silence a live link; see the README.
  *
  * Flow control.  Each outgoing channel has a window of cfg->window payload
  * bytes: a message counts against it from the moment the application sends
@@ -27,6 +39,7 @@
  * again (TCP may otherwise sit on a dead connection for minutes after a
  * partition), and status reports the peer disconnected meanwhile.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +68,19 @@ pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 	}
 }
 
+/* A connection to our listener closed: it no longer speaks for anyone. */
+static void
+listener_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+{
+	struct cutd *d = arg;
+
+	(void)ev;
+	for (size_t v = 0; v < d->cfg->nnodes; v++) {
+		unsigned id = nng_pipe_id(pipe);
+		atomic_compare_exchange_strong(&d->peers[v].in_pipe, &id, 0);
+	}
+}
+
 /* Replaces *lp with a new link; on failure *lp stays. */
 static int
 fresh_link(struct link **lp)
@@ -80,16 +106,12 @@ drop_pending(struct peer *p)
 }
 
 /* Both links with p start again: numbering from 1, nothing held, nothing
- * unacknowledged (and so no application message awaiting its ack). */
+ * unacknowledged.  The application channels keep their state. */
 static int
 new_links(struct peer *p)
 {
-	fifo_clear(&p->inflight);
-	p->inflight_bytes = 0;
-	p->app_taken = 0;
-	p->taken = p->taken_reported = p->taken_bytes = 0;
+	p->taken_reported = 0;
 	p->credit_force = 1;
-	p->gen++;
 	drop_pending(p);
 	if (fresh_link(&p->out) != 0 || fresh_link(&p->in) != 0)
 		return NNG_ENOMEM;
@@ -142,6 +164,7 @@ listen_peers(struct cutd *d)
 	 * much larger than the largest application message. */
 	nng_socket_set_size(d->pull, NNG_OPT_RECVMAXSZ,
 	                    d->cfg->max_message + BATCH_BYTES + 64 * 1024);
+	nng_pipe_notify(d->pull, NNG_PIPE_EV_REM_POST, listener_event, d);
 	if ((rv = nng_listen(d->pull, url, NULL, 0)) != 0)
 		log_err("cannot listen on %s: %s", url, nng_strerror(rv));
 	return rv;
@@ -159,7 +182,9 @@ peer_start(struct cutd *d)
 		if (v == d->self)
 			continue;
 		fifo_init(&p->inflight);
-		if ((rv = new_links(p)) != 0 || (rv = dial_peer(d, p)) != 0)
+		if ((rv = new_links(p)) != 0 ||
+		    (rv = fresh_link(&p->out)) != 0 ||
+		    (rv = fresh_link(&p->in)) != 0 || (rv = dial_peer(d, p)) != 0)
 			return rv;
 		p->progress_ms = p->heard_ms = p->sent_ms = cutd_now_ms();
 	}
@@ -216,16 +241,21 @@ peer_window_open(struct cutd *d, size_t node, size_t len)
 }
 
 int
-peer_note_data(struct cutd *d, size_t node, uint64_t app_seq, size_t len)
+peer_note_data(struct cutd *d, size_t node, const Cut__V1__PeerData *data,
+               size_t len)
 {
 	struct peer *p = &d->peers[node];
 
 	/* A window of W bytes holds at most W / message_cost messages,
 	 * which bounds what a snapshot under load records in transit. */
 	size_t charge = len + d->cfg->message_cost;
+	void *buf = fifo_push_space(&p->inflight,
+	                            cut__v1__peer_data__get_packed_size(data),
+	                            data->app_seq, charge);
 
-	if (fifo_push(&p->inflight, NULL, 0, app_seq, charge) != 0)
+	if (buf == NULL)
 		return LINK_ENOMEM;
+	cut__v1__peer_data__pack(data, buf);
 	p->inflight_bytes += charge;
 	p->accepted += charge;
 	return 0;
@@ -280,17 +310,56 @@ peer_connected(struct cutd *d, size_t node, int64_t now)
 	       now - p->heard_ms < DEAD_MS && !stuck(p, now);
 }
 
-/* The peer restarted: its numbering starts again, and so does ours. */
+/* Queues again, on the new link to p, every application message its
+ * application has not taken, in order.  Returns how many. */
+static size_t
+send_again(struct cutd *d, struct peer *p)
+{
+	size_t n = fifo_count(&p->inflight), k;
+
+	for (k = 0; k < n; k++) {
+		const struct fifo_rec *r = fifo_rec(&p->inflight, k);
+		Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+		Cut__V1__PeerData *data = cut__v1__peer_data__unpack(
+		    NULL, r->len, fifo_data(&p->inflight, r));
+		int rv = LINK_ENOMEM;
+
+		if (data != NULL) {
+			data->seq = peer_next_seq(d, p->node);
+			it.item_case = CUT__V1__PEER_ITEM__ITEM_DATA;
+			it.data = data;
+			rv = node_push_item(d, p->node, &it);
+			cut__v1__peer_data__free_unpacked(data, NULL);
+		}
+		if (rv != 0) {
+			log_err("cannot queue message %" PRIu64 " to %s again: "
+			        "%s",
+			        r->tag, d->cfg->nodes[p->node].name,
+			        engine_strerror(rv));
+			break;
+		}
+	}
+	p->resent += k;
+	return k;
+}
+
+/* The peer restarted: link numbering starts again on both links, while
+ * the application channels go on where they stand. */
 static void
 restarted(struct cutd *d, struct peer *p)
 {
-	size_t lost = link_unacked(p->out);
+	size_t dropped = link_unacked(p->out), again;
 
-	log_warnx("%s restarted; %zu unacknowledged items to it are dropped",
-	          d->cfg->nodes[p->node].name, lost);
 	node_peer_restarted(d, p->node);
-	if (new_links(p) != 0)
+	if (new_links(p) != 0 || fresh_link(&p->out) != 0 ||
+	    fresh_link(&p->in) != 0) {
 		log_err("out of memory resetting links");
+		return;
+	}
+	again = send_again(d, p);
+	log_warnx("%s restarted; %zu messages its application had not taken "
+	          "go again (%zu items of the old link dropped)",
+	          d->cfg->nodes[p->node].name, again, dropped);
 	p->progress_ms = cutd_now_ms();
 }
 
@@ -449,9 +518,40 @@ item(struct cutd *d, struct peer *p, const Cut__V1__PeerItem *it)
 	}
 }
 
+/*
+ * Whether the batch b that came on connection pipe may speak for p: it
+ * came on p's bound connection, or the bound one is closed or silent for
+ * DEAD_MS, or b proves it hears us (to_epoch is our epoch) and the bound
+ * one never did.  Otherwise the connection poses as p: it is closed.
+ */
+static int
+bind_pipe(struct cutd *d, struct peer *p, const Cut__V1__PeerBatch *b,
+          nng_pipe pipe, int64_t now)
+{
+	int proves = b->has_to_epoch && b->to_epoch == d->epoch;
+	unsigned id = nng_pipe_id(pipe), cur = atomic_load(&p->in_pipe);
+
+	if (id == cur) {
+		p->in_proven |= proves;
+		return 1;
+	}
+	if (cur == 0 || now - p->heard_ms >= DEAD_MS ||
+	    (proves && !p->in_proven)) {
+		atomic_store(&p->in_pipe, id);
+		p->in_proven = proves;
+		return 1;
+	}
+	p->refused_conns++;
+	bad(d, b->from,
+	    "a second connection speaks for a node whose connection is live; "
+	    "closed");
+	nng_pipe_close(pipe);
+	return 0;
+}
+
 /* Checks a batch's header; returns the sending peer or NULL. */
 static struct peer *
-check_header(struct cutd *d, const Cut__V1__PeerBatch *b)
+check_header(struct cutd *d, const Cut__V1__PeerBatch *b, nng_pipe pipe)
 {
 	int from;
 	struct peer *p;
@@ -472,9 +572,11 @@ check_header(struct cutd *d, const Cut__V1__PeerBatch *b)
 	p = &d->peers[from];
 	if (b->has_to_epoch && b->to_epoch != 0 && b->to_epoch != d->epoch)
 		return NULL; /* meant for an earlier run of this daemon */
-	if (b->has_epoch && p->epoch != 0 && b->epoch < p->epoch)
-		return NULL; /* from an earlier run of the sender */
-	if (b->has_epoch && b->epoch != p->epoch) {
+	if (!bind_pipe(d, p, b, pipe, cutd_now_ms()))
+		return NULL;
+	/* Only the bound connection gets here, so a new epoch is the
+	 * peer's restart, not a stranger's say-so. */
+	if (b->has_epoch && b->epoch != 0 && b->epoch != p->epoch) {
 		if (p->epoch != 0)
 			restarted(d, p);
 		else if (link_delivered(p->in) == 0)
@@ -497,7 +599,7 @@ batch(struct cutd *d, nng_msg *msg)
 	    nng_msg_body(msg), &d->arena);
 	if (b == NULL) {
 		bad(d, "?", "batch does not decode");
-	} else if ((p = check_header(d, b)) != NULL) {
+	} else if ((p = check_header(d, b, nng_msg_get_pipe(msg))) != NULL) {
 		for (size_t i = 0; i < b->n_items; i++)
 			item(d, p, b->items[i]);
 	}

@@ -5,9 +5,8 @@
  * The application link is one nng pair1 socket that libcut dials; every
  * nng message either way is one AppBatch.  The handle notices through a
  * pipe callback when the connection its hello went over is gone: a new
- * connection would reach a daemon that has not seen our hello, so from
- * then on the messaging calls fail with CUT_ECLOSED and the application
- * reopens.
+ * connection would reach a daemon that has not seen our hello, so nothing
+ * more is sent until resume.c has said hello on it again.
  */
 #include <stdarg.h>
 #include <sys/eventfd.h>
@@ -80,10 +79,15 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 
 	if (ev == NNG_PIPE_EV_ADD_POST) {
 		atomic_store(&c->connected, 1);
+		atomic_fetch_add(&c->pipes_added, 1);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
 		atomic_store(&c->last_removed, id);
 		if (atomic_load(&c->live) == id) {
 			atomic_store(&c->lost, 1);
+			/* A frame still waiting for a connection would go to
+			 * the next one before our hello: call it back. */
+			if (c->send_aio != NULL)
+				nng_aio_cancel(c->send_aio);
 			cut_wake_all(c);
 		}
 	}
@@ -122,8 +126,8 @@ cut_wake_all(struct cut *c)
 
 /* Marks pipe p as the one our hello went over.  Either this sees its
  * removal in last_removed or pipe_event() sees it in live. */
-static void
-set_live(struct cut *c, nng_pipe p)
+void
+cut_set_live(struct cut *c, nng_pipe p)
 {
 	uint32_t id = (uint32_t)nng_pipe_id(p);
 
@@ -159,12 +163,13 @@ send_hello(struct cut *c, const char *node, int timeout_ms)
 	return cut_send_now(c, &item, timeout_ms);
 }
 
-/* The code for an AppError received instead of the hello reply. */
-static int
-hello_refused(struct cut *c, const Cut__V1__AppError *e)
+int
+cut_hello_refused(struct cut *c, const Cut__V1__AppError *e)
 {
 	cut_set_error(c, "the daemon refused the hello: %s", e->message);
 	switch (e->code) {
+	case CUT__V1__APP_ERROR__CODE__ANOTHER_APP:
+		return CUT_EBUSY;
 	case CUT__V1__APP_ERROR__CODE__WRONG_NODE:
 		return CUT_ENOENT;
 	case CUT__V1__APP_ERROR__CODE__VERSION:
@@ -201,8 +206,17 @@ take_hello_reply(struct cut *c, const Cut__V1__AppHelloReply *r,
 		if ((c->peers[c->npeers++] = strdup(r->peers[i])) == NULL)
 			return CUT_ENOMEM;
 	if ((c->sent = calloc(r->n_peers + 1, sizeof(*c->sent))) == NULL ||
-	    (c->limit = calloc(r->n_peers + 1, sizeof(*c->limit))) == NULL)
+	    (c->limit = calloc(r->n_peers + 1, sizeof(*c->limit))) == NULL ||
+	    (c->out_seq = calloc(r->n_peers + 1, sizeof(*c->out_seq))) ==
+	        NULL ||
+	    (c->out_taken = calloc(r->n_peers + 1, sizeof(*c->out_taken))) ==
+	        NULL ||
+	    (c->keep = calloc(r->n_peers + 1, sizeof(*c->keep))) == NULL)
 		return CUT_ENOMEM;
+	/* An application before us may have sent on the channels: number
+	 * on from where the daemon stands. */
+	for (i = 0; i < r->n_peers && i < r->n_sent; i++)
+		c->out_seq[i] = c->out_taken[i] = r->sent[i];
 	c->max_message = r->max_message_size;
 	c->window = r->window_bytes;
 	c->cost = r->has_message_cost ? r->message_cost : 0;
@@ -241,8 +255,10 @@ take_frame(struct cut *c, nng_msg *msg, const char *node, int *bad)
 		else if (it->item_case == CUT__V1__APP_ITEM__ITEM_ERROR &&
 		         (it->error->code ==
 		              CUT__V1__APP_ERROR__CODE__WRONG_NODE ||
-		          it->error->code == CUT__V1__APP_ERROR__CODE__VERSION))
-			rv = hello_refused(c, it->error);
+		          it->error->code == CUT__V1__APP_ERROR__CODE__VERSION ||
+		          it->error->code ==
+		              CUT__V1__APP_ERROR__CODE__ANOTHER_APP))
+			rv = cut_hello_refused(c, it->error);
 	}
 	/* The daemon sends its reply alone and nothing before it: any
 	 * item beside it belonged to an application before us. */
@@ -295,7 +311,7 @@ open_app(struct cut *c, const char *app_url, const char *node)
 			rv = no_answer(c, rpc_nng_error(rv));
 			break;
 		}
-		set_live(c, nng_msg_get_pipe(msg));
+		cut_set_live(c, nng_msg_get_pipe(msg));
 		rv = take_frame(c, msg, node, &bad);
 		nng_msg_free(msg);
 	} while (rv == NOT_YET);
@@ -338,6 +354,7 @@ new_handle(void)
 	pthread_mutex_init(&c->recv_mu, &attr);
 	pthread_mutexattr_destroy(&attr);
 	pthread_mutex_init(&c->taken_mu, NULL);
+	pthread_mutex_init(&c->re_mu, NULL);
 	pthread_mutex_init(&c->q_mu, NULL);
 	pthread_mutex_init(&c->send_mu, NULL);
 	pthread_mutex_init(&c->ctl_mu, NULL);
@@ -421,6 +438,16 @@ cut_close(struct cut *c)
 	free(c->out);
 	free(c->sent);
 	free(c->limit);
+	free(c->out_seq);
+	free(c->out_taken);
+	for (i = 0; c->keep != NULL && i < c->npeers; i++)
+		cut_keep_free(&c->keep[i]);
+	free(c->keep);
+	free(c->scratch);
+	for (i = 0; i < c->nsrcs; i++)
+		free(c->srcs[i].name);
+	if (c->hello_reply != NULL)
+		nng_msg_free(c->hello_reply);
 	close(c->recv_efd);
 	close(c->send_efd);
 	for (i = 0; i < c->npeers; i++)
@@ -431,6 +458,7 @@ cut_close(struct cut *c)
 	free(c->control_url);
 	pthread_mutex_destroy(&c->recv_mu);
 	pthread_mutex_destroy(&c->taken_mu);
+	pthread_mutex_destroy(&c->re_mu);
 	pthread_mutex_destroy(&c->q_mu);
 	pthread_cond_destroy(&c->q_cv);
 	pthread_cond_destroy(&c->send_cv);

@@ -30,6 +30,9 @@
  *   mu       guards the state callback registration, the last error text
  *            and the timeouts; held only briefly.
  *
+ *   re_mu    serializes resuming after the link was lost (resume.c);
+ *            taken after recv_mu and before the others.
+ *
  * The pipe callback (an nng thread) takes q_mu and send_mu only to wake
  * waiters.
  */
@@ -84,6 +87,19 @@
 #define CUT_CONTROL_TIMEOUT_MS 5000
 /* The longest content type accepted from the application. */
 #define CUT_CONTENT_TYPE_MAX 255
+/* The sending nodes whose position libcut remembers for a resume; a
+ * cluster has at most this many nodes. */
+#define CUT_MAX_SOURCES 256
+/* How long a call that may wait gives a lost link to come back before
+ * it returns CUT_ECLOSED (and the next call tries again). */
+#define CUT_RESUME_MS 10000
+
+/* The messages of one outgoing channel not yet taken by the receiving
+ * application, oldest first (resume.c). */
+struct cut_keep {
+	uint8_t *buf;
+	size_t head, tail, cap;
+};
 
 /* A received frame (an AppBatch, still packed), with the offset of its
  * next unprocessed item.  Items are decoded one at a time as the
@@ -113,11 +129,17 @@ struct cut {
 
 	/* Written by the pipe callback. */
 	atomic_int connected;       /* a pipe came up at least once */
+	atomic_uint pipes_added;    /* connections made so far */
 	atomic_int lost;            /* the pipe the hello went over is gone */
 	atomic_uint_least32_t live; /* that pipe's id, 0 before the hello */
 	atomic_uint_least32_t last_removed;
 
 	pthread_mutex_t recv_mu;
+
+	/* Resuming after the link was lost (resume.c). */
+	pthread_mutex_t re_mu;
+	unsigned hello_gen; /* pipes_added when the resuming hello went */
+	int hello_sent;
 
 	pthread_mutex_t taken_mu;
 	uint64_t handed;     /* deliveries handed to the application */
@@ -133,6 +155,8 @@ struct cut {
 	size_t bad_frames; /* frames that did not decode, not yet told */
 	struct cutproto_arena arena; /* decodes the item being taken */
 	int recv_efd;                /* cut_fd(): readable when items wait */
+	int resuming;        /* waiting for the reply to a resuming hello */
+	nng_msg *hello_reply; /* the frame that holds it */
 	nng_aio *recv_aio;
 	int recv_err; /* the reason receiving stopped, or 0 */
 
@@ -146,9 +170,22 @@ struct cut {
 	uint64_t cost;   /* what a message counts besides its payload */
 	uint64_t *sent;  /* per peer: payload bytes sent on it */
 	uint64_t *limit; /* per peer: the daemon's credit limit */
+	uint64_t *out_seq;   /* per peer: the seq of the last message sent */
+	uint64_t *out_taken; /* per peer: taken by its application up to */
+	struct cut_keep *keep; /* per peer: sent and not known taken */
+	uint8_t *scratch;      /* packs one AppSend, reused */
+	size_t scratch_cap;
 	int send_efd;    /* cut_send_fd(): readable when credit came */
 	int want_credit; /* a cut_try_send() found no room */
 	int send_err;    /* why sending stopped, or 0 */
+
+	/* Per sending node (taken_mu): the seq of the last delivery
+	 * handed to the application. */
+	struct {
+		char *name;
+		uint64_t taken;
+	} srcs[CUT_MAX_SOURCES];
+	size_t nsrcs;
 
 	pthread_mutex_t ctl_mu;
 	struct rpc *rpc;
@@ -198,6 +235,35 @@ int cut_recv_start(struct cut *c);
 
 /* Reports the handed count to the daemon now if it changed (AppTaken). */
 void cut_report_taken(struct cut *c);
+
+/* Appends a packed item (field 1 of an AppBatch, header included) to the
+ * out buffer, without sending.  send_mu held. */
+int cut_out_append(struct cut *c, const void *item, size_t len);
+/* Starts sending the out buffer unless a frame is in flight or the link
+ * is lost.  send_mu held. */
+void cut_kick(struct cut *c);
+/* Marks pipe p as the one the hello went over. */
+void cut_set_live(struct cut *c, nng_pipe p);
+/* The code for an AppError received instead of a hello reply. */
+int cut_hello_refused(struct cut *c, const Cut__V1__AppError *e);
+
+/* resume.c.  Keeps a packed item of message seq (charge window bytes)
+ * until cut_keep_release() passes it; 0 or CUT_ENOMEM. */
+int cut_keep(struct cut_keep *k, uint64_t seq, uint64_t charge,
+             const void *item, size_t len);
+void cut_keep_release(struct cut_keep *k, uint64_t upto);
+void cut_keep_free(struct cut_keep *k);
+/* Notes that the delivery seq from node `from` was handed over.
+ * taken_mu held. */
+void cut_note_handed(struct cut *c, const char *from, uint64_t seq);
+/*
+ * Resumes a lost link: says hello again, waits up to timeout_ms (0: not
+ * at all, -1: as long as it takes) for the reply, and sends again what
+ * the daemon does not have.  Returns 0 when the link is up (or was not
+ * lost), CUT_ECLOSED when the daemon has not answered yet (a later call
+ * goes on), or the error of a refused hello.  No lock held but recv_mu.
+ */
+int cut_resume(struct cut *c, int timeout_ms);
 
 /* Waits on cv (mu held) until signalled, CUT_WAIT_SLICE_MS pass (so that
  * the caller looks at the link again), or, if timeout_ms > 0, deadline

@@ -292,6 +292,7 @@ handed(struct cut *c, const struct cut_msg *m)
 	pthread_mutex_lock(&c->taken_mu);
 	c->handed++;
 	c->unreported += m->len + c->cost;
+	cut_note_handed(c, m->from, m->seq);
 	if (c->unreported >= c->window / 8) {
 		report_locked(c);
 	} else if (!c->taken_armed && c->taken_aio != NULL) {
@@ -361,9 +362,30 @@ wait_items(struct cut *c, int timeout_ms, nng_time deadline)
 
 	pthread_mutex_lock(&c->q_mu);
 	while (c->head == NULL && c->ovt == NULL && c->bad_frames == 0) {
-		if (atomic_load(&c->lost) || c->recv_err != 0) {
-			rv = c->recv_err != 0 ? c->recv_err : CUT_ECLOSED;
+		if (c->recv_err != 0) {
+			rv = c->recv_err;
 			break;
+		}
+		if (atomic_load(&c->lost)) {
+			/* Wait for the link to come back, within the
+			 * timeout; then for what it brings. */
+			nng_time now = nng_clock();
+			int left = timeout_ms <= 0 ? timeout_ms
+			           : deadline > now ? (int)(deadline - now)
+			                            : 0;
+			pthread_mutex_unlock(&c->q_mu);
+			rv = cut_resume(c, left < 0 || left > CUT_RESUME_MS
+			                       ? CUT_RESUME_MS
+			                       : left);
+			pthread_mutex_lock(&c->q_mu);
+			if (rv != 0) {
+				if (timeout_ms == 0)
+					rv = CUT_ETIMEDOUT;
+				if (rv == CUT_ECLOSED && timeout_ms < 0)
+					continue;
+				break;
+			}
+			continue;
 		}
 		if (timeout_ms == 0 ||
 		    (timeout_ms > 0 && nng_clock() >= deadline)) {
@@ -436,6 +458,27 @@ urgent(struct cut *c, const uint8_t *p, size_t len)
 	return taken;
 }
 
+/* While resuming, only the answer to the hello matters: a frame with a
+ * hello reply or an error is kept for cut_resume(), the rest (from the
+ * lost connection) dropped.  Called with q_mu. */
+static int
+resuming(struct cut *c, nng_msg *msg)
+{
+	const uint8_t *body = nng_msg_body(msg), *p;
+	size_t len = nng_msg_len(msg), off = 0, n;
+
+	while (cut_frame_item(body, len, &off, &p, &n) == 1)
+		if (n > 0 && (p[0] == TAG(CUT__V1__APP_ITEM__ITEM_HELLO_REPLY) ||
+		              p[0] == TAG(CUT__V1__APP_ITEM__ITEM_ERROR))) {
+			if (c->hello_reply != NULL)
+				nng_msg_free(c->hello_reply);
+			c->hello_reply = msg;
+			return 1;
+		}
+	nng_msg_free(msg);
+	return 0;
+}
+
 /* Takes in frame msg (consumed): checks its framing, handles its urgent
  * items, and queues it if anything else is in it.  Returns 1 if the
  * application has something new to process.  Called with q_mu. */
@@ -446,6 +489,9 @@ ingest(struct cut *c, nng_msg *msg)
 	size_t len = nng_msg_len(msg), off = 0, n, keep = 0;
 	int urgent_state = 0, rv;
 	struct batch *q;
+
+	if (c->resuming)
+		return resuming(c, msg);
 
 	/* All of a frame or none of it: the framing is checked first. */
 	while ((rv = cut_frame_item(body, len, &off, &p, &n)) == 1)

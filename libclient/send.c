@@ -17,6 +17,12 @@
  * its timeout; cut_try_send() returns CUT_EAGAIN at once and arms
  * cut_send_fd().  Control items (state replies, taken counts) need no
  * credit.
+ *
+ * Each message carries its channel's next seq and is also kept (resume.c)
+ * until the daemon reports it taken, so a message cut_send() accepted
+ * reaches the receiving application even if either daemon restarts.
+ * While the link is lost, sends within the credit left are kept and go
+ * once the link is back; beyond it, cut_send() waits for the link.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -81,13 +87,14 @@ item_size(const uint8_t *p, size_t n)
 /* Starts sending what the out buffer holds, whole items up to a frame,
  * unless a frame is in flight; its completion sends the next.  send_mu
  * held. */
-static void
-kick(struct cut *c)
+void
+cut_kick(struct cut *c)
 {
 	size_t n = 0, max = frame_max(c);
 	nng_msg *msg;
 
-	if (c->sending || c->out_len == 0 || c->send_err != 0)
+	if (c->sending || c->out_len == 0 || c->send_err != 0 ||
+	    atomic_load(&c->lost))
 		return;
 	while (n < c->out_len) {
 		size_t k = item_size(c->out + n, c->out_len - n);
@@ -115,11 +122,14 @@ cut_send_done(void *arg)
 	c->sending = 0;
 	if (rv != 0) {
 		nng_msg_free(nng_aio_get_msg(c->send_aio));
-		c->send_err = rv == NNG_ECLOSED || rv == NNG_ECANCELED
-		                  ? CUT_ECLOSED
-		                  : rpc_nng_error(rv);
+		/* Called back because the link was lost: what it held is
+		 * kept, or meant nothing to the next connection. */
+		if (!atomic_load(&c->lost))
+			c->send_err = rv == NNG_ECLOSED || rv == NNG_ECANCELED
+			                  ? CUT_ECLOSED
+			                  : rpc_nng_error(rv);
 	} else {
-		kick(c);
+		cut_kick(c);
 	}
 	/* Credit waiters learn of an error; cut_close() of an empty
 	 * buffer. */
@@ -127,16 +137,11 @@ cut_send_done(void *arg)
 	pthread_mutex_unlock(&c->send_mu);
 }
 
-int
-cut_queue_item_locked(struct cut *c, const Cut__V1__AppItem *item)
+/* Makes room for need more bytes in the out buffer.  send_mu held. */
+static int
+out_room(struct cut *c, size_t need)
 {
-	size_t len = protobuf_c_message_get_packed_size(&item->base);
-	size_t need = c->out_len + len + 11;
-
-	if (atomic_load(&c->lost))
-		return CUT_ECLOSED;
-	if (c->send_err != 0)
-		return c->send_err;
+	need += c->out_len;
 	if (need > c->out_cap) {
 		size_t cap = c->out_cap ? c->out_cap : 4096;
 		uint8_t *b;
@@ -147,16 +152,84 @@ cut_queue_item_locked(struct cut *c, const Cut__V1__AppItem *item)
 		c->out = b;
 		c->out_cap = cap;
 	}
-	/* Field 1 of AppBatch: the tag, the length, the packed item. */
-	c->out[c->out_len++] = (1 << 3) | 2;
+	return 0;
+}
+
+int
+cut_out_append(struct cut *c, const void *item, size_t len)
+{
+	if (out_room(c, len) != 0)
+		return CUT_ENOMEM;
+	memcpy(c->out + c->out_len, item, len);
+	c->out_len += len;
+	return 0;
+}
+
+/* Packs item as field 1 of an AppBatch (the tag, the length, the packed
+ * item) at dst, which has room; returns the bytes written. */
+static size_t
+pack_field(uint8_t *dst, const Cut__V1__AppItem *item, size_t len)
+{
+	size_t n = 0;
+
+	dst[n++] = (1 << 3) | 2;
 	for (uint64_t v = len;; v >>= 7) {
-		c->out[c->out_len++] =
-		    (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		dst[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
 		if (v <= 0x7f)
 			break;
 	}
-	c->out_len += protobuf_c_message_pack(&item->base, c->out + c->out_len);
-	kick(c);
+	return n + protobuf_c_message_pack(&item->base, dst + n);
+}
+
+int
+cut_queue_item_locked(struct cut *c, const Cut__V1__AppItem *item)
+{
+	size_t len = protobuf_c_message_get_packed_size(&item->base);
+
+	if (atomic_load(&c->lost))
+		return CUT_ECLOSED;
+	if (c->send_err != 0)
+		return c->send_err;
+	if (out_room(c, len + 11) != 0)
+		return CUT_ENOMEM;
+	c->out_len += pack_field(c->out + c->out_len, item, len);
+	cut_kick(c);
+	return 0;
+}
+
+/* Numbers, keeps and queues the message in item (an AppSend) to peer i,
+ * charged charge window bytes.  While the link is lost it is only kept:
+ * it goes when the link is back.  send_mu held. */
+static int
+queue_message(struct cut *c, size_t i, Cut__V1__AppItem *item,
+              uint64_t charge)
+{
+	size_t len, n;
+	int rv;
+
+	if (c->send_err != 0)
+		return c->send_err;
+	item->send->has_seq = 1;
+	item->send->seq = c->out_seq[i] + 1;
+	len = protobuf_c_message_get_packed_size(&item->base);
+	if (c->scratch_cap < len + 11) {
+		uint8_t *b = realloc(c->scratch, len + 11);
+		if (b == NULL)
+			return CUT_ENOMEM;
+		c->scratch = b;
+		c->scratch_cap = len + 11;
+	}
+	n = pack_field(c->scratch, item, len);
+	if ((rv = cut_keep(&c->keep[i], item->send->seq, charge, c->scratch,
+	                   n)) != 0)
+		return rv;
+	c->out_seq[i]++;
+	c->sent[i] += charge;
+	if (atomic_load(&c->lost))
+		return 0;
+	if ((rv = cut_out_append(c, c->scratch, n)) != 0)
+		return rv; /* kept: it goes again if the link is lost */
+	cut_kick(c);
 	return 0;
 }
 
@@ -179,6 +252,11 @@ cut_credit(struct cut *c, const Cut__V1__AppCredit *cr)
 	if (cr->peer >= c->npeers || c->limit == NULL)
 		return;
 	pthread_mutex_lock(&c->send_mu);
+	if (cr->has_taken && cr->taken > c->out_taken[cr->peer] &&
+	    cr->taken <= c->out_seq[cr->peer]) {
+		c->out_taken[cr->peer] = cr->taken;
+		cut_keep_release(&c->keep[cr->peer], cr->taken);
+	}
 	if (cr->limit > c->limit[cr->peer]) {
 		c->limit[cr->peer] = cr->limit;
 		pthread_cond_broadcast(&c->send_cv);
@@ -232,6 +310,7 @@ await_room(struct cut *c, size_t i, size_t len, int timeout_ms)
 	uint64_t v;
 
 	while (!room(c, i, len)) {
+		/* Credit comes back on the link, once it is back. */
 		if (atomic_load(&c->lost) || c->send_err != 0)
 			return c->send_err != 0 ? c->send_err : CUT_ECLOSED;
 		if (timeout_ms == 0) {
@@ -253,6 +332,7 @@ cut_send_timed(struct cut *c, const char *to, const void *data, size_t len,
 {
 	Cut__V1__AppSend send = CUT__V1__APP_SEND__INIT;
 	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
+	nng_time deadline = nng_clock() + (timeout_ms > 0 ? timeout_ms : 0);
 	int i, rv;
 
 	if (c == NULL || to == NULL || (data == NULL && len > 0) ||
@@ -275,11 +355,24 @@ cut_send_timed(struct cut *c, const char *to, const void *data, size_t len,
 	send.payload.len = len;
 	item.item_case = CUT__V1__APP_ITEM__ITEM_SEND;
 	item.send = &send;
-	pthread_mutex_lock(&c->send_mu);
-	rv = await_room(c, (size_t)i, len + c->cost, timeout_ms);
-	if (rv == 0 && (rv = cut_queue_item_locked(c, &item)) == 0)
-		c->sent[i] += len + c->cost;
-	pthread_mutex_unlock(&c->send_mu);
+	for (;;) {
+		nng_time now = nng_clock();
+		int left = timeout_ms <= 0 ? timeout_ms
+		           : deadline > now ? (int)(deadline - now)
+		                            : 0;
+		pthread_mutex_lock(&c->send_mu);
+		rv = await_room(c, (size_t)i, len + c->cost, left);
+		if (rv == 0)
+			rv = queue_message(c, (size_t)i, &item, len + c->cost);
+		pthread_mutex_unlock(&c->send_mu);
+		/* No room while the link is lost: wait for it to come
+		 * back, within the same timeout. */
+		if (rv != CUT_ECLOSED || !atomic_load(&c->lost) || left == 0 ||
+		    (rv = cut_resume(c, left < 0 || left > CUT_RESUME_MS
+		                            ? CUT_RESUME_MS
+		                            : left)) != 0)
+			break;
+	}
 	if (rv == CUT_ETIMEDOUT)
 		cut_set_error(c,
 		              "no room on the channel to %.64s within %d ms: "

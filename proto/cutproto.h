@@ -24,7 +24,7 @@
 #include <cut/v1/peer.pb-c.h>
 
 /* The application-link protocol version described by app.proto. */
-#define CUTPROTO_APP_VERSION 2
+#define CUTPROTO_APP_VERSION 3
 
 /* RpcRequest.method of each control method: "/" service "/" method. */
 #define CUTPROTO_METHOD_START  "/cut.v1.Snapshots/Start"

@@ -1,0 +1,317 @@
+/*
+ * resume.c - what lets an application outlive a restart of its daemon.
+ *
+ * libcut numbers the messages of each outgoing channel (AppSend.seq) and
+ * keeps every one until the daemon reports that the receiving application
+ * has taken it (AppCredit.taken): a daemon that dies loses nothing that
+ * cut_send() accepted.  It also notes, per sending node, the seq of the
+ * last delivery it handed to the application.
+ *
+ * When the connection the hello went over closes, libcut resumes on the
+ * next call that may wait (and in the background of cut_recv(…, 0) calls):
+ * it forgets what that connection had queued both ways, says hello again
+ * before anything else (AppHello.resume: where each channel stands), and
+ * on the reply sends again, in order, every message it keeps that the
+ * daemon does not have (AppHelloReply.sent).  The daemon drops deliveries
+ * the application already had and sends again those it had not taken.
+ * The application sees nothing but a pause; snapshots in flight during
+ * the restart end aborted, with the reason, as they would anyway.
+ *
+ * Locks: re_mu serializes resumptions and is taken before taken_mu, q_mu
+ * and send_mu, and after recv_mu (cut_int.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+#include <nng/supplemental/util/platform.h>
+
+#include "cut_int.h"
+
+/* A kept message: its seq, its window charge and its packed AppItem
+ * (as field 1 of an AppBatch), stored back to back in one buffer. */
+struct kept_hdr {
+	uint64_t seq, charge;
+	size_t len;
+};
+
+int
+cut_keep(struct cut_keep *k, uint64_t seq, uint64_t charge, const void *item,
+         size_t len)
+{
+	struct kept_hdr h = {seq, charge, len};
+	size_t need = sizeof(h) + len;
+
+	if (k->head > 0 && k->tail + need > k->cap) {
+		/* Compact: what was released is at the front. */
+		memmove(k->buf, k->buf + k->head, k->tail - k->head);
+		k->tail -= k->head;
+		k->head = 0;
+	}
+	if (k->tail + need > k->cap) {
+		size_t cap = k->cap ? k->cap : 4096;
+		uint8_t *b;
+		while (cap < k->tail + need)
+			cap *= 2;
+		if ((b = realloc(k->buf, cap)) == NULL)
+			return CUT_ENOMEM;
+		k->buf = b;
+		k->cap = cap;
+	}
+	memcpy(k->buf + k->tail, &h, sizeof(h));
+	memcpy(k->buf + k->tail + sizeof(h), item, len);
+	k->tail += need;
+	return 0;
+}
+
+/* The kept message at offset off, or 0 past the end. */
+static int
+kept_at(const struct cut_keep *k, size_t off, struct kept_hdr *ret_h,
+        const uint8_t **ret_item)
+{
+	if (off >= k->tail)
+		return 0;
+	memcpy(ret_h, k->buf + off, sizeof(*ret_h));
+	*ret_item = k->buf + off + sizeof(*ret_h);
+	return 1;
+}
+
+void
+cut_keep_release(struct cut_keep *k, uint64_t upto)
+{
+	struct kept_hdr h;
+	const uint8_t *item;
+
+	while (kept_at(k, k->head, &h, &item) && h.seq <= upto)
+		k->head += sizeof(h) + h.len;
+	if (k->head == k->tail)
+		k->head = k->tail = 0;
+}
+
+void
+cut_keep_free(struct cut_keep *k)
+{
+	free(k->buf);
+	memset(k, 0, sizeof(*k));
+}
+
+void
+cut_note_handed(struct cut *c, const char *from, uint64_t seq)
+{
+	size_t i;
+
+	if (seq == 0)
+		return;
+	for (i = 0; i < c->nsrcs; i++)
+		if (strcmp(c->srcs[i].name, from) == 0)
+			break;
+	if (i == c->nsrcs) {
+		char *name;
+		if (c->nsrcs == CUT_MAX_SOURCES ||
+		    (name = strdup(from)) == NULL)
+			return; /* the daemon then sends it again: a duplicate */
+		c->srcs[c->nsrcs].name = name;
+		c->srcs[c->nsrcs++].taken = 0;
+	}
+	if (seq > c->srcs[i].taken)
+		c->srcs[i].taken = seq;
+}
+
+/* Forgets what the lost connection had queued both ways.  The out buffer
+ * holds kept messages (sent again on the reply) and control items that
+ * meant something only to the lost connection. */
+static void
+forget_connection(struct cut *c)
+{
+	struct overtake *o;
+
+	pthread_mutex_lock(&c->taken_mu);
+	c->handed = c->reported = c->unreported = 0;
+	pthread_mutex_unlock(&c->taken_mu);
+	pthread_mutex_lock(&c->q_mu);
+	cut_queue_free(c);
+	while ((o = c->ovt) != NULL) {
+		c->ovt = o->link;
+		free(o);
+	}
+	c->ovt_tail = NULL;
+	c->bad_frames = 0;
+	if (c->hello_reply != NULL)
+		nng_msg_free(c->hello_reply);
+	c->hello_reply = NULL;
+	c->resuming = 1;
+	pthread_mutex_unlock(&c->q_mu);
+	pthread_mutex_lock(&c->send_mu);
+	c->out_len = 0;
+	c->send_err = 0;
+	pthread_mutex_unlock(&c->send_mu);
+}
+
+/* Sends the hello that resumes every channel.  It goes without waiting:
+ * with no connection yet it is tried again on the next call. */
+static int
+send_resume_hello(struct cut *c)
+{
+	Cut__V1__AppHello hello = CUT__V1__APP_HELLO__INIT;
+	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppResume r[2 * CUT_MAX_SOURCES + 1], *rp[2 * CUT_MAX_SOURCES + 1];
+	size_t n = 0;
+	int rv;
+
+	pthread_mutex_lock(&c->send_mu);
+	for (size_t i = 0; i < c->npeers; i++, n++) {
+		cut__v1__app_resume__init(&r[n]);
+		r[n].node = c->peers[i];
+		r[n].has_out_taken = r[n].has_out_sent = 1;
+		r[n].out_taken = c->out_taken[i];
+		r[n].out_sent = c->out_seq[i];
+		rp[n] = &r[n];
+	}
+	pthread_mutex_unlock(&c->send_mu);
+	pthread_mutex_lock(&c->taken_mu);
+	for (size_t i = 0; i < c->nsrcs && n < 2 * CUT_MAX_SOURCES; i++, n++) {
+		cut__v1__app_resume__init(&r[n]);
+		r[n].node = c->srcs[i].name;
+		r[n].has_in_taken = 1;
+		r[n].in_taken = c->srcs[i].taken;
+		rp[n] = &r[n];
+	}
+	pthread_mutex_unlock(&c->taken_mu);
+	hello.node = c->node;
+	hello.version = CUTPROTO_APP_VERSION;
+	hello.n_resume = n;
+	hello.resume = rp;
+	item.item_case = CUT__V1__APP_ITEM__ITEM_HELLO;
+	item.hello = &hello;
+	if ((rv = cut_send_now(c, &item, 0)) == 0)
+		c->hello_gen = atomic_load(&c->pipes_added);
+	return rv;
+}
+
+/* Applies the reply to a resuming hello (consumed).  Returns 0, or the
+ * error of a refused hello or a reply that does not fit this handle. */
+static int
+take_resume_reply(struct cut *c, nng_msg *msg)
+{
+	Cut__V1__AppBatch *b = (Cut__V1__AppBatch *)cutproto_unpack(
+	    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
+	    nng_msg_body(msg));
+	const Cut__V1__AppHelloReply *r = NULL;
+	int rv = CUT_EPROTO;
+
+	for (size_t k = 0; b != NULL && k < b->n_items; k++) {
+		const Cut__V1__AppItem *it = b->items[k];
+		if (it->item_case == CUT__V1__APP_ITEM__ITEM_HELLO_REPLY)
+			r = it->hello_reply;
+		else if (it->item_case == CUT__V1__APP_ITEM__ITEM_ERROR)
+			rv = cut_hello_refused(c, it->error);
+	}
+	if (r != NULL) {
+		rv = 0;
+		if (strcmp(r->node, c->node) != 0 ||
+		    strcmp(r->cluster, c->cluster) != 0 ||
+		    r->n_peers != c->npeers || r->n_sent != c->npeers)
+			rv = CUT_EPROTO;
+		for (size_t i = 0; rv == 0 && i < r->n_peers; i++)
+			if (strcmp(r->peers[i], c->peers[i]) != 0)
+				rv = CUT_EPROTO;
+		if (rv == CUT_EPROTO)
+			cut_set_error(c, "the restarted daemon serves another "
+			                 "node, cluster or set of peers");
+	}
+	if (rv == 0) {
+		cut_set_live(c, nng_msg_get_pipe(msg));
+		pthread_mutex_lock(&c->send_mu);
+		for (size_t i = 0; i < c->npeers; i++) {
+			struct cut_keep *k = &c->keep[i];
+			struct kept_hdr h;
+			const uint8_t *item;
+			c->sent[i] = c->limit[i] = 0;
+			for (size_t off = k->head; kept_at(k, off, &h, &item);
+			     off += sizeof(h) + h.len) {
+				if (h.seq <= r->sent[i])
+					continue;
+				if (cut_out_append(c, item, h.len) != 0) {
+					rv = CUT_ENOMEM;
+					break;
+				}
+				c->sent[i] += h.charge;
+			}
+		}
+		pthread_mutex_unlock(&c->send_mu);
+	}
+	if (b != NULL)
+		protobuf_c_message_free_unpacked(&b->base, NULL);
+	nng_msg_free(msg);
+	return rv;
+}
+
+int
+cut_resume(struct cut *c, int timeout_ms)
+{
+	nng_time deadline = nng_clock() + (timeout_ms > 0 ? timeout_ms : 0);
+	nng_msg *reply;
+	int rv = CUT_ECLOSED;
+
+	if (!atomic_load(&c->lost))
+		return 0;
+	pthread_mutex_lock(&c->re_mu);
+	if (!atomic_load(&c->lost)) {
+		pthread_mutex_unlock(&c->re_mu);
+		return 0;
+	}
+	if (!c->resuming) {
+		forget_connection(c);
+		c->hello_gen = 0;
+		c->hello_sent = 0;
+	}
+	for (;;) {
+		/* A hello goes on each new connection, and only once. */
+		if (!c->hello_sent ||
+		    c->hello_gen != atomic_load(&c->pipes_added))
+			c->hello_sent = send_resume_hello(c) == 0;
+		pthread_mutex_lock(&c->q_mu);
+		if (c->hello_reply == NULL && timeout_ms != 0 &&
+		    (timeout_ms < 0 || nng_clock() < deadline))
+			cut_wait_slice(&c->q_cv, &c->q_mu,
+			               timeout_ms < 0 ? 100 : timeout_ms,
+			               timeout_ms < 0 ? nng_clock() + 100
+			                              : deadline);
+		reply = c->hello_reply;
+		c->hello_reply = NULL;
+		pthread_mutex_unlock(&c->q_mu);
+		if (reply != NULL) {
+			rv = take_resume_reply(c, reply);
+			/* The daemon still holds our lost connection: say
+			 * hello again in a moment. */
+			if (rv == CUT_EBUSY && timeout_ms != 0 &&
+			    (timeout_ms < 0 || nng_clock() < deadline)) {
+				c->hello_sent = 0;
+				nng_msleep(100);
+				continue;
+			}
+			if (rv == CUT_EBUSY)
+				c->hello_sent = 0;
+			break;
+		}
+		if (timeout_ms == 0 ||
+		    (timeout_ms > 0 && nng_clock() >= deadline)) {
+			cut_set_error(c, "the link to the daemon is lost and it "
+			                 "has not answered again yet");
+			rv = CUT_ECLOSED;
+			break;
+		}
+	}
+	if (rv == 0) {
+		pthread_mutex_lock(&c->q_mu);
+		c->resuming = 0;
+		pthread_mutex_unlock(&c->q_mu);
+		atomic_store(&c->lost, 0);
+		pthread_mutex_lock(&c->send_mu);
+		cut_kick(c);
+		pthread_cond_broadcast(&c->send_cv);
+		pthread_mutex_unlock(&c->send_mu);
+	}
+	pthread_mutex_unlock(&c->re_mu);
+	return rv;
+}
