@@ -446,8 +446,6 @@ cut_close(struct cut *c)
 	free(c->scratch);
 	for (i = 0; i < c->nsrcs; i++)
 		free(c->srcs[i].name);
-	if (c->hello_reply != NULL)
-		nng_msg_free(c->hello_reply);
 	close(c->recv_efd);
 	close(c->send_efd);
 	for (i = 0; i < c->npeers; i++)

@@ -155,8 +155,9 @@ struct cut {
 	size_t bad_frames; /* frames that did not decode, not yet told */
 	struct cutproto_arena arena; /* decodes the item being taken */
 	int recv_efd;                /* cut_fd(): readable when items wait */
-	int resuming;        /* waiting for the reply to a resuming hello */
-	nng_msg *hello_reply; /* the frame that holds it */
+	int resuming;    /* waiting for the reply to a resuming hello */
+	int resume_done; /* it came, and was taken with this result: */
+	int resume_rv;
 	nng_aio *recv_aio;
 	int recv_err; /* the reason receiving stopped, or 0 */
 
@@ -256,6 +257,12 @@ void cut_keep_free(struct cut_keep *k);
 /* Notes that the delivery seq from node `from` was handed over.
  * taken_mu held. */
 void cut_note_handed(struct cut *c, const char *from, uint64_t seq);
+/* While resuming: takes frame msg (consumed) in if it holds the reply to
+ * the hello, and returns 1; drops it (from the lost connection) and
+ * returns 0 otherwise.  q_mu held. */
+int cut_resume_frame(struct cut *c, nng_msg *msg);
+/* The first byte of a packed AppItem of kind field. */
+#define CUT_KIND(field) (uint8_t)(((field) << 3) | 2)
 /*
  * Resumes a lost link: says hello again, waits up to timeout_ms (0: not
  * at all, -1: as long as it takes) for the reply, and sends again what

@@ -458,27 +458,6 @@ urgent(struct cut *c, const uint8_t *p, size_t len)
 	return taken;
 }
 
-/* While resuming, only the answer to the hello matters: a frame with a
- * hello reply or an error is kept for cut_resume(), the rest (from the
- * lost connection) dropped.  Called with q_mu. */
-static int
-resuming(struct cut *c, nng_msg *msg)
-{
-	const uint8_t *body = nng_msg_body(msg), *p;
-	size_t len = nng_msg_len(msg), off = 0, n;
-
-	while (cut_frame_item(body, len, &off, &p, &n) == 1)
-		if (n > 0 && (p[0] == TAG(CUT__V1__APP_ITEM__ITEM_HELLO_REPLY) ||
-		              p[0] == TAG(CUT__V1__APP_ITEM__ITEM_ERROR))) {
-			if (c->hello_reply != NULL)
-				nng_msg_free(c->hello_reply);
-			c->hello_reply = msg;
-			return 1;
-		}
-	nng_msg_free(msg);
-	return 0;
-}
-
 /* Takes in frame msg (consumed): checks its framing, handles its urgent
  * items, and queues it if anything else is in it.  Returns 1 if the
  * application has something new to process.  Called with q_mu. */
@@ -491,7 +470,7 @@ ingest(struct cut *c, nng_msg *msg)
 	struct batch *q;
 
 	if (c->resuming)
-		return resuming(c, msg);
+		return cut_resume_frame(c, msg);
 
 	/* All of a frame or none of it: the framing is checked first. */
 	while ((rv = cut_frame_item(body, len, &off, &p, &n)) == 1)

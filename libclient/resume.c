@@ -136,9 +136,7 @@ forget_connection(struct cut *c)
 	}
 	c->ovt_tail = NULL;
 	c->bad_frames = 0;
-	if (c->hello_reply != NULL)
-		nng_msg_free(c->hello_reply);
-	c->hello_reply = NULL;
+	c->resume_done = 0;
 	c->resuming = 1;
 	pthread_mutex_unlock(&c->q_mu);
 	pthread_mutex_lock(&c->send_mu);
@@ -188,8 +186,10 @@ send_resume_hello(struct cut *c)
 	return rv;
 }
 
-/* Applies the reply to a resuming hello (consumed).  Returns 0, or the
- * error of a refused hello or a reply that does not fit this handle. */
+/* Applies the reply to a resuming hello (consumed), on the receiving
+ * thread before any frame after it, so that the credit behind it counts.
+ * Returns 0, or the error of a refused hello or a reply that does not fit
+ * this handle.  q_mu held. */
 static int
 take_resume_reply(struct cut *c, nng_msg *msg)
 {
@@ -238,6 +238,12 @@ take_resume_reply(struct cut *c, nng_msg *msg)
 				c->sent[i] += h.charge;
 			}
 		}
+		if (rv == 0) {
+			c->resuming = 0;
+			atomic_store(&c->lost, 0);
+			cut_kick(c);
+			pthread_cond_broadcast(&c->send_cv);
+		}
 		pthread_mutex_unlock(&c->send_mu);
 	}
 	if (b != NULL)
@@ -247,11 +253,27 @@ take_resume_reply(struct cut *c, nng_msg *msg)
 }
 
 int
+cut_resume_frame(struct cut *c, nng_msg *msg)
+{
+	const uint8_t *body = nng_msg_body(msg), *p;
+	size_t len = nng_msg_len(msg), off = 0, n;
+
+	while (cut_frame_item(body, len, &off, &p, &n) == 1)
+		if (n > 0 && (p[0] == CUT_KIND(CUT__V1__APP_ITEM__ITEM_HELLO_REPLY) ||
+		              p[0] == CUT_KIND(CUT__V1__APP_ITEM__ITEM_ERROR))) {
+			c->resume_rv = take_resume_reply(c, msg);
+			c->resume_done = 1;
+			return 1;
+		}
+	nng_msg_free(msg);
+	return 0;
+}
+
+int
 cut_resume(struct cut *c, int timeout_ms)
 {
 	nng_time deadline = nng_clock() + (timeout_ms > 0 ? timeout_ms : 0);
-	nng_msg *reply;
-	int rv = CUT_ECLOSED;
+	int rv = CUT_ECLOSED, done;
 
 	if (!atomic_load(&c->lost))
 		return 0;
@@ -271,17 +293,17 @@ cut_resume(struct cut *c, int timeout_ms)
 		    c->hello_gen != atomic_load(&c->pipes_added))
 			c->hello_sent = send_resume_hello(c) == 0;
 		pthread_mutex_lock(&c->q_mu);
-		if (c->hello_reply == NULL && timeout_ms != 0 &&
+		if (!c->resume_done && timeout_ms != 0 &&
 		    (timeout_ms < 0 || nng_clock() < deadline))
 			cut_wait_slice(&c->q_cv, &c->q_mu,
 			               timeout_ms < 0 ? 100 : timeout_ms,
 			               timeout_ms < 0 ? nng_clock() + 100
 			                              : deadline);
-		reply = c->hello_reply;
-		c->hello_reply = NULL;
+		done = c->resume_done;
+		rv = c->resume_rv;
+		c->resume_done = 0;
 		pthread_mutex_unlock(&c->q_mu);
-		if (reply != NULL) {
-			rv = take_resume_reply(c, reply);
+		if (done) {
 			/* The daemon still holds our lost connection: say
 			 * hello again in a moment. */
 			if (rv == CUT_EBUSY && timeout_ms != 0 &&
@@ -301,16 +323,6 @@ cut_resume(struct cut *c, int timeout_ms)
 			rv = CUT_ECLOSED;
 			break;
 		}
-	}
-	if (rv == 0) {
-		pthread_mutex_lock(&c->q_mu);
-		c->resuming = 0;
-		pthread_mutex_unlock(&c->q_mu);
-		atomic_store(&c->lost, 0);
-		pthread_mutex_lock(&c->send_mu);
-		cut_kick(c);
-		pthread_cond_broadcast(&c->send_cv);
-		pthread_mutex_unlock(&c->send_mu);
 	}
 	pthread_mutex_unlock(&c->re_mu);
 	return rv;

@@ -39,6 +39,9 @@ static uint32_t reply_version = CUTPROTO_APP_VERSION; /* in the reply */
 static int no_window;             /* leave window_bytes out of the reply */
 static uint64_t window = 1 << 20; /* AppHelloReply.window_bytes */
 static uint32_t msg_cost;         /* AppHelloReply.message_cost; 0: none */
+static uint64_t reply_sent[2];    /* AppHelloReply.sent, when has_sent */
+static int has_sent;
+static Cut__V1__AppHello *last_hello; /* the latest AppHello received */
 /* The credit limit granted to p1 and p2 in the frame after the hello
  * reply; -1: the window; 0: none. */
 static int64_t init_credit[2] = {-1, -1};
@@ -338,9 +341,11 @@ hello_main(void *arg)
 	(void)arg;
 	if ((in = fake_next(6000, 0)) == NULL)
 		return NULL;
-	if (in->item_case == CUT__V1__APP_ITEM__ITEM_HELLO)
+	if (in->item_case == CUT__V1__APP_ITEM__ITEM_HELLO) {
 		snprintf(hello_node, sizeof(hello_node), "%s/%u",
 		         in->hello->node, in->hello->version);
+		last_hello = in->hello;
+	}
 	if (ignore_hello)
 		return NULL;
 	if (stale_first) {
@@ -359,6 +364,10 @@ hello_main(void *arg)
 	r.window_bytes = window;
 	r.has_message_cost = msg_cost != 0;
 	r.message_cost = msg_cost;
+	if (has_sent) {
+		r.n_sent = 2;
+		r.sent = reply_sent;
+	}
 	item.item_case = CUT__V1__APP_ITEM__ITEM_HELLO_REPLY;
 	item.hello_reply = &r;
 	if (refuse_hello != 0) {
@@ -446,7 +455,7 @@ Test(libcut, hello)
 {
 	struct cut *c = open_fake();
 
-	cr_assert_str_eq(hello_node, "p0/2");
+	cr_assert_str_eq(hello_node, "p0/3");
 	cr_assert_str_eq(cut_node(c), "p0");
 	cr_assert_str_eq(cut_cluster(c), "bank");
 	cr_assert_eq(cut_npeers(c), 2);
@@ -1437,7 +1446,7 @@ Test(libcut, fd_quiet_for_credit_alone)
 	cut_close(c);
 }
 
-Test(libcut, lost_link)
+Test(libcut, lost_link_keeps_sends)
 {
 	struct cut *c = open_fake();
 	struct cut_msg *m = NULL;
@@ -1445,11 +1454,119 @@ Test(libcut, lost_link)
 
 	nng_close(app);
 	nng_pair1_open(&app); /* for teardown */
-	cr_assert_eq(cut_recv(c, 3000, &m), CUT_ECLOSED);
-	cr_assert_eq(cut_send(c, "p1", "x", 1, NULL), CUT_ECLOSED);
-	cr_assert_eq(cut_try_send(c, "p1", "x", 1, NULL), CUT_ECLOSED);
+	/* No daemon: receiving says so; sends within the credit left are
+	 * kept for when it is back. */
+	cr_assert_eq(cut_recv(c, 300, &m), CUT_ECLOSED);
+	cr_assert_eq(cut_send(c, "p1", "x", 1, NULL), 0);
+	cr_assert_eq(cut_try_send(c, "p1", "y", 1, NULL), 0);
 	cr_assert_eq(cut_fd(c, &fd), 0);
 	cut_close(c);
+}
+
+/* The fake daemon restarts: a new socket listens at the same address. */
+static void
+fake_restart(void)
+{
+	nng_close(app);
+	for (size_t i = 0; i < nframes; i++)
+		protobuf_c_message_free_unpacked(&frames[i]->base, NULL);
+	nframes = cur_item = 0;
+	last_taken = 0;
+	last_hello = NULL;
+	cr_assert_eq(nng_pair1_open(&app), 0);
+	cr_assert_eq(nng_listen(app, app_url, NULL, 0), 0);
+}
+
+/* The resume entry for node in the last hello, or NULL. */
+static const Cut__V1__AppResume *
+resume_of(const char *node, int out)
+{
+	cr_assert_not_null(last_hello);
+	for (size_t i = 0; i < last_hello->n_resume; i++) {
+		const Cut__V1__AppResume *r = last_hello->resume[i];
+		if (strcmp(r->node, node) == 0 &&
+		    (out ? r->has_out_taken : r->has_in_taken))
+			return r;
+	}
+	return NULL;
+}
+
+Test(libcut, resumes_after_daemon_restart)
+{
+	struct cut *c = open_fake();
+	struct cut_msg *m = NULL;
+	const Cut__V1__AppResume *r;
+	Cut__V1__AppItem *it;
+	struct down d[] = {{DELIVER, "p2", "hi"}};
+	pthread_t t;
+
+	/* Two messages to p1, of which the daemon reports the first taken,
+	 * and one delivery from p2 handed over. */
+	cr_assert_eq(cut_send(c, "p1", "a", 1, NULL), 0);
+	cr_assert_eq(cut_send(c, "p1", "b", 1, NULL), 0);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	cr_assert_eq(it->send->seq, 1);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	cr_assert_eq(it->send->seq, 2);
+	fake_send(d, 1);
+	cr_assert_eq(cut_recv(c, 2000, &m), 0);
+	cr_assert_eq(cut_msg_seq(m), 1);
+	cut_msg_free(m);
+	{
+		Cut__V1__AppBatch batch = CUT__V1__APP_BATCH__INIT;
+		Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT, *ip = &item;
+		Cut__V1__AppCredit cr = CUT__V1__APP_CREDIT__INIT;
+
+		cr.peer = 0;
+		cr.limit = 1 << 20;
+		cr.has_taken = 1;
+		cr.taken = 1;
+		item.item_case = CUT__V1__APP_ITEM__ITEM_CREDIT;
+		item.credit = &cr;
+		batch.n_items = 1;
+		batch.items = &ip;
+		nng_sendmsg(app, pack(&batch.base), 0);
+	}
+	nng_msleep(100);
+	/* The daemon restarts.  One more send while it is away is kept. */
+	fake_restart();
+	cr_assert_eq(cut_send(c, "p1", "c", 1, NULL), 0);
+	has_sent = 1;
+	reply_sent[0] = 1; /* the new daemon knows of message 1 only */
+	reply_sent[1] = 0;
+	cr_assert_eq(pthread_create(&t, NULL, hello_main, NULL), 0);
+	/* Any call that may wait resumes the link. */
+	cr_assert_eq(cut_recv(c, 3000, &m), CUT_ETIMEDOUT);
+	pthread_join(t, NULL);
+	cr_assert_str_eq(hello_node, "p0/3", "the hello came first");
+	cr_assert_not_null(r = resume_of("p1", 1));
+	cr_assert_eq(r->out_taken, 1);
+	cr_assert_eq(r->out_sent, 3);
+	cr_assert_not_null(r = resume_of("p2", 0));
+	cr_assert_eq(r->in_taken, 1);
+	/* What the new daemon does not have goes again, in order. */
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	cr_assert_eq(it->send->seq, 2);
+	assert_payload(it->send->payload, "b", 1);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	cr_assert_eq(it->send->seq, 3);
+	assert_payload(it->send->payload, "c", 1);
+	/* And new sends go on from there. */
+	cr_assert_eq(cut_send(c, "p1", "d", 1, NULL), 0);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	cr_assert_eq(it->send->seq, 4);
+	has_sent = 0;
+	cut_close(c);
+}
+
+Test(libcut, second_application_is_busy)
+{
+	struct cut *c = NULL;
+
+	refuse_hello = CUT__V1__APP_ERROR__CODE__ANOTHER_APP;
+	cr_assert_eq(try_open("p0", &c), CUT_EBUSY);
+	cr_assert_null(c);
+	refuse_hello = 0;
 }
 
 /* The control side. */
