@@ -54,10 +54,11 @@ app_start(struct cutd *d)
 	const char *url = d->cfg->nodes[d->self].app;
 	int rv;
 
-	/* Polyamorous, so that a second application's hello can be
-	 * answered (ANOTHER_APP) on its own connection; every send names
-	 * its connection. */
-	if ((rv = nng_pair1_open_poly(&d->app)) != 0)
+	/* Not polyamorous: pair1 then refuses a second connection while
+	 * one is open, so a second application cannot disturb the first
+	 * (libcut tells it so), and sends are never discarded, as they may
+	 * be in polyamorous mode when a connection is busy. */
+	if ((rv = nng_pair1_open(&d->app)) != 0)
 		return rv;
 	nng_socket_set_size(d->app, NNG_OPT_RECVMAXSZ,
 	                    d->cfg->max_message + 64 * 1024);
@@ -192,6 +193,7 @@ static void
 send_now(struct cutd *d, uint32_t pipe, const Cut__V1__AppItem *it)
 {
 	nng_pipe to = NNG_PIPE_INITIALIZER;
+
 	Cut__V1__AppBatch b = CUT__V1__APP_BATCH__INIT;
 	Cut__V1__AppItem *items[1] = {(Cut__V1__AppItem *)it};
 	size_t len;
@@ -288,6 +290,13 @@ resume(struct cutd *d, const Cut__V1__AppHello *h)
 			else
 				p->in_known = 1;
 			drop_had(d, (size_t)node, r->in_taken);
+			/* What a snapshot counts as taken (m), and what the
+			 * sender may forget. */
+			if (r->in_taken > p->taken) {
+				p->taken = r->in_taken;
+				if (p->ack_due_ms == 0)
+					p->ack_due_ms = cutd_now_ms();
+			}
 		}
 	}
 }
@@ -345,14 +354,6 @@ hello(struct cutd *d, uint32_t pipe, const Cut__V1__AppHello *h)
 	if (h->node[0] != '\0' && strcmp(h->node, d->name) != 0) {
 		bad(d, pipe, CUT__V1__APP_ERROR__CODE__WRONG_NODE,
 		    "this daemon serves another node");
-		return;
-	}
-	if (app_connected(d) && pipe != d->app_hello) {
-		log_warnx("a second application tried to connect as %s; "
-		          "refused",
-		          d->name);
-		app_error(d, pipe, CUT__V1__APP_ERROR__CODE__ANOTHER_APP,
-		          "another application is connected as this node");
 		return;
 	}
 	resume(d, h);
@@ -435,9 +436,16 @@ state_reply(struct cutd *d, uint32_t pipe, const Cut__V1__AppStateReply *r)
 
 	if (rv == 0)
 		return;
-	/* Late (the snapshot ended) or refused by the engine (the handed
-	 * counts do not fit the cut): either way the snapshot ends without
-	 * this state, and the log says why. */
+	/* Late: the snapshot was aborted (a peer restarted, say) while the
+	 * application was answering.  The application did nothing wrong. */
+	if (rv == ENGINE_ESTATE) {
+		log_info("state reply for %s came after it ended; dropped",
+		         r->snapshot_id);
+		return;
+	}
+	/* Refused by the engine (the handed counts do not fit the cut) or
+	 * never asked for: the snapshot ends without this state, and the
+	 * log says why. */
 	log_warnx("state reply for %s refused: %s", r->snapshot_id,
 	          engine_strerror(rv));
 	app_error(d, pipe, CUT__V1__APP_ERROR__CODE__UNKNOWN_SNAPSHOT,
@@ -634,7 +642,6 @@ walk_batch(struct cutd *d, uint8_t *dst, int commit)
 void
 app_flush(struct cutd *d)
 {
-	nng_pipe to = NNG_PIPE_INITIALIZER;
 	size_t len;
 	nng_msg *msg;
 
@@ -653,8 +660,6 @@ app_flush(struct cutd *d)
 		    nng_msg_alloc(&msg, len) != 0)
 			return;
 		walk_batch(d, nng_msg_body(msg), 1);
-		to.id = d->app_hello;
-		nng_msg_set_pipe(msg, to);
 		d->app_pending = msg;
 	}
 }

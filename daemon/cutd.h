@@ -186,11 +186,10 @@ struct cutd {
 	struct peer *peers; /* by node index; self's entry unused */
 	nng_socket pull, app, ctl;
 	int pull_fd, app_fd, ctl_fd;
-	/* The application link is a polyamorous pair1 socket, so that a
-	 * second application can be told "another application is
-	 * connected" without disturbing the first.  app_hello is the
-	 * connection that said hello; an nng thread sets app_gone when it
-	 * closes (app_removed catches a close before the hello is noted). */
+	/* The application link: app_hello is the connection that said
+	 * hello; an nng thread sets app_gone when it closes (app_removed
+	 * catches a close before the hello is noted).  A second connection
+	 * is refused by pair1 itself and changes nothing here. */
 	atomic_uint app_hello_pipe, app_removed;
 	atomic_int app_gone;
 	uint32_t app_hello;

@@ -79,10 +79,17 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 
 	if (ev == NNG_PIPE_EV_ADD_POST) {
 		atomic_store(&c->connected, 1);
-		atomic_fetch_add(&c->pipes_added, 1);
+		atomic_store(&c->cur_pipe, id);
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
+		/* nng may report the removal of a connection whose
+		 * addition it never reported: compare ids, not counts. */
+		atomic_compare_exchange_strong(&c->cur_pipe, &id, 0);
+		id = (uint32_t)nng_pipe_id(p);
 		atomic_store(&c->last_removed, id);
+		if (atomic_load(&c->live) == 0)
+			atomic_fetch_add(&c->dropped_early, 1);
 		if (atomic_load(&c->live) == id) {
+			atomic_store(&c->lost_at, (uint64_t)nng_clock());
 			atomic_store(&c->lost, 1);
 			/* A frame still waiting for a connection would go to
 			 * the next one before our hello: call it back. */
@@ -132,8 +139,10 @@ cut_set_live(struct cut *c, nng_pipe p)
 	uint32_t id = (uint32_t)nng_pipe_id(p);
 
 	atomic_store(&c->live, id);
-	if (atomic_load(&c->last_removed) == id)
+	if (atomic_load(&c->last_removed) == id) {
+		atomic_store(&c->lost_at, (uint64_t)nng_clock());
 		atomic_store(&c->lost, 1);
+	}
 }
 
 void
@@ -168,8 +177,6 @@ cut_hello_refused(struct cut *c, const Cut__V1__AppError *e)
 {
 	cut_set_error(c, "the daemon refused the hello: %s", e->message);
 	switch (e->code) {
-	case CUT__V1__APP_ERROR__CODE__ANOTHER_APP:
-		return CUT_EBUSY;
 	case CUT__V1__APP_ERROR__CODE__WRONG_NODE:
 		return CUT_ENOENT;
 	case CUT__V1__APP_ERROR__CODE__VERSION:
@@ -255,9 +262,7 @@ take_frame(struct cut *c, nng_msg *msg, const char *node, int *bad)
 		else if (it->item_case == CUT__V1__APP_ITEM__ITEM_ERROR &&
 		         (it->error->code ==
 		              CUT__V1__APP_ERROR__CODE__WRONG_NODE ||
-		          it->error->code == CUT__V1__APP_ERROR__CODE__VERSION ||
-		          it->error->code ==
-		              CUT__V1__APP_ERROR__CODE__ANOTHER_APP))
+		          it->error->code == CUT__V1__APP_ERROR__CODE__VERSION))
 			rv = cut_hello_refused(c, it->error);
 	}
 	/* The daemon sends its reply alone and nothing before it: any
@@ -274,6 +279,10 @@ no_answer(struct cut *c, int rv)
 		return CUT_EUNAVAIL;
 	return rv;
 }
+
+/* A daemon that closes our connections before answering has another
+ * application connected: its pair1 socket refuses a second one. */
+#define DROPPED_EARLY_BUSY 2
 
 /* Dials app_url, says hello and waits for the reply. */
 static int
@@ -305,9 +314,22 @@ open_app(struct cut *c, const char *app_url, const char *node)
 			rv = no_answer(c, CUT_ETIMEDOUT);
 			break;
 		}
+		if (atomic_load(&c->dropped_early) >= DROPPED_EARLY_BUSY) {
+			cut_set_error(c, "the daemon closes every connection at "
+			                 "once: another application is connected "
+			                 "as this node");
+			rv = CUT_EBUSY;
+			break;
+		}
 		nng_socket_set_ms(c->app, NNG_OPT_RECVTIMEO,
-		                  (nng_duration)(deadline - now));
+		                  deadline - now < 100
+		                      ? (nng_duration)(deadline - now)
+		                      : 100);
 		if ((rv = nng_recvmsg(c->app, &msg, 0)) != 0) {
+			if (rv == NNG_ETIMEDOUT) {
+				rv = NOT_YET;
+				continue;
+			}
 			rv = no_answer(c, rpc_nng_error(rv));
 			break;
 		}

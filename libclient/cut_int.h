@@ -129,7 +129,9 @@ struct cut {
 
 	/* Written by the pipe callback. */
 	atomic_int connected;       /* a pipe came up at least once */
-	atomic_uint pipes_added;    /* connections made so far */
+	atomic_uint_least32_t cur_pipe; /* the open connection, or 0 */
+	atomic_uint dropped_early;  /* closed before our hello's reply */
+	_Atomic uint64_t lost_at;   /* nng_clock() when lost was set */
 	atomic_int lost;            /* the pipe the hello went over is gone */
 	atomic_uint_least32_t live; /* that pipe's id, 0 before the hello */
 	atomic_uint_least32_t last_removed;
@@ -138,7 +140,7 @@ struct cut {
 
 	/* Resuming after the link was lost (resume.c). */
 	pthread_mutex_t re_mu;
-	unsigned hello_gen; /* pipes_added when the resuming hello went */
+	uint32_t hello_pipe; /* cur_pipe when the resuming hello went */
 	int hello_sent;
 
 	pthread_mutex_t taken_mu;
@@ -271,6 +273,10 @@ int cut_resume_frame(struct cut *c, nng_msg *msg);
  * goes on), or the error of a refused hello.  No lock held but recv_mu.
  */
 int cut_resume(struct cut *c, int timeout_ms);
+/* What a call that found no answer while the link is lost returns:
+ * CUT_ETIMEDOUT for CUT_RESUME_MS after the loss (the daemon may be
+ * restarting), CUT_ECLOSED after that. */
+int cut_lost_code(struct cut *c);
 
 /* Waits on cv (mu held) until signalled, CUT_WAIT_SLICE_MS pass (so that
  * the caller looks at the link again), or, if timeout_ms > 0, deadline

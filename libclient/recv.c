@@ -378,13 +378,12 @@ wait_items(struct cut *c, int timeout_ms, nng_time deadline)
 			                       ? CUT_RESUME_MS
 			                       : left);
 			pthread_mutex_lock(&c->q_mu);
-			if (rv != 0) {
-				if (timeout_ms == 0)
-					rv = CUT_ETIMEDOUT;
-				if (rv == CUT_ECLOSED && timeout_ms < 0)
-					continue;
+			if (rv == CUT_ECLOSED && timeout_ms < 0)
+				continue;
+			if (rv == CUT_ECLOSED)
+				rv = cut_lost_code(c);
+			if (rv != 0)
 				break;
-			}
 			continue;
 		}
 		if (timeout_ms == 0 ||

@@ -145,10 +145,26 @@ forget_connection(struct cut *c)
 	pthread_mutex_unlock(&c->send_mu);
 }
 
+/* Whether no frame of ours is waiting in the socket, where it would go to
+ * the next connection before the hello: one that was started as the link
+ * was lost is called back. */
+static int
+nothing_in_flight(struct cut *c)
+{
+	int idle;
+
+	pthread_mutex_lock(&c->send_mu);
+	if (c->sending)
+		nng_aio_cancel(c->send_aio);
+	idle = !c->sending;
+	pthread_mutex_unlock(&c->send_mu);
+	return idle;
+}
+
 /* Sends the hello that resumes every channel.  It goes without waiting:
  * with no connection yet it is tried again on the next call. */
 static int
-send_resume_hello(struct cut *c)
+send_resume_hello(struct cut *c, uint32_t pipe, int wait_ms)
 {
 	Cut__V1__AppHello hello = CUT__V1__APP_HELLO__INIT;
 	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
@@ -181,8 +197,8 @@ send_resume_hello(struct cut *c)
 	hello.resume = rp;
 	item.item_case = CUT__V1__APP_ITEM__ITEM_HELLO;
 	item.hello = &hello;
-	if ((rv = cut_send_now(c, &item, 0)) == 0)
-		c->hello_gen = atomic_load(&c->pipes_added);
+	if ((rv = cut_send_now(c, &item, wait_ms)) == 0)
+		c->hello_pipe = pipe;
 	return rv;
 }
 
@@ -220,7 +236,6 @@ take_resume_reply(struct cut *c, nng_msg *msg)
 			                 "node, cluster or set of peers");
 	}
 	if (rv == 0) {
-		cut_set_live(c, nng_msg_get_pipe(msg));
 		pthread_mutex_lock(&c->send_mu);
 		for (size_t i = 0; i < c->npeers; i++) {
 			struct cut_keep *k = &c->keep[i];
@@ -241,6 +256,8 @@ take_resume_reply(struct cut *c, nng_msg *msg)
 		if (rv == 0) {
 			c->resuming = 0;
 			atomic_store(&c->lost, 0);
+			/* Lost again already?  Then set_live says so. */
+			cut_set_live(c, nng_msg_get_pipe(msg));
 			cut_kick(c);
 			pthread_cond_broadcast(&c->send_cv);
 		}
@@ -270,6 +287,14 @@ cut_resume_frame(struct cut *c, nng_msg *msg)
 }
 
 int
+cut_lost_code(struct cut *c)
+{
+	return nng_clock() - atomic_load(&c->lost_at) < CUT_RESUME_MS
+	           ? CUT_ETIMEDOUT
+	           : CUT_ECLOSED;
+}
+
+int
 cut_resume(struct cut *c, int timeout_ms)
 {
 	nng_time deadline = nng_clock() + (timeout_ms > 0 ? timeout_ms : 0);
@@ -284,14 +309,18 @@ cut_resume(struct cut *c, int timeout_ms)
 	}
 	if (!c->resuming) {
 		forget_connection(c);
-		c->hello_gen = 0;
+		c->hello_pipe = 0;
 		c->hello_sent = 0;
 	}
 	for (;;) {
-		/* A hello goes on each new connection, and only once. */
-		if (!c->hello_sent ||
-		    c->hello_gen != atomic_load(&c->pipes_added))
-			c->hello_sent = send_resume_hello(c) == 0;
+		/* A hello goes on each new connection, once, and only
+		 * when one is up and nothing else can go before it. */
+		uint32_t pipe = atomic_load(&c->cur_pipe);
+		if (pipe != 0 && (!c->hello_sent || c->hello_pipe != pipe) &&
+		    nothing_in_flight(c))
+			c->hello_sent =
+			    send_resume_hello(c, pipe, timeout_ms == 0 ? 0 : 50) ==
+			    0;
 		pthread_mutex_lock(&c->q_mu);
 		if (!c->resume_done && timeout_ms != 0 &&
 		    (timeout_ms < 0 || nng_clock() < deadline))

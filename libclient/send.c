@@ -367,11 +367,18 @@ cut_send_timed(struct cut *c, const char *to, const void *data, size_t len,
 		pthread_mutex_unlock(&c->send_mu);
 		/* No room while the link is lost: wait for it to come
 		 * back, within the same timeout. */
-		if (rv != CUT_ECLOSED || !atomic_load(&c->lost) || left == 0 ||
+		if (rv != CUT_ECLOSED || !atomic_load(&c->lost))
+			break;
+		if (left == 0 ||
 		    (rv = cut_resume(c, left < 0 || left > CUT_RESUME_MS
 		                            ? CUT_RESUME_MS
-		                            : left)) != 0)
+		                            : left)) != 0) {
+			if (rv == CUT_ECLOSED || left == 0)
+				rv = left == 0 ? CUT_EAGAIN : cut_lost_code(c);
+			if (rv == CUT_ETIMEDOUT && left < 0)
+				continue;
 			break;
+		}
 	}
 	if (rv == CUT_ETIMEDOUT)
 		cut_set_error(c,
