@@ -577,10 +577,16 @@ status_channels(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 			cs->window_used_bytes = p->inflight_bytes;
 			cs->has_stalls = 1;
 			cs->stalls = p->stalls;
+			cs->has_resent = 1;
+			cs->resent = p->resent;
+			cs->has_duplicates = 1;
+			cs->duplicates = p->dups;
 		} else {
 			p = &d->peers[ch->src];
 			cs->delivered =
 			    engine_delivered_count(d->eng, (size_t)p->in_chan);
+			cs->has_duplicates = 1;
+			cs->duplicates = p->dups;
 			cs->has_taken = 1;
 			cs->taken = p->taken;
 		}
@@ -616,6 +622,8 @@ do_status(struct cutd *d, struct reply *r)
 		ps->node = d->cfg->nodes[v].name;
 		ps->connected = peer_connected(d, v, cutd_now_ms());
 		ps->last_seen_ms = (uint64_t)d->peers[v].last_seen_ms;
+		ps->has_refused_connections = 1;
+		ps->refused_connections = d->peers[v].refused_conns;
 		rp.peers[rp.n_peers++] = ps;
 	}
 	status_channels(d, &a, &rp);

@@ -83,10 +83,11 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 	} else if (ev == NNG_PIPE_EV_REM_POST) {
 		/* nng may report the removal of a connection whose
 		 * addition it never reported: compare ids, not counts. */
-		atomic_compare_exchange_strong(&c->cur_pipe, &id, 0);
+		int was_open =
+		    atomic_compare_exchange_strong(&c->cur_pipe, &id, 0);
 		id = (uint32_t)nng_pipe_id(p);
 		atomic_store(&c->last_removed, id);
-		if (atomic_load(&c->live) == 0)
+		if (atomic_load(&c->live) == 0 && was_open)
 			atomic_fetch_add(&c->dropped_early, 1);
 		if (atomic_load(&c->live) == id) {
 			atomic_store(&c->lost_at, (uint64_t)nng_clock());
@@ -310,15 +311,18 @@ open_app(struct cut *c, const char *app_url, const char *node)
 		return no_answer(c, rv);
 	do {
 		now = nng_clock();
-		if (now >= deadline) {
-			rv = no_answer(c, CUT_ETIMEDOUT);
-			break;
-		}
-		if (atomic_load(&c->dropped_early) >= DROPPED_EARLY_BUSY) {
-			cut_set_error(c, "the daemon closes every connection at "
+		/* The daemon may still be noticing that an application
+		 * before us is gone: it refuses us until then. */
+		if (now >= deadline &&
+		    atomic_load(&c->dropped_early) >= DROPPED_EARLY_BUSY) {
+			cut_set_error(c, "the daemon closed every connection at "
 			                 "once: another application is connected "
 			                 "as this node");
 			rv = CUT_EBUSY;
+			break;
+		}
+		if (now >= deadline) {
+			rv = no_answer(c, CUT_ETIMEDOUT);
 			break;
 		}
 		nng_socket_set_ms(c->app, NNG_OPT_RECVTIMEO,

@@ -17,10 +17,12 @@
  *   status              {"node", "cluster", "version": S, "uptime_ms": N,
  *                        "app_connected": B,
  *                        "peers": [{"node": S, "connected": B,
- *                                   "last_seen_ms": N}...],
+ *                                   "last_seen_ms",
+ *                                   "refused_connections": N}...],
  *                        "channels": [{"src", "dst": S, "sent", "acked",
  *                                      "delivered", "queued", "taken",
- *                                      "window_used_bytes", "stalls": N}
+ *                                      "window_used_bytes", "stalls",
+ *                                      "resent", "duplicates": N}
  *                                     ...],
  *                        "snapshots_in_progress": [S...],
  *                        "bad_frames", "bad_frames_peer",
@@ -411,14 +413,18 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 		fprintf(f, "  %-10s %-13s", p->node,
 		        p->connected ? "connected" : "disconnected");
 		if (p->last_seen_ms == 0) {
-			fputs(" never seen\n", f);
+			fputs(" never seen", f);
 		} else {
 			fputs(" last seen ", f);
 			duration(f, now > p->last_seen_ms
 			                ? now - p->last_seen_ms
 			                : 0);
-			fputs(" ago\n", f);
+			fputs(" ago", f);
 		}
+		if (p->refused_connections > 0)
+			fprintf(f, ", %" PRIu64 " impostor connections closed",
+			        p->refused_connections);
+		fputc('\n', f);
 	}
 	fprintf(f, "\nchannels (%zu)\n  %-20s %10s %10s %10s %10s %8s %10s\n",
 	        s->n_channels, "", "sent", "acked", "delivered", "taken",
@@ -461,6 +467,8 @@ print_status_json(FILE *f, const Cut__V1__StatusReply *s)
 		json_kv_string(&j, "node", s->peers[i]->node);
 		json_kv_bool(&j, "connected", s->peers[i]->connected);
 		json_kv_uint(&j, "last_seen_ms", s->peers[i]->last_seen_ms);
+		json_kv_uint(&j, "refused_connections",
+		             s->peers[i]->refused_connections);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -478,6 +486,8 @@ print_status_json(FILE *f, const Cut__V1__StatusReply *s)
 		json_kv_uint(&j, "window_used_bytes",
 		             s->channels[i]->window_used_bytes);
 		json_kv_uint(&j, "stalls", s->channels[i]->stalls);
+		json_kv_uint(&j, "resent", s->channels[i]->resent);
+		json_kv_uint(&j, "duplicates", s->channels[i]->duplicates);
 		json_object_end(&j);
 	}
 	json_array_end(&j);

@@ -30,7 +30,8 @@ cut_strerror(int err)
 	case CUT_ENOTSUP:
 		return "not supported";
 	case CUT_EBUSY:
-		return "called from a callback";
+		return "busy: called from a callback, or another application "
+		       "is connected";
 	case CUT_EIO:
 		return "transport error";
 	case CUT_EAGAIN:

@@ -65,7 +65,8 @@ enum {
 	CUT_ECLOSED,    /* the link to the daemon was lost: reopen */
 	CUT_EREFUSED,   /* the daemon refused a request or an earlier item */
 	CUT_ENOTSUP,    /* not possible on this handle or protocol version */
-	CUT_EBUSY,      /* cut_recv or cut_dispatch called from a callback */
+	CUT_EBUSY,      /* cut_recv/cut_dispatch called from a callback, or
+	                   cut_open: another application is connected */
 	CUT_EIO,        /* another transport error */
 	CUT_EAGAIN,     /* cut_try_send: no room now; poll cut_send_fd() */
 };

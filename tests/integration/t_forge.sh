@@ -1,0 +1,73 @@
+#!/bin/sh
+# Plaintext links cannot be silenced.  While three nodes stream numbered
+# messages to each other, a stranger on the network dials p0's and p1's
+# peer ports again and again and sends batches that claim to come from the
+# other members: hellos with new, newer, older and no epochs, data at
+# sequence 1, next and far ahead, acks and taken counts beyond what was
+# sent, markers, aborts and parts.  Every stream still arrives whole, in
+# order and once (a forged message reaching an application would break
+# its stream), the forged connections are counted and closed, and a
+# snapshot afterwards is complete and consistent.
+. "$(dirname "$0")/lib.sh"
+BENCH=$BIN/tests/bench/cutbench
+FORGE=$BIN/tests/cutforge
+cluster 3
+start_daemons
+all="p0,p1,p2"
+i=0
+while [ $i -lt 3 ]; do
+	others=$(echo "$all" | tr ',' '\n' | grep -vx "p$i" | paste -sd, -)
+	"$BENCH" app --app "ipc://$T/p$i.app" --node "p$i" --to "$others" \
+		--expect "$others" --size 64 --rate 2000 --start-file "$T/go" \
+		--done-file "$T/done$i" --linger --deadline-ms 120000 \
+		>"$T/app$i.out" 2>>"$T/app$i.log" &
+	PIDS="$PIDS $!"
+	eval "APP_$i=$!"
+	i=$((i + 1))
+done
+sleep 0.5
+touch "$T/go"
+sleep 1
+forged=0
+for target in 0 1; do
+	for claim in 0 1 2; do
+		[ $claim = $target ] && continue
+		n=$(timeout 60 "$FORGE" "tcp://127.0.0.1:$((BASE + target))" \
+			"test$$" "p$claim" "p$target" 10) ||
+			fail "cutforge at p$target as p$claim"
+		forged=$((forged + n))
+	done
+done
+echo "ok: $forged forged batches sent on 40 connections"
+# The links carry on: a little more traffic, then the streams end.
+sleep 2
+for i in 0 1 2; do eval "kill -USR1 \$APP_$i"; done
+wait_for "[ -f $T/done0 ] && [ -f $T/done1 ] && [ -f $T/done2 ]" 30 ||
+	fail "the streams did not end: $(cat "$T"/app*.out)"
+for i in 0 1 2; do
+	eval "kill \$APP_$i"
+	eval "wait \$APP_$i" || fail "p$i: $(cat "$T/app$i.out")"
+	grep -q ' ok=1 ' "$T/app$i.out" || fail "p$i: $(cat "$T/app$i.out")"
+done
+echo "ok: every stream whole, in order, once: $(sed -n 's/.* recv=\([0-9]*\) .*/\1/p' "$T"/app*.out | paste -sd+ - | bc) messages"
+for target in 0 1; do
+	refused=$(ctl $target --json status | python3 -c '
+import json, sys
+print(sum(p.get("refused_connections", 0) for p in json.load(sys.stdin)["peers"]))')
+	[ "$refused" -gt 0 ] || fail "p$target closed no impostor connection"
+	echo "ok: p$target closed $refused impostor connections"
+done
+for i in 0 1 2; do
+	ctl $i status | grep -q "p[0-2] *connected" || fail "p$i: a peer is disconnected"
+done
+for i in 0 1 2; do
+	wait_for "$CUTCTL --control ipc://$T/p$i.ctl status | grep -q 'application: not connected'" 10 ||
+		fail "p$i still shows the stopped application connected"
+done
+start_app 0 10 --rate 50
+start_app 1 10 --rate 50
+start_app 2 10 --rate 50
+sleep 1
+id=$(snapshot 0)
+check_snapshot 0 "$id" 30
+pass "forged frames"
