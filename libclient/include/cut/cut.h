@@ -68,6 +68,8 @@ enum {
 	CUT_EBUSY,      /* cut_recv or cut_dispatch called from a callback */
 	CUT_EIO,        /* another transport error */
 	CUT_EAGAIN,     /* cut_try_send: no room now; poll cut_send_fd() */
+	CUT_EPERM,      /* the daemon denies this call to this user */
+	CUT_ELIMIT,     /* over the daemon's limits on requests: retry later */
 };
 
 /* The longest snapshot id, including its terminating NUL. */
