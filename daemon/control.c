@@ -408,9 +408,8 @@ start_limited(struct cutd *d, struct reply *r)
 	} else if (!perm_bucket_take(&d->start_bucket, cfg->start_rate,
 	                             cfg->start_burst, now)) {
 		snprintf(r->message, sizeof(r->message),
-		         "%s refused: more than %u starts per second (burst "
-		         "%u, start_rate and start_burst); try again in %" PRId64
-		         " ms",
+		         "%s refused: over start_rate = %u per second "
+		         "(start_burst = %u); try again in %" PRId64 " ms",
 		         CUTPROTO_METHOD_START, cfg->start_rate,
 		         cfg->start_burst,
 		         perm_bucket_wait_ms(&d->start_bucket, cfg->start_rate,

@@ -324,9 +324,8 @@ refused(int err, const struct rpc_answer *a)
 
 	if (err == CUT_EPERM)
 		return fail(exit_code(err),
-		            "permission denied: %s (PERMISSION_DENIED). Run "
-		            "it as the daemon's user, as root, or as a member "
-		            "of the cluster file's admin_group",
+		            "permission denied: %s (PERMISSION_DENIED). "
+		            "Nothing was changed",
 		            why);
 	if (err == CUT_ELIMIT)
 		return fail(exit_code(err),
