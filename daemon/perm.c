@@ -56,7 +56,11 @@ perm_check(const char *method, const struct perm_policy *pol,
 		return pol->tcp_full ? PERM_ALLOW : PERM_DENY_TCP;
 	if (!c->has_creds)
 		return PERM_DENY_NOCREDS;
-	if (c->uid == 0 || c->uid == pol->self_uid || in_admin_group(pol, c))
+	if (c->uid == 0 || c->uid == pol->self_uid)
+		return PERM_ALLOW;
+	if (c->uid == PERM_OVERFLOW_UID)
+		return PERM_DENY_UNMAPPED;
+	if (in_admin_group(pol, c))
 		return PERM_ALLOW;
 	if (k == PERM_START && pol->app_uid >= 0 &&
 	    (long)c->uid == pol->app_uid)
@@ -99,6 +103,13 @@ perm_explain(char *buf, size_t len, enum perm_verdict v, const char *method,
 		snprintf(buf, len,
 		         "%s %s, and the caller's credentials could not be read",
 		         method, what);
+		break;
+	case PERM_DENY_UNMAPPED:
+		snprintf(buf, len,
+		         "%s %s, and the caller shows as uid %d, the uid of "
+		         "every user outside the daemon's user namespace "
+		         "(systemd's PrivateUsers=), which proves nothing",
+		         method, what, PERM_OVERFLOW_UID);
 		break;
 	case PERM_DENY_USER:
 		snprintf(buf, len,

@@ -16,7 +16,9 @@
  *
  * Membership of admin_group: the caller's primary gid (from its
  * connection), or the supplementary groups of the caller's uid in the
- * group database (getgrouplist).  A TCP control endpoint gives no
+ * group database (getgrouplist).  A caller seen as the overflow uid (the
+ * daemon runs in a user namespace that does not map it, as systemd's
+ * PrivateUsers= does) may only read.  A TCP control endpoint gives no
  * credentials: there every call but PERM_READ is refused, unless the
  * cluster file says tcp_control = full.
  *
@@ -38,7 +40,14 @@ enum perm_verdict {
 	PERM_DENY_TCP,     /* no credentials on this transport */
 	PERM_DENY_NOCREDS, /* an IPC caller whose credentials are unknown */
 	PERM_DENY_USER,    /* a known caller without the right */
+	PERM_DENY_UNMAPPED, /* the overflow uid of a user namespace */
 };
+
+/* The uid the kernel reports for a peer whose uid is not mapped into the
+ * reader's user namespace (kernel.overflowuid, 65534 unless changed).
+ * Every such caller reads as this one uid, so it proves nothing: it never
+ * counts as the application's user or as a member of a group. */
+#define PERM_OVERFLOW_UID 65534
 
 /* How many supplementary groups perm_groups() looks at. */
 #define PERM_GROUPS_MAX 256

@@ -141,6 +141,32 @@ Test(perm, tcp_and_unknown_credentials)
 	             PERM_DENY_NOCREDS);
 }
 
+Test(perm, the_overflow_uid_proves_nothing)
+{
+	struct perm_policy pol = policy(ADMIN);
+	gid_t sup[] = {ADMIN};
+	struct perm_caller nobody =
+	    caller(PERM_OVERFLOW_UID, ADMIN, sup, 1);
+	char buf[256];
+
+	/* Under PrivateUsers= every other user, the application's too,
+	 * reads as the overflow uid. */
+	pol.app_uid = PERM_OVERFLOW_UID;
+	cr_assert_eq(perm_check(CUTPROTO_METHOD_START, &pol, &nobody),
+	             PERM_DENY_UNMAPPED);
+	cr_assert_eq(perm_check(CUTPROTO_METHOD_DELETE, &pol, &nobody),
+	             PERM_DENY_UNMAPPED);
+	cr_assert_eq(perm_check(CUTPROTO_METHOD_LIST, &pol, &nobody),
+	             PERM_ALLOW);
+	/* A daemon that itself runs as that uid still trusts itself. */
+	pol.self_uid = PERM_OVERFLOW_UID;
+	cr_assert_eq(perm_check(CUTPROTO_METHOD_DELETE, &pol, &nobody),
+	             PERM_ALLOW);
+	perm_explain(buf, sizeof(buf), PERM_DENY_UNMAPPED,
+	             CUTPROTO_METHOD_DELETE, &pol, NULL, &nobody);
+	cr_assert(strstr(buf, "PrivateUsers=") != NULL, "%s", buf);
+}
+
 Test(perm, explanations_name_the_method_and_the_reason)
 {
 	struct perm_policy pol = policy(ADMIN);
