@@ -40,11 +40,21 @@ enum { NK_PEER, NK_APP, NK_CONTROL, NK_DATABASE, NK_N };
 #define N_ENDPOINTS NK_DATABASE /* the node keys before it are endpoints */
 enum { V_OK, V_BAD, V_LONG };
 
-static const char *const cluster_keys[CK_N] = {
-    "name",   "deadline_ms", "max_message", "run_dir",     "state_dir",
-    "window", "app_window",  "cut",         "message_cost",
-    "socket_group", "admin_group", "tcp_control", "max_snapshots_in_flight",
-    "start_rate", "start_burst"};
+static const char *const cluster_keys[CK_N] = {"name",
+                                               "deadline_ms",
+                                               "max_message",
+                                               "run_dir",
+                                               "state_dir",
+                                               "window",
+                                               "app_window",
+                                               "cut",
+                                               "message_cost",
+                                               "socket_group",
+                                               "admin_group",
+                                               "tcp_control",
+                                               "max_snapshots_in_flight",
+                                               "start_rate",
+                                               "start_burst"};
 static const char *const node_keys[NK_N] = {"peer", "app", "control",
                                             "database"};
 static const size_t node_offsets[NK_N] = {

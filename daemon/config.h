@@ -139,7 +139,7 @@ struct config {
 	long socket_gid, admin_gid;
 	int tcp_control_full; /* 1: tcp_control = full */
 	/* Limits on Start calls. */
-	unsigned max_inflight;           /* max_snapshots_in_flight */
+	unsigned max_inflight;            /* max_snapshots_in_flight */
 	unsigned start_rate, start_burst; /* per second; bucket size */
 	char *run_dir, *state_dir;
 	struct config_node *nodes; /* in the order of the file */

@@ -108,8 +108,8 @@ chown_socket(struct cutd *d, const char *path)
 {
 	const struct config *cfg = d->cfg;
 
-	if (cfg->socket_gid < 0 || chown(path, (uid_t)-1,
-	                                 (gid_t)cfg->socket_gid) == 0)
+	if (cfg->socket_gid < 0 ||
+	    chown(path, (uid_t)-1, (gid_t)cfg->socket_gid) == 0)
 		return 0;
 	log_err("cannot give %s to group %s: %s (the daemon's user must be "
 	        "a member of the group, or root)",
@@ -792,8 +792,8 @@ denied(struct cutd *d, nng_msg *req, const char *method, struct reply *r)
 	if (c.has_creds && c.uid != 0 && c.uid != pol.self_uid) {
 		if (pol.admin_gid >= 0) {
 			c.groups = groups;
-			c.ngroups = perm_groups(c.uid, c.gid, groups,
-			                        PERM_GROUPS_MAX);
+			c.ngroups =
+			    perm_groups(c.uid, c.gid, groups, PERM_GROUPS_MAX);
 		}
 		pol.app_uid = app_uid(d);
 	}

@@ -79,10 +79,11 @@ perm_explain(char *buf, size_t len, enum perm_verdict v, const char *method,
 	                       : "changes or deletes what the daemon holds";
 
 	if (admin_group != NULL)
-		snprintf(who, sizeof(who),
-		         "the daemon's user (uid %ld), root or members of group "
-		         "%s",
-		         (long)pol->self_uid, admin_group);
+		snprintf(
+		    who, sizeof(who),
+		    "the daemon's user (uid %ld), root or members of group "
+		    "%s",
+		    (long)pol->self_uid, admin_group);
 	else
 		snprintf(who, sizeof(who),
 		         "the daemon's user (uid %ld) or root (no admin_group "
@@ -93,16 +94,18 @@ perm_explain(char *buf, size_t len, enum perm_verdict v, const char *method,
 		snprintf(buf, len, "%s is allowed", method);
 		break;
 	case PERM_DENY_TCP:
-		snprintf(buf, len,
-		         "%s %s, and this control endpoint is TCP, where callers "
-		         "cannot be identified: use the node's IPC control "
-		         "socket, or set tcp_control = full",
-		         method, what);
+		snprintf(
+		    buf, len,
+		    "%s %s, and this control endpoint is TCP, where callers "
+		    "cannot be identified: use the node's IPC control "
+		    "socket, or set tcp_control = full",
+		    method, what);
 		break;
 	case PERM_DENY_NOCREDS:
-		snprintf(buf, len,
-		         "%s %s, and the caller's credentials could not be read",
-		         method, what);
+		snprintf(
+		    buf, len,
+		    "%s %s, and the caller's credentials could not be read",
+		    method, what);
 		break;
 	case PERM_DENY_UNMAPPED:
 		snprintf(buf, len,
@@ -112,14 +115,15 @@ perm_explain(char *buf, size_t len, enum perm_verdict v, const char *method,
 		         method, what, PERM_OVERFLOW_UID);
 		break;
 	case PERM_DENY_USER:
-		snprintf(buf, len,
-		         "%s %s: only %s%s may call it, and uid %ld (gid %ld) is "
-		         "not one of them",
-		         method, what, who,
-		         perm_method_class(method) == PERM_START
-		             ? ", or the connected application's user"
-		             : "",
-		         (long)c->uid, (long)c->gid);
+		snprintf(
+		    buf, len,
+		    "%s %s: only %s%s may call it, and uid %ld (gid %ld) is "
+		    "not one of them",
+		    method, what, who,
+		    perm_method_class(method) == PERM_START
+		        ? ", or the connected application's user"
+		        : "",
+		    (long)c->uid, (long)c->gid);
 		break;
 	}
 }
@@ -178,8 +182,8 @@ perm_bucket_take(struct perm_bucket *b, unsigned rate, unsigned burst,
 }
 
 int64_t
-perm_bucket_wait_ms(const struct perm_bucket *b, unsigned rate,
-                    unsigned burst, int64_t now_ms)
+perm_bucket_wait_ms(const struct perm_bucket *b, unsigned rate, unsigned burst,
+                    int64_t now_ms)
 {
 	struct perm_bucket copy = *b;
 	int64_t missing;

@@ -37,9 +37,9 @@ enum perm_class { PERM_READ, PERM_START, PERM_ADMIN };
 /* The verdicts: 0 allows. */
 enum perm_verdict {
 	PERM_ALLOW = 0,
-	PERM_DENY_TCP,     /* no credentials on this transport */
-	PERM_DENY_NOCREDS, /* an IPC caller whose credentials are unknown */
-	PERM_DENY_USER,    /* a known caller without the right */
+	PERM_DENY_TCP,      /* no credentials on this transport */
+	PERM_DENY_NOCREDS,  /* an IPC caller whose credentials are unknown */
+	PERM_DENY_USER,     /* a known caller without the right */
 	PERM_DENY_UNMAPPED, /* the overflow uid of a user namespace */
 };
 
@@ -54,10 +54,10 @@ enum perm_verdict {
 
 /* The caller of one request. */
 struct perm_caller {
-	int tcp;        /* 1: came over TCP, no credentials */
-	int has_creds;  /* uid and gid are known */
-	uid_t uid;      /* from the connection */
-	gid_t gid;      /* the peer's primary gid, from the connection */
+	int tcp;             /* 1: came over TCP, no credentials */
+	int has_creds;       /* uid and gid are known */
+	uid_t uid;           /* from the connection */
+	gid_t gid;           /* the peer's primary gid, from the connection */
 	const gid_t *groups; /* the uid's groups (may be NULL), borrowed */
 	size_t ngroups;
 };

@@ -320,7 +320,8 @@ call_timeout(const struct ctl *x)
 static int
 refused(int err, const struct rpc_answer *a)
 {
-	const char *why = a->message[0] != '\0' ? a->message : cut_strerror(err);
+	const char *why =
+	    a->message[0] != '\0' ? a->message : cut_strerror(err);
 
 	if (err == CUT_EPERM)
 		return fail(exit_code(err),

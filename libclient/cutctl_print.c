@@ -441,8 +441,8 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 	        s->n_snapshots_in_progress == 0 ? " none" : "", s->bad_frames,
 	        s->bad_frames_peer, s->bad_frames_app, s->bad_frames_control);
 	fprintf(f,
-	        "control calls refused: %" PRIu64
-	        " for permission, %" PRIu64 " starts over the limits\n",
+	        "control calls refused: %" PRIu64 " for permission, %" PRIu64
+	        " starts over the limits\n",
 	        s->calls_denied, s->starts_limited);
 }
 

@@ -1571,11 +1571,10 @@ status_by_number(const Cut__V1__RpcRequest *req, int n, int32_t *status,
 
 Test(libcut, control_status_mapping)
 {
-	static const int want[] = {CUT_EINVAL,   CUT_ETIMEDOUT, CUT_ENOENT,
-	                           CUT_EREFUSED, CUT_EPERM,     CUT_ELIMIT,
-	                           CUT_EREFUSED, CUT_EREFUSED,  CUT_EINVAL,
-	                           CUT_ENOTSUP,  CUT_EPROTO,    CUT_EUNAVAIL,
-	                           CUT_EPROTO,   CUT_EREFUSED};
+	static const int want[] = {
+	    CUT_EINVAL, CUT_ETIMEDOUT, CUT_ENOENT,   CUT_EREFUSED, CUT_EPERM,
+	    CUT_ELIMIT, CUT_EREFUSED,  CUT_EREFUSED, CUT_EINVAL,   CUT_ENOTSUP,
+	    CUT_EPROTO, CUT_EUNAVAIL,  CUT_EPROTO,   CUT_EREFUSED};
 	struct cut_snapshot *s = (struct cut_snapshot *)&s;
 	struct cut *c;
 	char err[64];

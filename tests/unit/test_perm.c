@@ -13,9 +13,9 @@
 #define ADMIN  1500
 #define SOCKET 999
 
-static const char *const readers[] = {
-    CUTPROTO_METHOD_GET, CUTPROTO_METHOD_LIST, CUTPROTO_METHOD_WAIT,
-    CUTPROTO_METHOD_STATUS};
+static const char *const readers[] = {CUTPROTO_METHOD_GET, CUTPROTO_METHOD_LIST,
+                                      CUTPROTO_METHOD_WAIT,
+                                      CUTPROTO_METHOD_STATUS};
 static const char *const writers[] = {CUTPROTO_METHOD_START,
                                       CUTPROTO_METHOD_DELETE,
                                       "/cut.v1.Snapshots/Future", "", NULL};
@@ -49,8 +49,7 @@ Test(perm, method_classes)
 	cr_assert_eq(perm_method_class(CUTPROTO_METHOD_START), PERM_START);
 	cr_assert_eq(perm_method_class(CUTPROTO_METHOD_DELETE), PERM_ADMIN);
 	/* Unknown methods are closed until classified. */
-	cr_assert_eq(perm_method_class("/cut.v1.Snapshots/Future"),
-	             PERM_ADMIN);
+	cr_assert_eq(perm_method_class("/cut.v1.Snapshots/Future"), PERM_ADMIN);
 	cr_assert_eq(perm_method_class("/cut.v1.Snapshots/get"), PERM_ADMIN);
 	cr_assert_eq(perm_method_class(NULL), PERM_ADMIN);
 }
@@ -113,8 +112,7 @@ Test(perm, the_connected_application_may_start_not_delete)
 	struct perm_caller other = caller(2001, 2000, NULL, 0);
 
 	pol.app_uid = 2000;
-	cr_assert_eq(perm_check(CUTPROTO_METHOD_START, &pol, &app),
-	             PERM_ALLOW);
+	cr_assert_eq(perm_check(CUTPROTO_METHOD_START, &pol, &app), PERM_ALLOW);
 	cr_assert_eq(perm_check(CUTPROTO_METHOD_DELETE, &pol, &app),
 	             PERM_DENY_USER);
 	cr_assert_eq(perm_check(CUTPROTO_METHOD_START, &pol, &other),
@@ -145,8 +143,7 @@ Test(perm, the_overflow_uid_proves_nothing)
 {
 	struct perm_policy pol = policy(ADMIN);
 	gid_t sup[] = {ADMIN};
-	struct perm_caller nobody =
-	    caller(PERM_OVERFLOW_UID, ADMIN, sup, 1);
+	struct perm_caller nobody = caller(PERM_OVERFLOW_UID, ADMIN, sup, 1);
 	char buf[256];
 
 	/* Under PrivateUsers= every other user, the application's too,
@@ -192,8 +189,8 @@ Test(perm, explanations_name_the_method_and_the_reason)
 	             &pol, NULL, &tcp);
 	cr_assert(strstr(buf, "/cut.v1.Snapshots/Delete") == buf, "%s", buf);
 	cr_assert(strstr(buf, "tcp_control = full") != NULL, "%s", buf);
-	perm_explain(buf, 16, PERM_DENY_TCP, CUTPROTO_METHOD_DELETE, &pol,
-	             NULL, &tcp);
+	perm_explain(buf, 16, PERM_DENY_TCP, CUTPROTO_METHOD_DELETE, &pol, NULL,
+	             &tcp);
 	cr_assert_eq(strlen(buf), 15);
 }
 
