@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nng/nng.h>
@@ -102,13 +103,18 @@ set_body(struct reply *r, const ProtobufCMessage *m)
 	r->has_body = 1;
 }
 
-/* Gives the socket at path (of an ipc:// URL) to the socket group. */
+/* Gives the socket at path (of an ipc:// URL) to the socket group.  A
+ * socket that has it already (the group is the daemon's own) is left
+ * alone: the systemd unit forbids chown() (@privileged), and a forbidden
+ * system call kills the daemon. */
 static int
 chown_socket(struct cutd *d, const char *path)
 {
 	const struct config *cfg = d->cfg;
+	struct stat sb;
 
 	if (cfg->socket_gid < 0 ||
+	    (stat(path, &sb) == 0 && (long)sb.st_gid == cfg->socket_gid) ||
 	    chown(path, (uid_t)-1, (gid_t)cfg->socket_gid) == 0)
 		return 0;
 	log_err("cannot give %s to group %s: %s (the daemon's user must be "

@@ -154,4 +154,37 @@ expect_rc 0 as "$READER" $CUTCTL --control "ipc://$T/p1.ctl" snapshot --wait
 echo "ok: $READER, the user of p1's application, started a snapshot at p1"
 expect_rc 77 as "$READER" $CTL snapshot
 echo "ok: ... but not at p0, whose application is root's"
+
+# A daemon that is not root: run as the reader, with its own group as
+# socket_group (no chown needed) it comes up and its own user may delete;
+# with a group it is not in, it says so and exits 69.
+O=$T/own
+mkdir "$O" && chown "$READER:$SOCKG" "$O" || fail "cannot make $O"
+own_ini() {
+	printf '[cluster]\nname = own%s\nrun_dir = %s\nstate_dir = %s\ndeadline_ms = 1000\n' "$S" "$O" "$O"
+	printf 'socket_group = %s\n[node q0]\npeer = tcp://127.0.0.1:%s\n' \
+		"$1" $((BASE + 7))
+}
+own_ini "$ADMG" >"$T/own.ini"
+as "$READER" "$CUTD" --cluster "$T/own.ini" --node q0 >"$T/out" 2>"$T/err"
+rc=$?
+[ "$rc" = 69 ] || fail "cutd as $READER with socket_group $ADMG exited $rc, want 69"
+grep -q "cannot give $O/q0.app to group $ADMG: Operation not permitted" "$T/err" ||
+	fail "unexpected message: $(cat "$T/err")"
+echo "ok: a daemon outside socket_group says so: $(grep cannot "$T/err")"
+own_ini "$SOCKG" >"$T/own.ini"
+runuser -u "$READER" -- "$CUTD" --cluster "$T/own.ini" --node q0 \
+	2>>"$T/cutd-q0.log" &
+PIDS="$PIDS $!"
+OCTL="$CUTCTL --control ipc://$O/q0.ctl"
+wait_for "$OCTL status" 10 || fail "q0 did not come up as $READER"
+[ "$(stat -c '%a %U %G' "$O/q0.ctl")" = "660 $READER $SOCKG" ] ||
+	fail "q0.ctl is $(stat -c '%a %U %G' "$O/q0.ctl")"
+expect_rc 1 as "$READER" $OCTL snapshot --wait # aborted: no application
+oid=$(as "$READER" $OCTL --json list | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["snapshots"][0]["id"])')
+expect_rc 77 as "$ADMIN" $OCTL delete "$oid"
+expect_rc 0 as "$READER" $OCTL delete "$oid"
+echo "ok: q0, run by $READER, lets $READER delete $oid and not $ADMIN (no admin_group)"
 pass "local permissions"
