@@ -757,12 +757,12 @@ dispatch(struct cutd *d, nng_msg *req, const Cut__V1__RpcRequest *rq,
 
 /* The uid of the application connected to this daemon, or -1. */
 static long
-app_uid(const struct cutd *d)
+app_uid(struct cutd *d)
 {
 	nng_pipe p = NNG_PIPE_INITIALIZER;
 	uint64_t uid;
 
-	p.id = atomic_load(&((struct cutd *)d)->app_live);
+	p.id = atomic_load(&d->app_live);
 	if (p.id == 0 || p.id != d->app_hello ||
 	    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) != 0)
 		return -1;
@@ -793,8 +793,9 @@ denied(struct cutd *d, nng_msg *req, const char *method, struct reply *r)
 		c.uid = (uid_t)uid;
 		c.gid = (gid_t)gid;
 	}
-	/* The databases are read only for callers that are neither the
-	 * daemon's user nor root, and only when an admin group is set. */
+	/* The user and group databases are read only for callers that are
+	 * neither the daemon's user nor root, and only when an admin group
+	 * is set: a lookup can be slow (NSS over the network). */
 	if (c.has_creds && c.uid != 0 && c.uid != pol.self_uid) {
 		if (pol.admin_gid >= 0) {
 			c.groups = groups;

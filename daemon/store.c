@@ -5,6 +5,8 @@
  * codes here, and nothing here logs.  The file is in WAL mode, so the
  * sqlite3 shell can read it while the daemon writes; synchronous=NORMAL,
  * so a commit survives a daemon crash (an OS crash may lose the last ones).
+ * The database, its -wal and its -shm are 0640 or tighter, whatever the
+ * umask (narrow_modes()).
  *
  * Schema version 1 (PRAGMA user_version).  STRICT tables; a snapshot's
  * rows in the other tables go with it.  Times are Unix milliseconds.
