@@ -1589,6 +1589,10 @@ Test(libcut, control_status_mapping)
 	cut_last_error(c, err, sizeof(err));
 	cr_assert_not_null(strstr(err, "it went wrong"), "%s", err);
 	cut_close(c);
+	cr_assert_str_eq(cut_strerror(CUT_EPERM),
+	                 "permission denied by the daemon");
+	cr_assert_str_eq(cut_strerror(CUT_ELIMIT),
+	                 "over the daemon's limits; try again later");
 }
 
 /* Drops the first call; answers every other with a deletion. */
