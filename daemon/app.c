@@ -64,9 +64,7 @@ app_start(struct cutd *d)
 	                    d->cfg->max_message + 64 * 1024);
 	nng_socket_set_int(d->app, NNG_OPT_SENDBUF, 64);
 	nng_pipe_notify(d->app, NNG_PIPE_EV_REM_POST, pipe_event, d);
-	if ((rv = nng_listen(d->app, url, NULL, 0)) != 0)
-		log_err("cannot listen on %s: %s", url, nng_strerror(rv));
-	return rv;
+	return control_listen(d, d->app, url);
 }
 
 /* tag2 of a down record: the sending node and the payload bytes.  (An

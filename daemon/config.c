@@ -6,6 +6,7 @@
  * and key, with its line.  Problems are collected, never fatal, so that
  * one run reports everything (up to CONFIG_MAX_ERRORS), sorted by line.
  */
+#include <grp.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,15 +28,33 @@ enum {
 	CK_APPWINDOW,
 	CK_CUT,
 	CK_MSGCOST,
+	CK_SOCKGROUP,
+	CK_ADMINGROUP,
+	CK_TCPCONTROL,
+	CK_INFLIGHT,
+	CK_RATE,
+	CK_BURST,
 	CK_N
 };
 enum { NK_PEER, NK_APP, NK_CONTROL, NK_DATABASE, NK_N };
 #define N_ENDPOINTS NK_DATABASE /* the node keys before it are endpoints */
 enum { V_OK, V_BAD, V_LONG };
 
-static const char *const cluster_keys[CK_N] = {
-    "name",   "deadline_ms", "max_message", "run_dir",     "state_dir",
-    "window", "app_window",  "cut",         "message_cost"};
+static const char *const cluster_keys[CK_N] = {"name",
+                                               "deadline_ms",
+                                               "max_message",
+                                               "run_dir",
+                                               "state_dir",
+                                               "window",
+                                               "app_window",
+                                               "cut",
+                                               "message_cost",
+                                               "socket_group",
+                                               "admin_group",
+                                               "tcp_control",
+                                               "max_snapshots_in_flight",
+                                               "start_rate",
+                                               "start_burst"};
 static const char *const node_keys[NK_N] = {"peer", "app", "control",
                                             "database"};
 static const size_t node_offsets[NK_N] = {
@@ -249,6 +268,33 @@ dir_key(struct parser *p, char **field, const char *name, const char *value,
 	*field = s;
 }
 
+/* A group named in the file must exist on this host: the daemon gives
+ * its sockets to it, or lets its members change state, and a typo must not
+ * silently leave the sockets with the daemon's group or nobody as admin. */
+static void
+group_key(struct parser *p, char **field, long *ret_gid, const char *name,
+          const char *value, int line)
+{
+	struct group gr, *found = NULL;
+	char buf[4096];
+
+	if (!config_ini_word(value)) {
+		report(p, line, "%s must be a group name, not '%s'", name,
+		       value);
+		return;
+	}
+	if (getgrnam_r(value, &gr, buf, sizeof(buf), &found) != 0 ||
+	    found == NULL) {
+		report(p, line,
+		       "%s: no group '%s' on this host; create it (groupadd) "
+		       "or remove the key",
+		       name, value);
+		return;
+	}
+	set_str(p, field, value);
+	*ret_gid = (long)found->gr_gid;
+}
+
 static void
 cluster_key(struct parser *p, const char *name, const char *value, int line)
 {
@@ -294,6 +340,37 @@ cluster_key(struct parser *p, const char *name, const char *value, int line)
 	case CK_MSGCOST:
 		if (number_key(p, name, value, 0, 64ul << 10, &v, line) == 0)
 			cfg->message_cost = v;
+		break;
+	case CK_SOCKGROUP:
+		group_key(p, &cfg->socket_group, &cfg->socket_gid, name, value,
+		          line);
+		break;
+	case CK_ADMINGROUP:
+		group_key(p, &cfg->admin_group, &cfg->admin_gid, name, value,
+		          line);
+		break;
+	case CK_TCPCONTROL:
+		if (strcmp(value, "read-only") == 0)
+			cfg->tcp_control_full = 0;
+		else if (strcmp(value, "full") == 0)
+			cfg->tcp_control_full = 1;
+		else
+			report(p, line,
+			       "tcp_control must be read-only or full, not "
+			       "'%s'",
+			       value);
+		break;
+	case CK_INFLIGHT:
+		if (number_key(p, name, value, 1, 4096, &v, line) == 0)
+			cfg->max_inflight = (unsigned)v;
+		break;
+	case CK_RATE:
+		if (number_key(p, name, value, 1, 100000, &v, line) == 0)
+			cfg->start_rate = (unsigned)v;
+		break;
+	case CK_BURST:
+		if (number_key(p, name, value, 1, 100000, &v, line) == 0)
+			cfg->start_burst = (unsigned)v;
 		break;
 	case CK_CUT:
 		if (strcmp(value, "unaligned") == 0)
@@ -647,6 +724,10 @@ parser_init(struct parser *p, const char *path)
 	cfg->window = 1024 * 1024;
 	cfg->app_window = 1024 * 1024;
 	cfg->message_cost = 1024;
+	cfg->socket_gid = cfg->admin_gid = -1;
+	cfg->max_inflight = 16;
+	cfg->start_rate = 10;
+	cfg->start_burst = 20;
 	cfg->path = strdup(path);
 	cfg->run_dir = strdup("/run/cutd");
 	cfg->state_dir = strdup("/var/lib/cutd");
@@ -713,6 +794,8 @@ config_free(struct config *cfg)
 	free(cfg->cluster);
 	free(cfg->run_dir);
 	free(cfg->state_dir);
+	free(cfg->socket_group);
+	free(cfg->admin_group);
 	free(cfg);
 }
 
@@ -784,6 +867,21 @@ config_print(const struct config *cfg, FILE *out)
 	        cfg->aligned ? "aligned" : "unaligned");
 	fprintf(out, "  run_dir     = %s\n", cfg->run_dir);
 	fprintf(out, "  state_dir   = %s\n", cfg->state_dir);
+	if (cfg->socket_group != NULL)
+		fprintf(out, "  socket_group = %s (gid %ld)\n",
+		        cfg->socket_group, cfg->socket_gid);
+	else
+		fprintf(out, "  socket_group = (the daemon's group)\n");
+	if (cfg->admin_group != NULL)
+		fprintf(out, "  admin_group = %s (gid %ld)\n", cfg->admin_group,
+		        cfg->admin_gid);
+	else
+		fprintf(out, "  admin_group = (none)\n");
+	fprintf(out, "  tcp_control = %s\n",
+	        cfg->tcp_control_full ? "full" : "read-only");
+	fprintf(out, "  max_snapshots_in_flight = %u\n", cfg->max_inflight);
+	fprintf(out, "  start_rate  = %u per second, burst %u\n",
+	        cfg->start_rate, cfg->start_burst);
 	print_nodes(cfg, out);
 	print_channels(cfg, out);
 	return ferror(out) || fflush(out) != 0 ? CONFIG_EIO : 0;

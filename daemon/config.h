@@ -34,6 +34,22 @@
  *   cut = unaligned             ; optional, unaligned (default: a state
  *                               ; request overtakes queued deliveries) or
  *                               ; aligned (it waits behind them)
+ *   socket_group = cutd         ; optional, the group of the app and
+ *                               ; control IPC sockets (mode 0660); default
+ *                               ; the daemon's own group
+ *   admin_group = cutd-admin    ; optional, a group whose members may
+ *                               ; call mutating control methods (Start,
+ *                               ; Delete) besides the daemon's user and
+ *                               ; root; default none
+ *   tcp_control = read-only     ; optional, read-only (default: a TCP
+ *                               ; control endpoint, whose callers cannot
+ *                               ; be identified, refuses mutating calls)
+ *                               ; or full
+ *   max_snapshots_in_flight = 16 ; optional, snapshots this node may have
+ *                               ; initiated and not finished, 1..4096
+ *   start_rate = 10             ; optional, Start calls per second, on
+ *   start_burst = 20            ; average and at once (a token bucket),
+ *                               ; 1..100000 each
  *
  *   [node p0]                   ; one section per node;
  *                               ; name: [A-Za-z0-9_.-]{1,32}
@@ -65,6 +81,8 @@
  *   and control may also be ipc:///ABSOLUTE/PATH, at most 107 bytes of
  *   path (the limit of a Unix socket).  No endpoint may be used twice in
  *   the file, compared as written.
+ * - socket_group and admin_group must name groups that exist on the host
+ *   that loads the file (getgrnam), else the file is refused.
  * - At most 256 nodes.  A single node needs no channels.  With [channels],
  *   the declared graph must be strongly connected: every node reachable from
  *   the first node declared, and able to reach it.
@@ -116,6 +134,13 @@ struct config {
 	size_t app_window;   /* daemon to application, bytes */
 	size_t message_cost; /* counted per message against a window */
 	int aligned;         /* 1: cut = aligned */
+	/* Local permissions: groups by name and gid (-1: not set). */
+	char *socket_group, *admin_group;
+	long socket_gid, admin_gid;
+	int tcp_control_full; /* 1: tcp_control = full */
+	/* Limits on Start calls. */
+	unsigned max_inflight;            /* max_snapshots_in_flight */
+	unsigned start_rate, start_burst; /* per second; bucket size */
 	char *run_dir, *state_dir;
 	struct config_node *nodes; /* in the order of the file */
 	size_t nnodes;

@@ -6,10 +6,19 @@
  * so a Wait call can be answered later without holding up other calls.
  * Recent replies are kept by request id: a resent request gets the same
  * answer and is not executed twice.
+ *
+ * Who may call what is perm.c's decision, made here from the credentials
+ * of the request's connection before the method runs; Start calls are
+ * also bounded (snapshots in flight, a token bucket).  Refusals answer
+ * PERMISSION_DENIED or RESOURCE_EXHAUSTED with a sentence naming the
+ * method and the reason, and change nothing.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
@@ -17,6 +26,7 @@
 #include "cutd.h"
 #include "cutproto.h"
 #include "log.h"
+#include "perm.h"
 
 #define RECV_PER_TURN 64
 #define MAX_WAIT_MS   (10 * 60 * 1000)
@@ -93,6 +103,45 @@ set_body(struct reply *r, const ProtobufCMessage *m)
 	r->has_body = 1;
 }
 
+/* Gives the socket at path (of an ipc:// URL) to the socket group.  A
+ * socket that has it already (the group is the daemon's own) is left
+ * alone: the systemd unit forbids chown() (@privileged), and a forbidden
+ * system call kills the daemon. */
+static int
+chown_socket(struct cutd *d, const char *path)
+{
+	const struct config *cfg = d->cfg;
+	struct stat sb;
+
+	if (cfg->socket_gid < 0 ||
+	    (stat(path, &sb) == 0 && (long)sb.st_gid == cfg->socket_gid) ||
+	    chown(path, (uid_t)-1, (gid_t)cfg->socket_gid) == 0)
+		return 0;
+	log_err("cannot give %s to group %s: %s (the daemon's user must be "
+	        "a member of the group, or root)",
+	        path, cfg->socket_group, strerror(errno));
+	return NNG_EPERM;
+}
+
+int
+control_listen(struct cutd *d, nng_socket s, const char *url)
+{
+	int ipc = strncmp(url, "ipc://", 6) == 0;
+	nng_listener l;
+	int rv;
+
+	/* nng sets the mode after bind(), whatever the umask: no moment
+	 * when the socket is open to others. */
+	if ((rv = nng_listener_create(&l, s, url)) != 0 ||
+	    (ipc && (rv = nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS,
+	                                       0660)) != 0) ||
+	    (rv = nng_listener_start(l, 0)) != 0) {
+		log_err("cannot listen on %s: %s", url, nng_strerror(rv));
+		return rv;
+	}
+	return ipc ? chown_socket(d, url + 6) : 0;
+}
+
 int
 control_start(struct cutd *d)
 {
@@ -107,9 +156,7 @@ control_start(struct cutd *d)
 	 * yet come back for the previous reply, and the client waits out
 	 * its timeout: seen as Wait calls taking 7.5 s under load. */
 	nng_socket_set_int(d->ctl, NNG_OPT_SENDBUF, 64);
-	if ((rv = nng_listen(d->ctl, url, NULL, 0)) != 0)
-		log_err("cannot listen on %s: %s", url, nng_strerror(rv));
-	return rv;
+	return control_listen(d, d->ctl, url);
 }
 
 /* Sends reply r to the request req (whose header routes it back). */
@@ -336,6 +383,52 @@ info_reply(struct cutd *d, struct reply *r, const char *id, int states,
 	arena_free(&a);
 }
 
+/* Snapshots this node initiated that have not ended. */
+static size_t
+initiated_in_flight(const struct cutd *d)
+{
+	size_t n = 0;
+
+	for (const struct snap *s = d->snaps; s != NULL; s = s->next)
+		n += s->initiator == d->self &&
+		     (s->state == SNAP_RUNNING || s->state == SNAP_WAITING);
+	return n;
+}
+
+/* Refuses a Start beyond the limits, in r; returns 1 if it did.  The
+ * in-flight bound is checked first, so that a call it refuses costs no
+ * token. */
+static int
+start_limited(struct cutd *d, struct reply *r)
+{
+	const struct config *cfg = d->cfg;
+	size_t n = initiated_in_flight(d);
+	int64_t now = cutd_now_ms();
+
+	if (n >= cfg->max_inflight) {
+		snprintf(r->message, sizeof(r->message),
+		         "%s refused: %zu snapshots started at %s are still in "
+		         "flight (max_snapshots_in_flight = %u); wait for one "
+		         "to end",
+		         CUTPROTO_METHOD_START, n, d->name, cfg->max_inflight);
+	} else if (!perm_bucket_take(&d->start_bucket, cfg->start_rate,
+	                             cfg->start_burst, now)) {
+		snprintf(r->message, sizeof(r->message),
+		         "%s refused: over start_rate = %u per second "
+		         "(start_burst = %u); try again in %" PRId64 " ms",
+		         CUTPROTO_METHOD_START, cfg->start_rate,
+		         cfg->start_burst,
+		         perm_bucket_wait_ms(&d->start_bucket, cfg->start_rate,
+		                             cfg->start_burst, now));
+	} else {
+		return 0;
+	}
+	r->status = CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED;
+	d->starts_limited++;
+	log_notice("control: %s", r->message);
+	return 1;
+}
+
 static void
 do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 {
@@ -357,6 +450,8 @@ do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 		     "timeout_ms must be 100..3600000");
 		return;
 	}
+	if (start_limited(d, r))
+		return;
 	if (node_initiate(d, timeout, id) != 0) {
 		fail(r, CUT__V1__STATUS_CODE__INTERNAL,
 		     "cannot start a snapshot");
@@ -636,6 +731,9 @@ do_status(struct cutd *d, struct reply *r)
 	rp.bad_frames_peer = d->bad_peer;
 	rp.bad_frames_app = d->bad_app;
 	rp.bad_frames_control = d->bad_control;
+	rp.has_calls_denied = rp.has_starts_limited = 1;
+	rp.calls_denied = d->calls_denied;
+	rp.starts_limited = d->starts_limited;
 	set_body(r, &rp.base);
 	arena_free(&a);
 }
@@ -665,6 +763,65 @@ dispatch(struct cutd *d, nng_msg *req, const Cut__V1__RpcRequest *rq,
 	return r->deferred;
 }
 
+/* The uid of the application connected to this daemon, or -1. */
+static long
+app_uid(struct cutd *d)
+{
+	nng_pipe p = NNG_PIPE_INITIALIZER;
+	uint64_t uid;
+
+	p.id = d->app_hello;
+	if (!app_connected(d) ||
+	    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) != 0)
+		return -1;
+	return (long)uid;
+}
+
+/* Decides whether the caller of req may call method; if not, fills r with
+ * PERMISSION_DENIED and returns 1. */
+static int
+denied(struct cutd *d, nng_msg *req, const char *method, struct reply *r)
+{
+	struct perm_policy pol = {.self_uid = geteuid(),
+	                          .admin_gid = d->cfg->admin_gid,
+	                          .tcp_full = d->cfg->tcp_control_full,
+	                          .app_uid = -1};
+	struct perm_caller c = {0};
+	gid_t groups[PERM_GROUPS_MAX];
+	nng_pipe p = nng_msg_get_pipe(req);
+	uint64_t uid, gid;
+	enum perm_verdict v;
+
+	if (perm_method_class(method) == PERM_READ)
+		return 0;
+	c.tcp = strncmp(d->cfg->nodes[d->self].control, "ipc://", 6) != 0;
+	if (!c.tcp && nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) == 0 &&
+	    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_GID, &gid) == 0) {
+		c.has_creds = 1;
+		c.uid = (uid_t)uid;
+		c.gid = (gid_t)gid;
+	}
+	/* The user and group databases are read only for callers that are
+	 * neither the daemon's user nor root, and only when an admin group
+	 * is set: a lookup can be slow (NSS over the network). */
+	if (c.has_creds && c.uid != 0 && c.uid != pol.self_uid) {
+		if (pol.admin_gid >= 0) {
+			c.groups = groups;
+			c.ngroups =
+			    perm_groups(c.uid, c.gid, groups, PERM_GROUPS_MAX);
+		}
+		pol.app_uid = app_uid(d);
+	}
+	if ((v = perm_check(method, &pol, &c)) == PERM_ALLOW)
+		return 0;
+	perm_explain(r->message, sizeof(r->message), v, method, &pol,
+	             d->cfg->admin_group, &c);
+	r->status = CUT__V1__STATUS_CODE__PERMISSION_DENIED;
+	d->calls_denied++;
+	log_notice("control: permission denied: %s", r->message);
+	return 1;
+}
+
 static void
 request(struct cutd *d, nng_msg *req)
 {
@@ -685,7 +842,8 @@ request(struct cutd *d, nng_msg *req)
 	}
 	if (rq->request_id != 0 && resend(d, req, rq->request_id)) {
 		nng_msg_free(req);
-	} else if (!dispatch(d, req, rq, &r)) {
+	} else if (denied(d, req, rq->method, &r) ||
+	           !dispatch(d, req, rq, &r)) {
 		send_reply(d, req, rq->request_id, &r);
 		nng_msg_free(req);
 	}

@@ -326,6 +326,22 @@ log_lines(char *text)
 		log_err("%s", line);
 }
 
+/* The permission and limit settings of new take effect; old keeps the
+ * admin group's name, new gets old's to free. */
+static void
+reload_limits(struct config *old, struct config *new)
+{
+	char *name = old->admin_group;
+
+	old->admin_group = new->admin_group;
+	new->admin_group = name;
+	old->admin_gid = new->admin_gid;
+	old->tcp_control_full = new->tcp_control_full;
+	old->max_inflight = new->max_inflight;
+	old->start_rate = new->start_rate;
+	old->start_burst = new->start_burst;
+}
+
 /* SIGHUP: settings that can change do; the topology cannot, nor
  * max_message and the flow-control settings, which sized the sockets and
  * were told to the application, nor the cut. */
@@ -358,14 +374,16 @@ reload(struct cutd *d)
 	    cfg->window != d->cfg->window ||
 	    cfg->app_window != d->cfg->app_window ||
 	    cfg->message_cost != d->cfg->message_cost ||
-	    cfg->aligned != d->cfg->aligned) {
+	    cfg->aligned != d->cfg->aligned ||
+	    cfg->socket_gid != d->cfg->socket_gid) {
 		log_err("reload refused: max_message, window, app_window, "
-		        "message_cost or cut changed; restart cutd to change "
-		        "them");
+		        "message_cost, cut or socket_group changed; restart "
+		        "cutd to change them");
 		config_free(cfg);
 		return;
 	}
 	d->cfg->deadline_ms = cfg->deadline_ms;
+	reload_limits(d->cfg, cfg);
 	log_notice("reloaded: deadline_ms %u", d->cfg->deadline_ms);
 	config_free(cfg);
 }

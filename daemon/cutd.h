@@ -27,6 +27,7 @@
 #include "engine.h"
 #include "fifo.h"
 #include "link.h"
+#include "perm.h"
 #include "store.h"
 
 #define CUTD_VERSION "0.1.0"
@@ -77,11 +78,8 @@ struct peer {
 	nng_msg *pending;       /* a batch nng would not take yet */
 	long in_chan, out_chan; /* engine channel indexes, or -1 */
 	/* The connection of ours that p's batches come on (a pipe of
-	 * d->pull), 0 when none or closed (set to 0 by an nng thread), and
-	 * whether a batch on it carried our epoch as to_epoch, which only a
-	 * peer that hears us can know. */
+	 * d->pull), 0 when none or closed (set to 0 by an nng thread). */
 	atomic_uint in_pipe;
-	int in_proven;
 	uint64_t refused_conns; /* connections closed for posing as p */
 
 	/* Outgoing channel: flow control and reliability across restarts.
@@ -210,6 +208,9 @@ struct cutd {
 	uint64_t epoch, next_snap;
 	int64_t start_ms;
 	uint64_t bad_peer, bad_app, bad_control;
+	/* Control calls refused by perm.c, and Start calls by the limits. */
+	uint64_t calls_denied, starts_limited;
+	struct perm_bucket start_bucket;
 	/* Recent control replies by request id, so a resent request is
 	 * answered, not executed twice. */
 	struct {
@@ -299,6 +300,9 @@ int app_next_timer(struct cutd *d, int max);
 
 /* control.c */
 int control_start(struct cutd *d);
+/* Listens on url with socket s; an ipc:// socket gets mode 0660 and the
+ * cluster file's socket_group.  Returns 0 or an NNG_E* code (logged). */
+int control_listen(struct cutd *d, nng_socket s, const char *url);
 void control_recv_all(struct cutd *d);
 /* Answers the Wait calls on s, which has ended, or those past their
  * deadline when s is still running. */

@@ -21,9 +21,9 @@
  * batches come on (bind_pipe()).  A batch naming that peer on another
  * connection is dropped and that connection closed while the bound one is
  * open and was heard from within DEAD_MS, unless the new one proves it
- * hears us (its to_epoch is our random epoch) and the bound one never
- * did.  A stranger who can reach the port but not read our traffic can
- * therefore not reset, take over or silence a live link; see the README.
+ * hears us (its to_epoch is our random epoch).  A stranger who can reach
+ * the port but not read our traffic can therefore not reset, take over or
+ * silence a live link; see the README.
  *
  * Flow control.  Each outgoing channel has a window of cfg->window payload
  * bytes: a message counts against it from the moment the application sends
@@ -521,8 +521,9 @@ item(struct cutd *d, struct peer *p, const Cut__V1__PeerItem *it)
 /*
  * Whether the batch b that came on connection pipe may speak for p: it
  * came on p's bound connection, or the bound one is closed or silent for
- * DEAD_MS, or b proves it hears us (to_epoch is our epoch) and the bound
- * one never did.  Otherwise the connection poses as p: it is closed.
+ * DEAD_MS, or b proves it hears us (to_epoch is our epoch, which we send
+ * only to p): p dialed again, and its old connection, if still open, is
+ * stale.  Otherwise the connection poses as p: it is closed.
  */
 static int
 bind_pipe(struct cutd *d, struct peer *p, const Cut__V1__PeerBatch *b,
@@ -531,14 +532,10 @@ bind_pipe(struct cutd *d, struct peer *p, const Cut__V1__PeerBatch *b,
 	int proves = b->has_to_epoch && b->to_epoch == d->epoch;
 	unsigned id = nng_pipe_id(pipe), cur = atomic_load(&p->in_pipe);
 
-	if (id == cur) {
-		p->in_proven |= proves;
+	if (id == cur)
 		return 1;
-	}
-	if (cur == 0 || now - p->heard_ms >= DEAD_MS ||
-	    (proves && !p->in_proven)) {
+	if (cur == 0 || now - p->heard_ms >= DEAD_MS || proves) {
 		atomic_store(&p->in_pipe, id);
-		p->in_proven = proves;
 		return 1;
 	}
 	p->refused_conns++;

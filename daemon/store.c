@@ -5,6 +5,8 @@
  * codes here, and nothing here logs.  The file is in WAL mode, so the
  * sqlite3 shell can read it while the daemon writes; synchronous=NORMAL,
  * so a commit survives a daemon crash (an OS crash may lose the last ones).
+ * The database, its -wal and its -shm are 0640 or tighter, whatever the
+ * umask (narrow_modes()).
  *
  * Schema version 1 (PRAGMA user_version).  STRICT tables; a snapshot's
  * rows in the other tables go with it.  Times are Unix milliseconds.
@@ -43,12 +45,16 @@
  *     coalesce(sum(json_extract(payload, '$.amount')), 0) FROM in_transit
  *     WHERE snapshot_id = 'p0-1' AND is_json) AS total;
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "store.h"
 
@@ -530,12 +536,71 @@ no_row(struct store *st, const char *id, const char *why)
 	return fail(st, STORE_ESTATE, "snapshot %s %s", id, why);
 }
 
+/* The most a database file may grant: owner read-write, group read. */
+#define DB_MODE 0640
+
+/*
+ * Makes path exist with mode DB_MODE or tighter, whatever the umask.
+ * SQLite creates a database 0644 less the umask, and gives its -wal and
+ * -shm files the mode of the database (it fchmods them to it), so the
+ * main file is created here first with open(O_CREAT, 0640) and fchmod,
+ * rather than changing the process-wide umask around sqlite3_open.  A
+ * file left wider by an older cutd is narrowed, and so are its -wal and
+ * -shm when they exist.  O_NOFOLLOW: a symlink planted in the state
+ * directory does not get its target's mode changed.
+ */
+static int
+narrow_mode(struct store *st, const char *path, int create)
+{
+	struct stat sb;
+	int fd, flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
+
+	if ((fd = open(path, flags | (create ? O_CREAT : 0), DB_MODE)) < 0) {
+		if (!create && errno == ENOENT)
+			return 0;
+		return fail(st, STORE_EIO, "cannot open %s: %s", path,
+		            strerror(errno));
+	}
+	if (fstat(fd, &sb) == 0 && (sb.st_mode & 0777 & ~DB_MODE) != 0 &&
+	    fchmod(fd, sb.st_mode & DB_MODE) != 0) {
+		fail(st, STORE_EIO, "cannot narrow the mode of %s to %o: %s",
+		     path, DB_MODE, strerror(errno));
+		close(fd);
+		return STORE_EIO;
+	}
+	close(fd);
+	return 0;
+}
+
+static int
+narrow_modes(struct store *st, const char *path)
+{
+	static const char *const suffixes[] = {"-wal", "-shm"};
+	char side[4096];
+	int rv;
+
+	if (strcmp(path, ":memory:") == 0 || path[0] == '\0')
+		return 0;
+	if ((rv = narrow_mode(st, path, 1)) != 0)
+		return rv;
+	for (size_t i = 0; i < 2; i++) {
+		if ((size_t)snprintf(side, sizeof(side), "%s%s", path,
+		                     suffixes[i]) >= sizeof(side))
+			return fail(st, STORE_EINVAL, "path too long");
+		if ((rv = narrow_mode(st, side, 0)) != 0)
+			return rv;
+	}
+	return 0;
+}
+
 static int
 connect_db(struct store *st, const char *path)
 {
 	long long wal = 0;
 	int rc, rv;
 
+	if ((rv = narrow_modes(st, path)) != 0)
+		return rv;
 	rc = sqlite3_open_v2(path, &st->db,
 	                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 	                         SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,

@@ -92,9 +92,10 @@ usage(FILE *f)
 	      "  --help, --version\n\n"
 	      "exit status: 0 ok; 1 the snapshot waited for was aborted or\n"
 	      "inconsistent; 64 usage; 65 bad argument or unknown snapshot; "
-	      "69 daemon\nunavailable; 70 internal error; 75 timed out or "
-	      "refused for now, try\nagain; 76 protocol error; 78 bad "
-	      "cluster file or node\n",
+	      "69 daemon\nunavailable; 70 internal error; 75 timed out, "
+	      "over the daemon's limits or\nrefused for now, try again; "
+	      "76 protocol error; 77 permission denied;\n78 bad cluster "
+	      "file or node\n",
 	      f);
 }
 
@@ -131,7 +132,10 @@ exit_code(int err)
 		return EX_UNAVAILABLE;
 	case CUT_ETIMEDOUT:
 	case CUT_EREFUSED:
+	case CUT_ELIMIT:
 		return EX_TEMPFAIL;
+	case CUT_EPERM:
+		return EX_NOPERM;
 	case CUT_EPROTO:
 	case CUT_ENOTSUP:
 		return EX_PROTOCOL;
@@ -310,6 +314,29 @@ call_timeout(const struct ctl *x)
 	                            : DEFAULT_TIMEOUT_MS;
 }
 
+/* Says why the daemon refused a call, answered a, and returns the exit
+ * status.  A refusal for want of permission or over a limit gets a
+ * sentence of its own, so that nobody mistakes it for a failure. */
+static int
+refused(int err, const struct rpc_answer *a)
+{
+	const char *why =
+	    a->message[0] != '\0' ? a->message : cut_strerror(err);
+
+	if (err == CUT_EPERM)
+		return fail(exit_code(err),
+		            "permission denied: %s (PERMISSION_DENIED). "
+		            "Nothing was changed",
+		            why);
+	if (err == CUT_ELIMIT)
+		return fail(exit_code(err),
+		            "the daemon is at its limit: %s "
+		            "(RESOURCE_EXHAUSTED). Nothing was changed; try "
+		            "again later",
+		            why);
+	return fail(exit_code(err), "%s: %s", rpc_status_name(a->status), why);
+}
+
 /*
  * One call.  Returns 0 with the body in *ret (caller frees), or an exit
  * status after saying what went wrong, with *ret NULL.  With allow_deadline
@@ -335,9 +362,7 @@ call(struct ctl *x, const char *method, const ProtobufCMessage *req,
 	}
 	if (rv != 0) {
 		rpc_answer_clear(&a);
-		return fail(exit_code(rv), "%s: %s", rpc_status_name(a.status),
-		            a.message[0] != '\0' ? a.message
-		                                 : cut_strerror(rv));
+		return refused(rv, &a);
 	}
 	if (a.body == NULL)
 		return fail(EX_PROTOCOL, "the daemon's reply has no body");

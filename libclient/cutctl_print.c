@@ -26,7 +26,8 @@
  *                                     ...],
  *                        "snapshots_in_progress": [S...],
  *                        "bad_frames", "bad_frames_peer",
- *                        "bad_frames_app", "bad_frames_control": N}
+ *                        "bad_frames_app", "bad_frames_control": N,
+ *                        "calls_denied", "starts_limited": N}
  *   delete ID           {"deleted": S}
  *
  *   SUMMARY  {"id", "initiator": S, "status": "in_progress"|"complete"|
@@ -445,6 +446,10 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 	        ", app %" PRIu64 ", control %" PRIu64 ")\n",
 	        s->n_snapshots_in_progress == 0 ? " none" : "", s->bad_frames,
 	        s->bad_frames_peer, s->bad_frames_app, s->bad_frames_control);
+	fprintf(f,
+	        "control calls refused: %" PRIu64 " for permission, %" PRIu64
+	        " starts over the limits\n",
+	        s->calls_denied, s->starts_limited);
 }
 
 void
@@ -500,6 +505,8 @@ print_status_json(FILE *f, const Cut__V1__StatusReply *s)
 	json_kv_uint(&j, "bad_frames_peer", s->bad_frames_peer);
 	json_kv_uint(&j, "bad_frames_app", s->bad_frames_app);
 	json_kv_uint(&j, "bad_frames_control", s->bad_frames_control);
+	json_kv_uint(&j, "calls_denied", s->calls_denied);
+	json_kv_uint(&j, "starts_limited", s->starts_limited);
 	json_object_end(&j);
 	json_finish(&j);
 }

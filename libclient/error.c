@@ -36,6 +36,10 @@ cut_strerror(int err)
 		return "transport error";
 	case CUT_EAGAIN:
 		return "no room on the channel now";
+	case CUT_EPERM:
+		return "permission denied by the daemon";
+	case CUT_ELIMIT:
+		return "over the daemon's limits; try again later";
 	default:
 		return "unknown error";
 	}

@@ -451,6 +451,9 @@ cutd_up() {
 	{
 		printf '[cluster]\nname = bench%s\nrun_dir = %s\nstate_dir = %s\n' "$$" "$D" "$D"
 		printf 'deadline_ms = 10000\n'
+		# Latency series take snapshots back to back, faster than the
+		# default start_rate (10 a second, bursts of 20) allows.
+		printf 'start_rate = 100000\nstart_burst = 100000\n'
 		for ((i = 0; i < n; i++)); do
 			printf '[node p%s]\npeer = tcp://127.0.0.1:%s\n' "$i" $((PORT0 + i))
 		done

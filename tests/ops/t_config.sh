@@ -149,7 +149,7 @@ check_snapshot 0 "$id" 32
 # So is a changed max_message, which sized the sockets.
 sed '/^\[cluster\]$/a max_message = 4096' "$T/cluster.running" >"$T/cluster.ini"
 grep -q '^max_message = 4096' "$T/cluster.ini" || fail "sed did not add max_message"
-hup "cutd: error: reload refused: max_message, window, app_window, message_cost or cut changed"
+hup "cutd: error: reload refused: max_message, window, app_window, message_cost, cut or socket_group changed"
 
 # Garbage: each error is logged as FILE:LINE: message, then refused.
 printf '\001\002 not an ini file\n[cluster\n=\n' >"$T/cluster.ini"

@@ -46,6 +46,10 @@ for line in "Type=notify" "ExecReload=/bin/kill -HUP \$MAINPID" \
 	grep -qxF -- "$line" "$T/cutd@.service" || fail "$UNIT lacks '$line'"
 done
 grep -q '^WatchdogSec=[1-9]' "$T/cutd@.service" || fail "$UNIT lacks WatchdogSec="
+# The control service tells callers apart by uid and groups; a private
+# user namespace would show them all as nobody.
+grep -q '^PrivateUsers=' "$T/cutd@.service" &&
+	fail "$UNIT sets PrivateUsers=, which hides the callers' uids from cutd"
 grep -q '^RestrictAddressFamilies=' "$T/cutd@.service" ||
 	fail "$UNIT lacks RestrictAddressFamilies="
 echo "ok: the unit has the settings cutd relies on"

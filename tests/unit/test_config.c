@@ -519,6 +519,74 @@ Test(config, bad_cut)
 	              "line 3)\n");
 }
 
+Test(config, permissions_and_limits)
+{
+	struct config *cfg = load_ok(CLUSTER NODE("p0", "7100"));
+
+	/* The defaults: the daemon's group, no admin group, TCP read-only,
+	 * 16 in flight, 10 starts a second with bursts of 20. */
+	cr_assert_null(cfg->socket_group);
+	cr_assert_null(cfg->admin_group);
+	cr_assert_eq(cfg->socket_gid, -1);
+	cr_assert_eq(cfg->admin_gid, -1);
+	cr_assert_eq(cfg->tcp_control_full, 0);
+	cr_assert_eq(cfg->max_inflight, 16);
+	cr_assert_eq(cfg->start_rate, 10);
+	cr_assert_eq(cfg->start_burst, 20);
+	config_free(cfg);
+	cfg = load_ok(CLUSTER "socket_group = root\n"
+	                      "admin_group = root\n"
+	                      "tcp_control = read-only\n"
+	                      "max_snapshots_in_flight = 1\n"
+	                      "start_rate = 100000\n"
+	                      "start_burst = 1\n" NODE("p0", "7100"));
+	cr_assert_str_eq(cfg->socket_group, "root");
+	cr_assert_str_eq(cfg->admin_group, "root");
+	cr_assert_eq(cfg->socket_gid, 0);
+	cr_assert_eq(cfg->admin_gid, 0);
+	cr_assert_eq(cfg->tcp_control_full, 0);
+	cr_assert_eq(cfg->max_inflight, 1);
+	cr_assert_eq(cfg->start_rate, 100000);
+	cr_assert_eq(cfg->start_burst, 1);
+	config_free(cfg);
+	cfg = load_ok(CLUSTER "max_snapshots_in_flight = 4096\n"
+	                      "tcp_control = full\n" NODE("p0", "7100"));
+	cr_assert_eq(cfg->max_inflight, 4096);
+	cr_assert_eq(cfg->tcp_control_full, 1);
+	config_free(cfg);
+}
+
+Test(config, bad_permissions_and_limits)
+{
+	expect_errors(
+	    CLUSTER "socket_group = no-such-group-cutd-test\n"
+	            "admin_group = two words\n"
+	            "tcp_control = yes\n"
+	            "max_snapshots_in_flight = 0\n"
+	            "start_rate = 100001\n"
+	            "start_burst = -1\n"
+	            "admin_group = root\n" NODE("p0", "7100"),
+	    "c.ini:3: socket_group: no group 'no-such-group-cutd-test' on "
+	    "this host; create it (groupadd) or remove the key\n"
+	    "c.ini:4: admin_group must be a group name, not 'two words'\n"
+	    "c.ini:5: tcp_control must be read-only or full, not 'yes'\n"
+	    "c.ini:6: max_snapshots_in_flight must be a whole number from 1 "
+	    "to 4096, not '0'\n"
+	    "c.ini:7: start_rate must be a whole number from 1 to 100000, not "
+	    "'100001'\n"
+	    "c.ini:8: start_burst must be a whole number from 1 to 100000, "
+	    "not '-1'\n"
+	    "c.ini:9: duplicate key 'admin_group' in [cluster] (first at line "
+	    "4)\n");
+	expect_errors(CLUSTER "admin_group = nobody-group-cutd-test\n"
+	                      "start_burst =\n" NODE("p0", "7100"),
+	              "c.ini:3: admin_group: no group 'nobody-group-cutd-test' "
+	              "on this host; create it (groupadd) or remove the "
+	              "key\n"
+	              "c.ini:4: start_burst must be a whole number from 1 to "
+	              "100000, not ''\n");
+}
+
 Test(config, bad_names_and_values)
 {
 	expect_errors("[cluster]\n"
@@ -730,7 +798,13 @@ Test(config, print_declared_channels)
 	            "cut = aligned\n"
 	            "message_cost = 0\n"
 	            "run_dir = /tmp/r\n"
-	            "state_dir = /tmp/s\n" NODE("a", "7100")
+	            "state_dir = /tmp/s\n"
+	            "socket_group = root\n"
+	            "admin_group = root\n"
+	            "tcp_control = full\n"
+	            "max_snapshots_in_flight = 3\n"
+	            "start_rate = 7\n"
+	            "start_burst = 9\n" NODE("a", "7100")
 	                NODE("b", "7101") "control = "
 	                                  "tcp://0.0.0.0:9000\n"
 	                                  "[channels]\n"
@@ -747,6 +821,11 @@ Test(config, print_declared_channels)
 	                       "  cut         = aligned\n"
 	                       "  run_dir     = /tmp/r\n"
 	                       "  state_dir   = /tmp/s\n"
+	                       "  socket_group = root (gid 0)\n"
+	                       "  admin_group = root (gid 0)\n"
+	                       "  tcp_control = full\n"
+	                       "  max_snapshots_in_flight = 3\n"
+	                       "  start_rate  = 7 per second, burst 9\n"
 	                       "2 nodes:\n"
 	                       "  a\n"
 	                       "    peer     = tcp://127.0.0.1:7100\n"
@@ -780,6 +859,11 @@ Test(config, print_default_channels_and_single_node)
 	                       "  cut         = unaligned\n"
 	                       "  run_dir     = /run/cutd\n"
 	                       "  state_dir   = /var/lib/cutd\n"
+	                       "  socket_group = (the daemon's group)\n"
+	                       "  admin_group = (none)\n"
+	                       "  tcp_control = read-only\n"
+	                       "  max_snapshots_in_flight = 16\n"
+	                       "  start_rate  = 10 per second, burst 20\n"
 	                       "1 node:\n"
 	                       "  p0\n"
 	                       "    peer     = tcp://127.0.0.1:7100\n"

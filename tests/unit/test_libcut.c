@@ -1701,11 +1701,10 @@ status_by_number(const Cut__V1__RpcRequest *req, int n, int32_t *status,
 
 Test(libcut, control_status_mapping)
 {
-	static const int want[] = {CUT_EINVAL,   CUT_ETIMEDOUT, CUT_ENOENT,
-	                           CUT_EREFUSED, CUT_EREFUSED,  CUT_EREFUSED,
-	                           CUT_EREFUSED, CUT_EREFUSED,  CUT_EINVAL,
-	                           CUT_ENOTSUP,  CUT_EPROTO,    CUT_EUNAVAIL,
-	                           CUT_EPROTO,   CUT_EREFUSED};
+	static const int want[] = {
+	    CUT_EINVAL, CUT_ETIMEDOUT, CUT_ENOENT,   CUT_EREFUSED, CUT_EPERM,
+	    CUT_ELIMIT, CUT_EREFUSED,  CUT_EREFUSED, CUT_EINVAL,   CUT_ENOTSUP,
+	    CUT_EPROTO, CUT_EUNAVAIL,  CUT_EPROTO,   CUT_EREFUSED};
 	struct cut_snapshot *s = (struct cut_snapshot *)&s;
 	struct cut *c;
 	char err[64];
@@ -1720,6 +1719,10 @@ Test(libcut, control_status_mapping)
 	cut_last_error(c, err, sizeof(err));
 	cr_assert_not_null(strstr(err, "it went wrong"), "%s", err);
 	cut_close(c);
+	cr_assert_str_eq(cut_strerror(CUT_EPERM),
+	                 "permission denied by the daemon");
+	cr_assert_str_eq(cut_strerror(CUT_ELIMIT),
+	                 "over the daemon's limits; try again later");
 }
 
 /* Drops the first call; answers every other with a deletion. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "store.h"
@@ -725,4 +726,77 @@ Test(store, strerror_names_every_code)
 	cr_assert_str_eq(store_strerror(0), "no error");
 	cr_assert_str_eq(store_strerror(999), "unknown store error");
 	cr_assert_str_eq(store_errmsg(NULL), "");
+}
+
+/* The mode of path plus suffix, or -1 if it does not exist. */
+static int
+mode_of(const char *suffix)
+{
+	char name[160];
+	struct stat sb;
+
+	snprintf(name, sizeof(name), "%s%s", path, suffix);
+	return stat(name, &sb) == 0 ? (int)(sb.st_mode & 07777) : -1;
+}
+
+/* Opens the store under umask mask, writes one snapshot so that the WAL
+ * and its index exist, and checks the three files are 0640. */
+static void
+check_modes_under(mode_t mask)
+{
+	mode_t old = umask(mask);
+	struct store *st = open_store();
+
+	umask(old);
+	cr_assert_eq(store_begin(st), 0);
+	cr_assert_eq(store_snapshot_create(st, "p0:1", "p0", 1, 1000, 1), 0);
+	cr_assert_eq(store_commit(st), 0);
+	cr_assert_eq(mode_of(""), 0640, "db %o", mode_of(""));
+	cr_assert_eq(mode_of("-wal"), 0640, "wal %o", mode_of("-wal"));
+	cr_assert_eq(mode_of("-shm"), 0640, "shm %o", mode_of("-shm"));
+	store_close(st);
+}
+
+Test(store, files_are_0640_whatever_the_umask)
+{
+	check_modes_under(022);
+	teardown();
+	setup();
+	check_modes_under(0);
+}
+
+Test(store, wider_files_are_narrowed_tighter_kept)
+{
+	char name[160];
+	struct store *st;
+	FILE *f;
+
+	st = open_store();
+	store_close(st);
+	cr_assert_eq(chmod(path, 0666), 0);
+	snprintf(name, sizeof(name), "%s-shm", path);
+	cr_assert_not_null(f = fopen(name, "w"));
+	fclose(f);
+	cr_assert_eq(chmod(name, 0666), 0);
+	st = open_store();
+	cr_assert_eq(mode_of(""), 0640);
+	cr_assert_eq(mode_of("-shm"), 0640);
+	store_close(st);
+	/* A file tighter than 0640 stays as it is. */
+	cr_assert_eq(chmod(path, 0600), 0);
+	st = open_store();
+	cr_assert_eq(mode_of(""), 0600);
+	store_close(st);
+}
+
+Test(store, symlinked_database_is_refused)
+{
+	char target[160];
+	struct store *st = NULL;
+
+	snprintf(target, sizeof(target), "%s/elsewhere", dir);
+	cr_assert_eq(symlink(target, path), 0);
+	cr_assert_eq(store_open(path, &st, NULL, 0), STORE_EIO);
+	cr_assert_null(st);
+	cr_assert_eq(access(target, F_OK), -1);
 }

@@ -69,6 +69,8 @@ enum {
 	                   cut_open: another application is connected */
 	CUT_EIO,        /* another transport error */
 	CUT_EAGAIN,     /* cut_try_send: no room now; poll cut_send_fd() */
+	CUT_EPERM,      /* the daemon denies this call to this user */
+	CUT_ELIMIT,     /* over the daemon's limits on requests: retry later */
 };
 
 /* The longest snapshot id, including its terminating NUL. */
@@ -328,9 +330,18 @@ CUT_API int cut_buf_set(struct cut_buf *b, const void *data, size_t len,
  * a request that timed out once: the daemon executes it only once.  They
  * return, besides the codes named: CUT_ENOTSUP (no control URL),
  * CUT_EUNAVAIL (no daemon at the control URL, or shutting down),
- * CUT_ETIMEDOUT, CUT_EREFUSED (the daemon refused: e.g. no application
- * connected, too many snapshots), CUT_EPROTO, CUT_ENOMEM.  After a
- * failure cut_last_error() has the daemon's message.
+ * CUT_ETIMEDOUT, CUT_EREFUSED (the daemon refused: e.g. a snapshot in
+ * progress), CUT_EPERM (this process's user may not make this call: see
+ * below), CUT_ELIMIT (the daemon's limits on snapshots in flight or on
+ * the rate of starts), CUT_EPROTO, CUT_ENOMEM.  After a failure
+ * cut_last_error() has the daemon's message.
+ *
+ * Permissions.  Anyone who can connect to the control socket may read
+ * (list, get, wait).  Deleting is for the daemon's user, root and the
+ * cluster file's admin_group.  Starting a snapshot is for them and for
+ * the user of the application connected to the daemon: an application
+ * may start snapshots through its own node's control URL, and another
+ * node's daemon returns CUT_EPERM unless the user is an admin there.
  */
 
 /* Sets how long each control call waits for the daemon's answer, in
@@ -342,7 +353,9 @@ CUT_API int cut_set_control_timeout(struct cut *c, int timeout_ms);
  * once.  deadline_ms is how long it may take before the daemon aborts it
  * (0: the cluster's default).  Copies its id, NUL-terminated, into ret_id
  * (idlen bytes; CUT_SNAPSHOT_ID_MAX always suffices).  Returns 0, or
- * CUT_EINVAL if the id does not fit (the snapshot was started anyway).
+ * CUT_EINVAL if the id does not fit (the snapshot was started anyway),
+ * CUT_ELIMIT if the daemon is at max_snapshots_in_flight or start_rate
+ * (nothing was started; retry later), CUT_EPERM (see Permissions).
  */
 CUT_API int cut_snapshot_start(struct cut *c, int deadline_ms, char *ret_id,
                                size_t idlen);
@@ -385,7 +398,9 @@ cut_snapshot_list_at(const struct cut_snapshot_list *l, size_t i);
 CUT_API void cut_snapshot_list_free(struct cut_snapshot_list *l);
 
 /* Deletes a finished snapshot from the daemon's database.  Returns 0,
- * CUT_ENOENT if unknown, CUT_EREFUSED while it is in progress. */
+ * CUT_ENOENT if unknown, CUT_EREFUSED while it is in progress, CUT_EPERM
+ * unless this process runs as the daemon's user, root or a member of
+ * admin_group. */
 CUT_API int cut_snapshot_delete(struct cut *c, const char *id);
 
 /* Frees s.  Accepts NULL. */
