@@ -127,7 +127,7 @@ Test(store, open_creates_schema)
 	struct store *st = open_store();
 	char buf[64];
 
-	cr_assert_eq(query_int("PRAGMA user_version"), 1);
+	cr_assert_eq(query_int("PRAGMA user_version"), 2);
 	cr_assert_str_eq(query_text("PRAGMA journal_mode", buf, sizeof(buf)),
 	                 "wal");
 	cr_assert_eq(query_int("PRAGMA application_id"), 0x63757464);
@@ -158,7 +158,7 @@ Test(store, reopen_is_idempotent)
 	store_close(st);
 	st = open_store();
 	store_close(st);
-	cr_assert_eq(query_int("PRAGMA user_version"), 1);
+	cr_assert_eq(query_int("PRAGMA user_version"), 2);
 	cr_assert_eq(query_int("SELECT count(*) FROM snapshots"), 1);
 }
 
