@@ -626,6 +626,10 @@ node_storage_failed(struct cutd *d)
 	log_err("database commit failed: %s; aborting the snapshots its "
 	        "batch held",
 	        err);
+	/* The WAL of a lost batch may be what filled the disk. */
+	if (store_checkpoint(d->store) != 0)
+		log_info("cannot checkpoint the database: %s",
+		         store_errmsg(d->store));
 	snprintf(reason, sizeof(reason), "%s: storage: %s", d->name, err);
 	for (s = d->snaps; s != NULL; s = s->next) {
 		if (s->state != SNAP_RUNNING && s->state != SNAP_WAITING &&
@@ -663,6 +667,8 @@ node_storage_retry(struct cutd *d)
 	int rv = STORE_EIO;
 
 	d->retry_ms = cutd_now_ms();
+	if (d->degraded[0] != '\0' && !d->batch_open)
+		store_checkpoint(d->store); /* frees space if it can */
 	cutd_db(d);
 	if (d->batch_open && (rv = rewrite_ends(d)) == 0 &&
 	    (rv = store_commit(d->store)) == 0) {

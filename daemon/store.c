@@ -831,6 +831,22 @@ store_abort_snapshot(struct store *st, const char *id, const char *initiator,
 }
 
 int
+store_checkpoint(struct store *st)
+{
+	int rc;
+
+	if (st->batch || !sqlite3_get_autocommit(st->db))
+		return fail(st, STORE_ESTATE, "a batch is open");
+	/* Without waiting: a reader that holds its snapshot makes it
+	 * SQLITE_BUSY now rather than stall the daemon for 5 s. */
+	sqlite3_busy_timeout(st->db, 0);
+	rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE,
+	                               NULL, NULL);
+	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
+	return rc == SQLITE_OK ? 0 : db_fail(st, rc);
+}
+
+int
 store_probe(struct store *st, int64_t now_ms)
 {
 	return put(st, S_PROBE, "i", now_ms);

@@ -171,6 +171,12 @@ int store_abort_snapshot(struct store *st, const char *id,
                          int64_t started_ms, uint32_t parts_expected,
                          const char *reason, int64_t finished_ms);
 
+/* Copies the WAL into the database file and truncates it to zero bytes,
+ * giving its space back to the file system: after a full disk, the WAL
+ * (which otherwise keeps its size) may be what filled it.  Outside a
+ * batch only; STORE_EBUSY at once if a reader holds an old snapshot. */
+int store_checkpoint(struct store *st);
+
 /* Writes now_ms to meta's 'probe' row: a write that proves, once
  * committed, that the database takes writes again. */
 int store_probe(struct store *st, int64_t now_ms);

@@ -1,0 +1,122 @@
+#!/bin/sh
+# A full disk: p0's database lives on a 256 KiB tmpfs.  With the disk
+# filled, a snapshot started at p0 ends aborted with a "storage:" reason
+# (never in progress forever), p0 is degraded (status and the log say so)
+# and refuses new snapshots with "storage degraded: ...", and when space
+# returns it recovers by itself: the abort reaches the database, the next
+# snapshot completes consistent.  Then the disk fills while snapshots
+# record under traffic: the one that could not be stored ends aborted
+# with a "storage:" reason, in memory and on disk alike.  Needs root (it
+# mounts the tmpfs); skips otherwise.
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root to mount a tmpfs"; exit 77; }
+SMALL=$T/small
+mkdir "$SMALL"
+mount -t tmpfs -o size=256k,mode=0755 tmpfs "$SMALL" ||
+	{ echo "SKIP: cannot mount a tmpfs"; exit 77; }
+trap 'keep=${KEEP:-0}; KEEP=1; cleanup 2>/dev/null; umount "$SMALL";
+      [ "$keep" = 1 ] || rm -rf "$T"' EXIT
+DB0=$SMALL/p0.db
+sql() {
+	db=$T/p$1.db
+	[ "$1" = 0 ] && db=$DB0
+	sqlite3 -batch -noheader "$db" "$2"
+}
+# status_json EXPR: a Python expression over p0's status, d.
+status_is() {
+	ctl 0 --json status | python3 -c "import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if ($1) else 1)"
+}
+# fill [KIB]: fills the tmpfs, leaving KIB KiB free (default none).
+fill() {
+	rm -f "$SMALL/fill"
+	dd if=/dev/zero of="$SMALL/fill" bs=1k 2>/dev/null
+	if [ "${1:-0}" -gt 0 ]; then
+		size=$(stat -c %s "$SMALL/fill")
+		truncate -s $((size - $1 * 1024)) "$SMALL/fill"
+	fi
+}
+
+cluster 3
+sed -i "/^\[node p0\]/a database = $DB0" "$T/cluster.ini"
+start_daemons
+start_app 0 18 --rate 200
+start_app 1 14 --rate 200
+start_app 2 12 --rate 200
+sleep 1
+id1=$(snapshot 0)
+check_snapshot 0 "$id1" 44
+
+# Phase 1: no room at all.  The WAL is emptied first so that the next
+# write must grow it.
+sql 0 "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+fill
+id2=$(snapshot 0)
+wait_for "grep -q 'storage degraded' '$T/cutd-p0.log'" 10 ||
+	fail "p0 did not report storage degraded"
+expect_rc 1 ctl 0 --json wait "$id2"
+python3 -c "import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['status'] == 'aborted', d
+assert 'storage: ' in d['reason'] and 'full' in d['reason'], d['reason']
+" "$T/out" || fail "wait $id2: $(cat "$T/out")"
+status_is "'full' in (d['storage_degraded'] or '') and d['snapshots_in_progress'] == []" ||
+	fail "status while full: $(ctl 0 --json status)"
+ctl 0 status | grep -q '^storage: DEGRADED: database or disk is full' ||
+	fail "status text: $(ctl 0 status)"
+expect_rc 69 ctl 0 snapshot
+grep -q 'UNAVAILABLE: storage degraded: database or disk is full' "$T/err" ||
+	fail "snapshot while degraded said: $(cat "$T/err")"
+echo "ok: full: $id2 aborted, p0 degraded and refusing snapshots"
+
+rm -f "$SMALL/fill"
+wait_for "grep -q 'storage works again' '$T/cutd-p0.log'" 10 ||
+	fail "p0 did not recover when space returned"
+status_is "d.get('storage_degraded') is None" || fail "still degraded"
+st=$(sql 0 "SELECT status FROM snapshots WHERE id = '$id2'")
+[ "$st" = aborted ] || fail "$id2 in the database: '$st'"
+sql 0 "SELECT reason FROM snapshots WHERE id = '$id2'" | grep -q 'storage: ' ||
+	fail "$id2 reason: $(sql 0 "SELECT reason FROM snapshots WHERE id = '$id2'")"
+id3=$(snapshot 0)
+check_snapshot 0 "$id3" 44
+[ "${id3#p0:}" -gt "${id2#p0:}" ] || fail "id $id3 not above $id2"
+echo "ok: recovered; $id3 complete"
+
+# Phase 2: a little room, snapshots under traffic until one cannot be
+# stored.
+fill 24
+tries=0
+aborted=""
+while [ $tries -lt 60 ] && [ -z "$aborted" ]; do
+	if out=$(ctl 0 snapshot 2>&1); then
+		ctl 0 wait "$out" >/dev/null 2>&1 || aborted=$out
+	elif echo "$out" | grep -q 'storage'; then
+		aborted=refused
+	fi
+	tries=$((tries + 1))
+done
+[ -n "$aborted" ] || fail "60 snapshots fitted in 24 KiB"
+if [ "$aborted" != refused ]; then
+	expect_rc 1 ctl 0 --json wait "$aborted"
+	grep -q 'storage: ' "$T/out" || fail "$aborted: $(cat "$T/out")"
+fi
+status_is "d['snapshots_in_progress'] == []" || fail "status: $(ctl 0 --json status)"
+rm -f "$SMALL/fill"
+i=0
+until status_is "d.get('storage_degraded') is None"; do
+	i=$((i + 1))
+	[ $i -lt 50 ] || fail "p0 did not recover the second time"
+	sleep 0.2
+done
+n=$(sql 0 "SELECT count(*) FROM snapshots WHERE status = 'in_progress'")
+[ "$n" = 0 ] || fail "$n snapshots in progress in the database"
+if [ "$aborted" != refused ]; then
+	sql 0 "SELECT status || ' ' || reason FROM snapshots WHERE id = '$aborted'" |
+		grep -q '^aborted .*storage: ' ||
+		fail "$aborted in the database: $(sql 0 "SELECT status, reason FROM snapshots WHERE id = '$aborted'")"
+fi
+echo "ok: filled under traffic: snapshot $tries was $aborted"
+id4=$(snapshot 0)
+check_snapshot 0 "$id4" 44
+pass "full disk"
