@@ -252,7 +252,7 @@ static int
 open_store(struct cutd *d)
 {
 	const char *path = d->cfg->nodes[d->self].database;
-	char err[256];
+	char err[768];
 
 	int rv;
 

@@ -67,6 +67,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "store.h"
 
@@ -293,6 +295,15 @@ fail(struct store *st, int err, const char *fmt, ...)
 static int
 db_fail(struct store *st, int rc)
 {
+	int prim = rc & 0xff, e = st->db != NULL ? sqlite3_system_errno(st->db)
+	                                         : 0;
+
+	/* The system's words say which I/O failed ("No space left on
+	 * device").  Not for a failed open: SQLite's fallbacks leave an
+	 * unrelated errno behind, and store_open() says why instead. */
+	if (e != 0 && (prim == SQLITE_IOERR || prim == SQLITE_FULL))
+		return fail(st, translate(rc), "%s (%s)",
+		            sqlite3_errmsg(st->db), strerror(e));
 	return fail(st, translate(rc), "%s", sqlite3_errmsg(st->db));
 }
 
@@ -619,8 +630,11 @@ first_text(void *ret, int ncols, char **values, char **names)
 	char *buf = ret;
 
 	(void)names;
-	if (buf[0] == '\0' && ncols > 0 && values[0] != NULL)
+	if (buf[0] == '\0' && ncols > 0 && values[0] != NULL) {
 		snprintf(buf, 200, "%s", values[0]);
+		for (char *p = buf; *p != '\0'; p++)
+			*p = *p == '\n' ? ' ' : *p; /* one log line */
+	}
 	return 0;
 }
 
@@ -674,6 +688,28 @@ fail:
 	return rv;
 }
 
+/* Why path cannot be written, if the file system says: SQLite reports a
+ * read-only file system or directory as "unable to open database file"
+ * or "attempt to write a readonly database". */
+static const char *
+unwritable(const char *path)
+{
+	char dir[512], *slash;
+	struct statvfs sv;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (statvfs(dir, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+		return "; the file system is read-only";
+	if (access(dir, W_OK) != 0 || (access(path, F_OK) == 0 &&
+	                               access(path, W_OK) != 0))
+		return "; the file or its directory is not writable";
+	return "";
+}
+
 int
 store_open(const char *path, struct store **ret_store, char *errbuf,
            size_t errlen)
@@ -699,7 +735,8 @@ store_open(const char *path, struct store **ret_store, char *errbuf,
 	return 0;
 fail:
 	if (errbuf != NULL && errlen > 0)
-		snprintf(errbuf, errlen, "%s: %s", path, st->errmsg);
+		snprintf(errbuf, errlen, "%s: %s%s", path, st->errmsg,
+		         rv == STORE_EIO ? unwritable(path) : "");
 	store_close(st);
 	return rv;
 }
