@@ -499,8 +499,7 @@ do_wait(struct cutd *d, nng_msg *req, uint64_t request_id,
 			goto out;
 		}
 	/* A completion not yet committed is told once it is. */
-	if (s == NULL ||
-	    (s->state == SNAP_DONE && !node_end_pending(d, s)) ||
+	if (s == NULL || (s->state == SNAP_DONE && !node_end_pending(d, s)) ||
 	    s->state == SNAP_ABORTED || (w = calloc(1, sizeof(*w))) == NULL) {
 		info_reply(d, r, rq->snapshot_id, rq->include_states,
 		           rq->include_messages);

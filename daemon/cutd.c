@@ -423,14 +423,13 @@ notify_status(struct cutd *d, int64_t now, int64_t *last)
 	*last = now;
 	for (size_t v = 0; v < d->cfg->nnodes; v++)
 		peers += v != d->self && peer_connected(d, v, now);
-	sd_notifyf(0,
-	           "WATCHDOG=1\nSTATUS=%zu of %zu peers connected, "
-	           "%zu snapshots in flight, application %s%s%s",
-	           peers, d->cfg->nnodes - 1, engine_in_progress(d->eng),
-	           atomic_load(&d->app_pipes) > 0 ? "connected"
-	                                          : "not connected",
-	           d->degraded[0] != '\0' ? "; storage degraded: " : "",
-	           d->degraded);
+	sd_notifyf(
+	    0,
+	    "WATCHDOG=1\nSTATUS=%zu of %zu peers connected, "
+	    "%zu snapshots in flight, application %s%s%s",
+	    peers, d->cfg->nnodes - 1, engine_in_progress(d->eng),
+	    atomic_load(&d->app_pipes) > 0 ? "connected" : "not connected",
+	    d->degraded[0] != '\0' ? "; storage degraded: " : "", d->degraded);
 }
 
 /* How long the loop may sleep: until the nearest deadline of a snapshot,

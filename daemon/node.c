@@ -769,8 +769,10 @@ node_timers(struct cutd *d, int64_t now)
 			expire(d, s);
 		if (s->waiters != NULL)
 			control_wake(d, s, now);
+		/* An end not yet written stays until it is. */
 		if ((s->state == SNAP_DONE || s->state == SNAP_ABORTED) &&
-		    s->waiters == NULL && now - s->ended_ms > KEEP_ENDED_MS) {
+		    s->waiters == NULL && !s->unsaved &&
+		    now - s->ended_ms > KEEP_ENDED_MS) {
 			engine_forget(d->eng, s->id);
 			snap_unlink(d, s);
 			snap_free(s);

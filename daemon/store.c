@@ -233,7 +233,7 @@ struct store {
 	sqlite3 *db;
 	sqlite3_stmt *stmt[S_COUNT];
 	char errmsg[256];
-	int batch;     /* store_begin() opened a batch not yet ended */
+	int batch;      /* store_begin() opened a batch not yet ended */
 	char lost[256]; /* why SQLite rolled that batch back, or "" */
 };
 
@@ -295,8 +295,8 @@ fail(struct store *st, int err, const char *fmt, ...)
 static int
 db_fail(struct store *st, int rc)
 {
-	int prim = rc & 0xff, e = st->db != NULL ? sqlite3_system_errno(st->db)
-	                                         : 0;
+	int prim = rc & 0xff,
+	    e = st->db != NULL ? sqlite3_system_errno(st->db) : 0;
 
 	/* The system's words say which I/O failed ("No space left on
 	 * device").  Not for a failed open: SQLite's fallbacks leave an
@@ -704,8 +704,8 @@ unwritable(const char *path)
 		snprintf(dir, sizeof(dir), ".");
 	if (statvfs(dir, &sv) == 0 && (sv.f_flag & ST_RDONLY))
 		return "; the file system is read-only";
-	if (access(dir, W_OK) != 0 || (access(path, F_OK) == 0 &&
-	                               access(path, W_OK) != 0))
+	if (access(dir, W_OK) != 0 ||
+	    (access(path, F_OK) == 0 && access(path, W_OK) != 0))
 		return "; the file or its directory is not writable";
 	return "";
 }

@@ -791,9 +791,8 @@ Test(store, next_id_follows_clock_floor_and_stored_ids)
 	create(st, id, 1);
 	cr_assert_eq(next_id(st, 0, 0), big + 1);
 	/* Other nodes' ids do not count. */
-	cr_assert_eq(store_snapshot_create(st, "p1:99999999999999", "p1", 0,
-	                                   1, 3),
-	             0);
+	cr_assert_eq(
+	    store_snapshot_create(st, "p1:99999999999999", "p1", 0, 1, 3), 0);
 	cr_assert_eq(next_id(st, 0, 0), big + 2);
 	cr_assert_eq(store_next_id(st, "", 0, 0, &k), STORE_EINVAL);
 	store_close(st);
