@@ -6,20 +6,31 @@
 # returns it recovers by itself: the abort reaches the database, the next
 # snapshot completes consistent.  Then the disk fills while snapshots
 # record under traffic: the one that could not be stored ends aborted
-# with a "storage:" reason, in memory and on disk alike.  Needs root (it
-# mounts the tmpfs); skips otherwise.
+# with a "storage:" reason, in memory and on disk alike.  Last, a
+# participant's disk (p1's, another tmpfs) is full: p1 cannot store its
+# part, tells p0 why, and the snapshot ends aborted with "p1: storage:
+# ..."; p1 recovers like p0 did.  (p1's tmpfs is 8 MiB: a database's WAL
+# grows to about 4 MiB between checkpoints, and phases 1 and 2 must not
+# fill it.)  Needs root (it mounts the tmpfs); skips
+# otherwise.
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to mount a tmpfs"; exit 77; }
 SMALL=$T/small
 mkdir "$SMALL"
 mount -t tmpfs -o size=256k,mode=0755 tmpfs "$SMALL" ||
 	{ echo "SKIP: cannot mount a tmpfs"; exit 77; }
-trap 'keep=${KEEP:-0}; KEEP=1; cleanup 2>/dev/null; umount "$SMALL";
+SMALL1=$T/small1
+mkdir "$SMALL1"
+mount -t tmpfs -o size=8m,mode=0755 tmpfs "$SMALL1" ||
+	{ umount "$SMALL"; echo "SKIP: cannot mount a tmpfs"; exit 77; }
+trap 'keep=${KEEP:-0}; KEEP=1; cleanup 2>/dev/null; umount "$SMALL" "$SMALL1";
       [ "$keep" = 1 ] || rm -rf "$T"' EXIT
 DB0=$SMALL/p0.db
+DB1=$SMALL1/p1.db
 sql() {
 	db=$T/p$1.db
 	[ "$1" = 0 ] && db=$DB0
+	[ "$1" = 1 ] && db=$DB1
 	sqlite3 -batch -noheader "$db" "$2"
 }
 # status_json EXPR: a Python expression over p0's status, d.
@@ -28,18 +39,21 @@ status_is() {
 d = json.load(sys.stdin)
 sys.exit(0 if ($1) else 1)"
 }
-# fill [KIB]: fills the tmpfs, leaving KIB KiB free (default none).
+# fill [KIB [DIR]]: fills the tmpfs DIR (p0's), leaving KIB KiB free
+# (default none).
 fill() {
-	rm -f "$SMALL/fill"
-	dd if=/dev/zero of="$SMALL/fill" bs=1k 2>/dev/null
+	dir=${2:-$SMALL}
+	rm -f "$dir/fill"
+	dd if=/dev/zero of="$dir/fill" bs=1k 2>/dev/null
 	if [ "${1:-0}" -gt 0 ]; then
-		size=$(stat -c %s "$SMALL/fill")
-		truncate -s $((size - $1 * 1024)) "$SMALL/fill"
+		size=$(stat -c %s "$dir/fill")
+		truncate -s $((size - $1 * 1024)) "$dir/fill"
 	fi
 }
 
 cluster 3
-sed -i "/^\[node p0\]/a database = $DB0" "$T/cluster.ini"
+sed -i -e "/^\[node p0\]/a database = $DB0" \
+	-e "/^\[node p1\]/a database = $DB1" "$T/cluster.ini"
 start_daemons
 start_app 0 18 --rate 200
 start_app 1 14 --rate 200
@@ -119,4 +133,28 @@ fi
 echo "ok: filled under traffic: snapshot $tries was $aborted"
 id4=$(snapshot 0)
 check_snapshot 0 "$id4" 44
+
+# Phase 3: the participant p1 is full.  p0 gets room for its WAL.
+sql 0 "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+sql 1 "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+fill 0 "$SMALL1"
+id5=$(snapshot 0)
+expect_rc 1 ctl 0 --json wait "$id5"
+python3 -c "import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['status'] == 'aborted', d
+assert 'p1: storage: ' in d['reason'] and 'full' in d['reason'], d['reason']
+" "$T/out" || fail "wait $id5: $(cat "$T/out")"
+sql 0 "SELECT status || ': ' || reason FROM snapshots WHERE id = '$id5'" |
+	grep -q '^aborted: .*p1: storage: ' || fail "$id5 at p0: $(sql 0 "SELECT reason FROM snapshots WHERE id = '$id5'")"
+ctl 1 status | grep -q '^storage: DEGRADED' || fail "p1 status: $(ctl 1 status)"
+status_is "d.get('storage_degraded') is None" || fail "p0 degraded by p1's disk"
+echo "ok: participant full: $id5 aborted with p1's reason"
+rm -f "$SMALL1/fill"
+wait_for "grep -q 'storage works again' '$T/cutd-p1.log'" 10 ||
+	fail "p1 did not recover"
+id6=$(snapshot 0)
+check_snapshot 0 "$id6" 44
+[ "$(sql 1 "SELECT count(*) FROM snapshots WHERE status = 'in_progress'")" = 0 ] ||
+	fail "p1 has snapshots in progress"
 pass "full disk"
