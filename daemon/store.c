@@ -77,7 +77,8 @@
 
 /* The wall clock in Unix milliseconds, in SQL (unixepoch('subsec') needs
  * SQLite 3.42; Debian 12 has 3.40). */
-#define NOW_MS_SQL "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+#define NOW_MS_SQL                                                             \
+	"CAST(round((julianday('now') - 2440587.5) * 86400000) AS INTEGER)"
 
 /* Run on every connection; says 1 if the file is in WAL mode. */
 #define SETUP_SQL                                                              \
