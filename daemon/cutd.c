@@ -253,7 +253,6 @@ open_store(struct cutd *d)
 {
 	const char *path = d->cfg->nodes[d->self].database;
 	char err[768];
-
 	int rv;
 
 	make_parent(path);
