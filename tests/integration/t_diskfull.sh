@@ -1,7 +1,8 @@
 #!/bin/sh
 # A full disk: p0's database lives on a 256 KiB tmpfs.  With the disk
 # filled, a snapshot started at p0 ends aborted with a "storage:" reason
-# (never in progress forever), p0 is degraded (status and the log say so)
+# (never in progress forever), p0 is degraded (status, the log and the
+# STATUS= line to systemd say so)
 # and refuses new snapshots with "storage degraded: ...", and when space
 # returns it recovers by itself: the abort reaches the database, the next
 # snapshot completes consistent.  Then the disk fills while snapshots
@@ -54,7 +55,26 @@ fill() {
 cluster 3
 sed -i -e "/^\[node p0\]/a database = $DB0" \
 	-e "/^\[node p1\]/a database = $DB1" "$T/cluster.ini"
-start_daemons
+# p0 tells a stand-in for systemd how it is (sd_notify).
+python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "ab", buffering=0) as f:
+    while True:
+        f.write(s.recv(4096) + b"\n")
+' "$T/notify.sock" "$T/notify.txt" &
+PIDS="$PIDS $!"
+wait_for "test -S '$T/notify.sock'" 5 || fail "no notify socket"
+NOTIFY_SOCKET=$T/notify.sock "$CUTD" --cluster "$T/cluster.ini" --node p0 \
+	--log-level info 2>>"$T/cutd-p0.log" &
+DAEMON_0=$!
+PIDS="$PIDS $!"
+start_daemon 1
+start_daemon 2
+for n in 0 1 2; do
+	wait_for "$CUTCTL --control ipc://$T/p$n.ctl status" 10 ||
+		fail "daemon p$n did not come up"
+done
 start_app 0 18 --rate 200
 start_app 1 14 --rate 200
 start_app 2 12 --rate 200
@@ -79,6 +99,8 @@ status_is "'full' in (d['storage_degraded'] or '') and d['snapshots_in_progress'
 	fail "status while full: $(ctl 0 --json status)"
 ctl 0 status | grep -q '^storage: DEGRADED: database or disk is full' ||
 	fail "status text: $(ctl 0 status)"
+wait_for "grep -q '^STATUS=.*; storage degraded: database or disk is full' '$T/notify.txt'" 5 ||
+	fail "STATUS= lines: $(grep STATUS= "$T/notify.txt" | tail -2)"
 expect_rc 69 ctl 0 snapshot
 grep -q 'UNAVAILABLE: storage degraded: database or disk is full' "$T/err" ||
 	fail "snapshot while degraded said: $(cat "$T/err")"
@@ -88,6 +110,9 @@ rm -f "$SMALL/fill"
 wait_for "grep -q 'storage works again' '$T/cutd-p0.log'" 10 ||
 	fail "p0 did not recover when space returned"
 status_is "d.get('storage_degraded') is None" || fail "still degraded"
+sleep 1.2
+grep '^STATUS=' "$T/notify.txt" | tail -1 | grep -q degraded &&
+	fail "STATUS= still says degraded: $(grep STATUS= "$T/notify.txt" | tail -1)"
 st=$(sql 0 "SELECT status FROM snapshots WHERE id = '$id2'")
 [ "$st" = aborted ] || fail "$id2 in the database: '$st'"
 sql 0 "SELECT reason FROM snapshots WHERE id = '$id2'" | grep -q 'storage: ' ||
