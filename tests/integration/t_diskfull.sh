@@ -5,7 +5,9 @@
 # STATUS= line to systemd say so)
 # and refuses new snapshots with "storage degraded: ...", and when space
 # returns it recovers by itself: the abort reaches the database, the next
-# snapshot completes consistent.  Then the disk fills while snapshots
+# snapshot completes consistent.  A snapshot whose row is on disk and
+# whose end cannot be written is shown aborted (from memory) until the
+# end is written.  Then the disk fills while snapshots
 # record under traffic: the one that could not be stored ends aborted
 # with a "storage:" reason, in memory and on disk alike.  Last, a
 # participant's disk (p1's, another tmpfs) is full: p1 cannot store its
@@ -97,6 +99,11 @@ assert 'storage: ' in d['reason'] and 'full' in d['reason'], d['reason']
 " "$T/out" || fail "wait $id2: $(cat "$T/out")"
 status_is "'full' in (d['storage_degraded'] or '') and d['snapshots_in_progress'] == []" ||
 	fail "status while full: $(ctl 0 --json status)"
+# What the database shows agrees with memory: nothing in progress.
+ctl 0 --json list | python3 -c "import json, sys
+d = json.load(sys.stdin)
+bad = [s['id'] for s in d['snapshots'] if s['status'] == 'in_progress']
+sys.exit(1 if bad else 0)" || fail "list while degraded: $(ctl 0 list)"
 ctl 0 status | grep -q '^storage: DEGRADED: database or disk is full' ||
 	fail "status text: $(ctl 0 status)"
 wait_for "grep -q '^STATUS=.*; storage degraded: database or disk is full' '$T/notify.txt'" 5 ||
@@ -117,6 +124,37 @@ st=$(sql 0 "SELECT status FROM snapshots WHERE id = '$id2'")
 [ "$st" = aborted ] || fail "$id2 in the database: '$st'"
 sql 0 "SELECT reason FROM snapshots WHERE id = '$id2'" | grep -q 'storage: ' ||
 	fail "$id2 reason: $(sql 0 "SELECT reason FROM snapshots WHERE id = '$id2'")"
+
+# Phase 1b: a snapshot in progress, its row on disk, when the disk fills:
+# p1's application is paused, so the snapshot ends at its deadline, and
+# that end cannot be written.  The stale row says in_progress; cutctl
+# says aborted, from memory, and so does the row once space returns.
+kill -STOP "$APP_1"
+idb=$(ctl 0 snapshot --deadline 3000) || fail "snapshot with a deadline"
+sleep 1
+[ "$(sql 0 "SELECT status FROM snapshots WHERE id = '$idb'")" = in_progress ] ||
+	fail "$idb is not in progress on disk"
+sql 0 "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+fill
+wait_for "grep -q 'snapshot $idb: aborted' '$T/cutd-p0.log'" 10 ||
+	fail "$idb did not end"
+sleep 0.5
+[ "$(sql 0 "SELECT status FROM snapshots WHERE id = '$idb'")" = in_progress ] ||
+	fail "the disk took $idb's end: the test did not fill it"
+status_is "d['storage_degraded'] and d['snapshots_in_progress'] == []" ||
+	fail "status: $(ctl 0 --json status)"
+ctl 0 --json list | python3 -c "import json, sys
+d = json.load(sys.stdin)
+s = [s for s in d['snapshots'] if s['id'] == sys.argv[1]]
+sys.exit(0 if s and s[0]['status'] == 'aborted' and
+         'p1: ' in s[0]['reason'] else 1)" "$idb" ||
+	fail "list while degraded: $(ctl 0 list)"
+rm -f "$SMALL/fill"
+kill -CONT "$APP_1"
+wait_for "test \"\$(sqlite3 $DB0 \"SELECT status FROM snapshots WHERE id = '$idb'\")\" = aborted" 10 ||
+	fail "$idb's end never reached the disk"
+echo "ok: $idb ended while full: aborted in list and, after, on disk"
+
 id3=$(snapshot 0)
 check_snapshot 0 "$id3" 44
 [ "${id3#p0:}" -gt "${id2#p0:}" ] || fail "id $id3 not above $id2"
