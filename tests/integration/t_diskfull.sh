@@ -1,21 +1,22 @@
 #!/bin/sh
-# A full disk: p0's database lives on a 256 KiB tmpfs.  With the disk
-# filled, a snapshot started at p0 ends aborted with a "storage:" reason
-# (never in progress forever), p0 is degraded (status, the log and the
-# STATUS= line to systemd say so)
-# and refuses new snapshots with "storage degraded: ...", and when space
-# returns it recovers by itself: the abort reaches the database, the next
-# snapshot completes consistent.  A snapshot whose row is on disk and
-# whose end cannot be written is shown aborted (from memory) until the
-# end is written.  Then the disk fills while snapshots
-# record under traffic: the one that could not be stored ends aborted
-# with a "storage:" reason, in memory and on disk alike.  Last, a
-# participant's disk (p1's, another tmpfs) is full: p1 cannot store its
-# part, tells p0 why, and the snapshot ends aborted with "p1: storage:
-# ..."; p1 recovers like p0 did.  (p1's tmpfs is 8 MiB: a database's WAL
-# grows to about 4 MiB between checkpoints, and phases 1 and 2 must not
-# fill it.)  Needs root (it mounts the tmpfs); skips
-# otherwise.
+# A full disk: p0's database lives on a 256 KiB tmpfs.
+#  1. With the disk filled, a snapshot started at p0 ends aborted with a
+#     "storage:" reason (never in progress forever); p0 is degraded
+#     (status, the log and the STATUS= line to systemd say so) and refuses
+#     new snapshots with "storage degraded: ..."; when space returns it
+#     recovers by itself, the abort reaches the database and the next
+#     snapshot completes consistent.
+#  1b. A snapshot whose row is on disk and whose end cannot be written is
+#     listed aborted (from memory) until the end is written.
+#  2. The disk fills while snapshots record under traffic: the one that
+#     could not be stored ends aborted with a "storage:" reason, in memory
+#     and on disk alike.
+#  3. A participant's disk (p1's, another tmpfs) is full: p1 cannot store
+#     its part, tells p0 why, and the snapshot ends aborted with "p1:
+#     storage: ..."; p1 recovers like p0 did.  p1's tmpfs is 8 MiB: a
+#     WAL grows to about 4 MiB between checkpoints, and phases 1 and 2
+#     must not fill it.
+# Needs root (it mounts the tmpfs); skips (77) otherwise.
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to mount a tmpfs"; exit 77; }
 SMALL=$T/small
