@@ -38,13 +38,13 @@
  *     channels_recorded, in_transit, consistent, audit_reason
  *     FROM snapshot_summary ORDER BY started_ms DESC;
  *   SELECT node, json_extract(state, '$.balance') FROM recorded_states
- *     WHERE snapshot_id = 'p0-1' AND is_json ORDER BY node;
+ *     WHERE snapshot_id = 'p0:1796116051122' AND is_json ORDER BY node;
  *   SELECT src, dst, seq, payload FROM in_transit
- *     WHERE snapshot_id = 'p0-1' ORDER BY src, dst, seq;
+ *     WHERE snapshot_id = 'p0:1796116051122' ORDER BY src, dst, seq;
  *   SELECT (SELECT sum(json_extract(state, '$.balance')) FROM
- *     recorded_states WHERE snapshot_id = 'p0-1' AND is_json) + (SELECT
+ *     recorded_states WHERE snapshot_id = 'p0:1796116051122' AND is_json) + (SELECT
  *     coalesce(sum(json_extract(payload, '$.amount')), 0) FROM in_transit
- *     WHERE snapshot_id = 'p0-1' AND is_json) AS total;
+ *     WHERE snapshot_id = 'p0:1796116051122' AND is_json) AS total;
  *
  * Snapshot ids are never reused.  The counter lives in meta, bumped in
  * the transaction that creates the snapshot, so deleting snapshots does
