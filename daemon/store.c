@@ -42,9 +42,10 @@
  *   SELECT src, dst, seq, payload FROM in_transit
  *     WHERE snapshot_id = 'p0:1796116051122' ORDER BY src, dst, seq;
  *   SELECT (SELECT sum(json_extract(state, '$.balance')) FROM
- *     recorded_states WHERE snapshot_id = 'p0:1796116051122' AND is_json) + (SELECT
- *     coalesce(sum(json_extract(payload, '$.amount')), 0) FROM in_transit
- *     WHERE snapshot_id = 'p0:1796116051122' AND is_json) AS total;
+ *     recorded_states WHERE snapshot_id = 'p0:1796116051122' AND is_json)
+ *     + (SELECT coalesce(sum(json_extract(payload, '$.amount')), 0) FROM
+ *     in_transit WHERE snapshot_id = 'p0:1796116051122' AND is_json)
+ *     AS total;
  *
  * Snapshot ids are never reused.  The counter lives in meta, bumped in
  * the transaction that creates the snapshot, so deleting snapshots does
