@@ -777,11 +777,13 @@ store_begin(struct store *st)
 
 	if (!sqlite3_get_autocommit(st->db) || st->batch)
 		return fail(st, STORE_ESTATE, "a batch is already open");
-	if ((rv = exec(st, "BEGIN IMMEDIATE", NULL)) != 0)
-		return rv;
 	st->batch = 1;
 	st->lost[0] = '\0';
-	return 0;
+	/* A batch that could not begin is lost from the start: its writes
+	 * fail at once rather than commit one by one. */
+	if ((rv = exec(st, "BEGIN IMMEDIATE", NULL)) != 0)
+		note_loss(st);
+	return rv;
 }
 
 /* Ends the batch's bookkeeping once SQLite's transaction is over. */

@@ -99,7 +99,9 @@ const char *store_errmsg(const struct store *st);
 
 /*
  * Starts a batch: every write until store_commit() commits at once.
- * STORE_ESTATE if a batch is already open.  A write that fails for a bad
+ * STORE_ESTATE if a batch is already open.  If it fails otherwise (e.g.
+ * STORE_EBUSY), the batch is lost from the start: its writes fail with
+ * STORE_EIO until store_rollback() ends it.  A write that fails for a bad
  * argument or a duplicate (STORE_EINVAL, STORE_ENOENT, STORE_EEXIST)
  * leaves the rest of the batch intact; after STORE_EIO or STORE_ENOMEM
  * (a full disk is STORE_EIO) SQLite may have rolled the whole batch back:

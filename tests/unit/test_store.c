@@ -987,3 +987,31 @@ Test(store, checkpoint_truncates_the_wal)
 	cr_assert_eq(query_int("SELECT count(*) FROM snapshots"), 1);
 	store_close(st);
 }
+
+Test(store, batch_that_cannot_begin_takes_no_writes, .timeout = 30)
+{
+	struct store *st = open_store();
+	struct store_snapshot snap;
+	sqlite3 *db;
+
+	/* Another connection holds the write lock past the busy timeout. */
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+	             SQLITE_OK);
+	cr_assert_eq(store_begin(st), STORE_EBUSY);
+	cr_assert_eq(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	/* The lock is gone, yet the lost batch's writes do not land one by
+	 * one outside a transaction. */
+	cr_assert_eq(store_snapshot_create(st, "a", "p0", 1, 1, 3), STORE_EIO);
+	cr_assert(strstr(store_errmsg(st), "rolled back") != NULL, "%s",
+	          store_errmsg(st));
+	cr_assert_eq(store_commit(st), STORE_EIO);
+	cr_assert_eq(store_rollback(st), 0);
+	cr_assert_eq(store_get(st, "a", &snap), STORE_ENOENT);
+	cr_assert_eq(store_begin(st), 0);
+	create(st, "a", 1);
+	cr_assert_eq(store_commit(st), 0);
+	cr_assert_eq(store_get(st, "a", &snap), 0);
+	store_close(st);
+}
