@@ -55,12 +55,18 @@
  * the peers remember: the old one could only have issued ids ahead of the
  * clock by issuing more than one per millisecond, or if the clock has
  * since been set back.  Migration 1 -> 2 starts the counter the same way.
+ * Other designs were weighed: the daemon's run id in the id would change
+ * the id format every parser knows; asking the peers for the highest id
+ * they remember needs them up at start.  The clock costs neither, and the
+ * id stays "node:counter", ordered by time.
  *
  * Failures.  store_open() runs PRAGMA quick_check and refuses a damaged
  * file (STORE_ECORRUPT) rather than let the daemon run on it.  When SQLite
- * rolls a batch back by itself (after a full disk or an I/O error), every
- * write fails until store_commit() or store_rollback() ends the batch, so
- * no write of the lost batch lands on its own, outside a transaction.
+ * rolls a batch back by itself (after a full disk or an I/O error), or the
+ * batch could not begin, every write fails until store_commit() or
+ * store_rollback() ends the batch, so no write of the lost batch lands on
+ * its own, outside a transaction.  store_checkpoint() gives the WAL's
+ * space back after a full disk.
  */
 #include <sqlite3.h>
 #include <stdarg.h>
