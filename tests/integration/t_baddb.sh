@@ -90,6 +90,7 @@ if [ "$(id -u)" = 0 ]; then
 	mount -o remount,ro,bind "$T/ro" || fail "read-only remount"
 	how="read-only bind mount"
 else
+	trap 'chmod u+w "$T/ro"; cleanup' EXIT
 	chmod a-w "$T/ro/p0.db" "$T/ro"
 	how="file modes"
 fi
