@@ -206,6 +206,7 @@ struct cutd {
 	char degraded[256];
 	int64_t retry_ms;
 	struct snap *snaps;
+	/* This run's id; the last snapshot id counter issued (node.c). */
 	uint64_t epoch, next_snap;
 	int64_t start_ms;
 	uint64_t bad_peer, bad_app, bad_control;

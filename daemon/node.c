@@ -52,6 +52,8 @@ struct delivery {
 static int perform(struct cutd *d, const struct delivery *dl);
 static void store_deferred(struct cutd *d, struct snap *s);
 static int refuse_degraded(struct cutd *d, struct snap *s);
+static void give_up(struct cutd *d, struct snap *s, const char *reason,
+                    int root_cause);
 
 struct snap *
 node_find(struct cutd *d, const char *id)
@@ -421,9 +423,20 @@ node_marker(struct cutd *d, size_t from, const char *id, uint64_t n,
 		if (refuse_degraded(d, s))
 			return 0;
 		cutd_db(d);
-		if (store_snapshot_create(
-		        d->store, id, d->cfg->nodes[init].name, 0,
-		        cutd_wall_ms(), (uint32_t)d->cfg->nnodes) != 0) {
+		rv = store_snapshot_create(
+		    d->store, id, d->cfg->nodes[init].name, 0, cutd_wall_ms(),
+		    (uint32_t)d->cfg->nnodes);
+		if (rv == STORE_EEXIST) {
+			/* Its initiator reused an id (a lost database and a
+			 * clock set back): say so rather than stay silent. */
+			char reason[400];
+			snprintf(reason, sizeof(reason),
+			         "%s: already holds an older snapshot %s",
+			         d->name, id);
+			give_up(d, s, reason, 1);
+			return 0;
+		}
+		if (rv != 0) {
 			node_give_up(d, s, "cannot store the snapshot");
 			return 0;
 		}

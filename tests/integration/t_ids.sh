@@ -3,6 +3,8 @@
 # the initiator restarts, the next id is new (above every earlier one),
 # the participants take part in it (they would ignore a repeated id) and
 # it completes; the counter in the meta table is above every id issued.
+# An id that comes back anyway is refused by the participant holding it,
+# with a reason the initiator reports.
 . "$(dirname "$0")/lib.sh"
 cluster 3
 start_daemons
@@ -47,4 +49,19 @@ counter=$(sql 0 "SELECT value FROM meta WHERE key = 'last_snapshot'")
 [ "$counter" = "${new#p0:}" ] || fail "meta counter $counter, last id $new"
 [ "$(sql 0 "PRAGMA user_version")" = 2 ] || fail "schema version"
 echo "ok: after delete of $id and a restart: $new"
+
+# Should an id come back all the same (a lost database and a clock set
+# back), a participant that already holds it says so: here p0's counter
+# is set just below an id p1 already holds.
+x=$(( ${new#p0:} + 1000000000 ))
+sql 1 "INSERT INTO snapshots (id, initiator, role, status, started_ms,
+        finished_ms, parts_expected) VALUES ('p0:$x', 'p0', 'participant',
+        'complete', 1, 2, 3)"
+sql 0 "UPDATE meta SET value = $((x - 1)) WHERE key = 'last_snapshot'"
+dup=$(snapshot 0)
+[ "$dup" = "p0:$x" ] || fail "the counter gave $dup, not p0:$x"
+expect_rc 1 ctl 0 --json wait "$dup"
+grep -q "p1: already holds an older snapshot p0:$x" "$T/out" ||
+	fail "$dup: $(cat "$T/out")"
+echo "ok: a reused id is reported by the participant that holds it"
 pass "ids never reused"
