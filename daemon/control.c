@@ -515,6 +515,8 @@ do_wait(struct cutd *d, nng_msg *req, uint64_t request_id,
 	w->next = s->waiters;
 	s->waiters = w;
 	r->deferred = 1;
+	if (node_end_pending(d, s))
+		d->wake_due = 1;
 out:
 	if (rq != NULL)
 		cut__v1__wait_request__free_unpacked(rq, NULL);
@@ -527,6 +529,8 @@ control_wake(struct cutd *d, struct snap *s, int64_t now)
 	            s->state == SNAP_ABORTED;
 	struct waiter **pw = &s->waiters, *w;
 
+	if (s->waiters != NULL && node_end_pending(d, s))
+		d->wake_due = 1; /* node_committed() comes back */
 	while ((w = *pw) != NULL) {
 		struct reply r = {0};
 		if (!ended && now < w->deadline_ms) {

@@ -198,11 +198,13 @@ struct cutd {
 	struct store *store;
 	int batch_open;
 	/* Storage faults: batches opened so far (the current one's number),
-	 * whether this turn's store_begin() failed, and while the database
+	 * whether this turn's store_begin() failed, whether a Wait call
+	 * waits for the open batch to commit, and while the database
 	 * does not take writes, SQLite's words ("" when it does) and when
 	 * node_storage_retry() last tried. */
 	uint64_t batch_gen;
 	int begin_failed;
+	int wake_due;
 	char degraded[256];
 	int64_t retry_ms;
 	struct snap *snaps;

@@ -712,6 +712,9 @@ node_committed(struct cutd *d)
 {
 	int64_t now = cutd_now_ms();
 
+	if (!d->wake_due)
+		return;
+	d->wake_due = 0;
 	for (struct snap *s = d->snaps; s != NULL; s = s->next)
 		if (s->waiters != NULL)
 			control_wake(d, s, now);
