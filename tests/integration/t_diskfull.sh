@@ -43,6 +43,16 @@ status_is() {
 d = json.load(sys.stdin)
 sys.exit(0 if ($1) else 1)"
 }
+# truncate_wal N: empties pN's WAL into its database, retrying while the
+# daemon holds it, so that the daemon's next write must grow the file.
+truncate_wal() {
+	k=0
+	until [ "$(sql "$1" "PRAGMA wal_checkpoint(TRUNCATE)" 2>/dev/null)" = "0|0|0" ]; do
+		k=$((k + 1))
+		[ $k -lt 50 ] || fail "cannot truncate p$1's WAL"
+		sleep 0.1
+	done
+}
 # fill [KIB [DIR]]: fills the tmpfs DIR (p0's), leaving KIB KiB free
 # (default none).
 fill() {
@@ -87,7 +97,7 @@ check_snapshot 0 "$id1" 44
 
 # Phase 1: no room at all.  The WAL is emptied first so that the next
 # write must grow it.
-sql 0 "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+truncate_wal 0
 fill
 id2=$(snapshot 0)
 wait_for "grep -q 'storage degraded' '$T/cutd-p0.log'" 10 ||
@@ -135,10 +145,11 @@ idb=$(ctl 0 snapshot --deadline 3000) || fail "snapshot with a deadline"
 sleep 1
 [ "$(sql 0 "SELECT status FROM snapshots WHERE id = '$idb'")" = in_progress ] ||
 	fail "$idb is not in progress on disk"
-sql 0 "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+truncate_wal 0
 fill
-wait_for "grep -q 'snapshot $idb: aborted' '$T/cutd-p0.log'" 10 ||
-	fail "$idb did not end"
+wait_for "grep -q 'snapshot $idb: aborted' '$T/cutd-p0.log'" 15 ||
+	fail "$idb did not end (p0 $(kill -0 "$DAEMON_0" 2>/dev/null &&
+		echo running || echo gone); $(ctl 0 status 2>&1 | grep -A1 storage))"
 sleep 0.5
 [ "$(sql 0 "SELECT status FROM snapshots WHERE id = '$idb'")" = in_progress ] ||
 	fail "the disk took $idb's end: the test did not fill it"
@@ -199,8 +210,8 @@ id4=$(snapshot 0)
 check_snapshot 0 "$id4" 44
 
 # Phase 3: the participant p1 is full.  p0 gets room for its WAL.
-sql 0 "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
-sql 1 "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+truncate_wal 0
+truncate_wal 1
 fill 0 "$SMALL1"
 id5=$(snapshot 0)
 expect_rc 1 ctl 0 --json wait "$id5"
