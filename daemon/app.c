@@ -299,6 +299,33 @@ resume(struct cutd *d, const Cut__V1__AppHello *h)
 	}
 }
 
+/* The first application of this run that knows nothing of a channel
+ * (libcut resumed none) while this daemon sent nothing on it either:
+ * nobody holds the old numbering, so it starts again from 1, and the
+ * receiver is told (PeerRenumber) before the first message. */
+static void
+renumber(struct cutd *d, const Cut__V1__AppHello *h)
+{
+	for (size_t i = 0; i < d->n_out; i++) {
+		size_t node = d->out_node[i];
+		struct peer *p = &d->peers[node];
+		int known = 0;
+
+		if (p->out_numbered)
+			continue;
+		p->out_numbered = 1;
+		for (size_t k = 0; k < h->n_resume; k++)
+			known |= h->resume[k]->has_out_taken &&
+			         strcmp(h->resume[k]->node,
+			                d->cfg->nodes[node].name) == 0;
+		if (known || engine_sent_count(d->eng, (size_t)p->out_chan) > 0)
+			continue;
+		if (node_renumber(d, node) != 0)
+			log_err("cannot tell %s that the channel numbers from 1",
+			        d->cfg->nodes[node].name);
+	}
+}
+
 /* A new application said hello on pipe.  What the previous one was sent
  * and did not take goes again, positions count from 0, and each channel's
  * credit is told afresh.  A pending state request goes again, except an
@@ -355,6 +382,7 @@ hello(struct cutd *d, uint32_t pipe, const Cut__V1__AppHello *h)
 		return;
 	}
 	resume(d, h);
+	renumber(d, h);
 	for (size_t i = 0; i < d->n_out; i++) {
 		struct peer *p = &d->peers[d->out_node[i]];
 		peers[n] = d->cfg->nodes[d->out_node[i]].name;

@@ -343,6 +343,7 @@ maybe_complete(struct cutd *d, struct snap *s)
 	                r.consistent ? NULL : r.reason);
 	s->state = SNAP_DONE;
 	s->ended_ms = cutd_now_ms();
+	s->ended_gen = d->batch_gen; /* Wait hears of it once committed */
 	if (r.consistent)
 		log_info("snapshot %s: complete, audit consistent", s->id);
 	else

@@ -332,6 +332,12 @@ fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
 			in->audit = v;
 		}
 	}
+	/* The database's row is older than the end it could not store. */
+	if (s != NULL && s->unsaved) {
+		in->status = CUT__V1__SNAPSHOT_INFO__STATUS__ABORTED;
+		in->reason = arena_dup(a, s->why, strlen(s->why));
+		in->audit = NULL;
+	}
 }
 
 /* Fills info for snapshot id from the store: STORE_ENOENT if unknown. */
@@ -345,7 +351,10 @@ build_info(struct cutd *d, struct arena *a, const char *id, int states,
 	size_t max = d->cfg->nnodes + d->cfg->nchans + 1;
 	int rv;
 
-	if ((rv = store_get(d->store, id, &ss)) != 0)
+	if ((rv = store_get(d->store, id, &ss)) == STORE_ENOENT &&
+	    node_unsaved(d, id, &ss))
+		rv = 0; /* its row was in a batch that was lost */
+	if (rv != 0)
 		return rv;
 	fill_summary(d, a, &ss, in);
 	in->nodes = arena_alloc(a, max * sizeof(*in->nodes));
@@ -429,6 +438,19 @@ start_limited(struct cutd *d, struct reply *r)
 	return 1;
 }
 
+/* While the database does not take writes, calls that write are refused:
+ * UNAVAILABLE, since retrying later may succeed.  Returns 1 if refused. */
+static int
+storage_degraded(struct cutd *d, struct reply *r)
+{
+	if (d->degraded[0] == '\0')
+		return 0;
+	snprintf(r->message, sizeof(r->message), "storage degraded: %.200s",
+	         d->degraded);
+	r->status = CUT__V1__STATUS_CODE__UNAVAILABLE;
+	return 1;
+}
+
 static void
 do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 {
@@ -437,6 +459,7 @@ do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	Cut__V1__StartReply rp = CUT__V1__START_REPLY__INIT;
 	char id[ENGINE_ID_MAX + 1];
 	uint32_t timeout = 0;
+	int rv;
 
 	if (rq == NULL) {
 		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT, "bad request");
@@ -450,9 +473,15 @@ do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 		     "timeout_ms must be 100..3600000");
 		return;
 	}
-	if (start_limited(d, r))
+	if (storage_degraded(d, r) || start_limited(d, r))
 		return;
-	if (node_initiate(d, timeout, id) != 0) {
+	if ((rv = node_initiate(d, timeout, id)) == NODE_ESTORAGE) {
+		snprintf(r->message, sizeof(r->message), "storage: %.200s",
+		         store_errmsg(d->store));
+		r->status = CUT__V1__STATUS_CODE__UNAVAILABLE;
+		return;
+	}
+	if (rv != 0) {
 		fail(r, CUT__V1__STATUS_CODE__INTERNAL,
 		     "cannot start a snapshot");
 		return;
@@ -562,8 +591,9 @@ do_wait(struct cutd *d, nng_msg *req, uint64_t request_id,
 			r->deferred = 1;
 			goto out;
 		}
-	if (s == NULL || s->state == SNAP_DONE || s->state == SNAP_ABORTED ||
-	    (w = calloc(1, sizeof(*w))) == NULL) {
+	/* A completion not yet committed is told once it is. */
+	if (s == NULL || (s->state == SNAP_DONE && !node_end_pending(d, s)) ||
+	    s->state == SNAP_ABORTED || (w = calloc(1, sizeof(*w))) == NULL) {
 		info_reply(d, r, rq->snapshot_id, rq->include_states,
 		           rq->include_messages);
 		goto out;
@@ -578,6 +608,8 @@ do_wait(struct cutd *d, nng_msg *req, uint64_t request_id,
 	w->next = s->waiters;
 	s->waiters = w;
 	r->deferred = 1;
+	if (node_end_pending(d, s))
+		d->wake_due = 1;
 out:
 	if (rq != NULL)
 		cut__v1__wait_request__free_unpacked(rq, NULL);
@@ -586,9 +618,12 @@ out:
 void
 control_wake(struct cutd *d, struct snap *s, int64_t now)
 {
-	int ended = s->state == SNAP_DONE || s->state == SNAP_ABORTED;
+	int ended = (s->state == SNAP_DONE && !node_end_pending(d, s)) ||
+	            s->state == SNAP_ABORTED;
 	struct waiter **pw = &s->waiters, *w;
 
+	if (s->waiters != NULL && node_end_pending(d, s))
+		d->wake_due = 1; /* node_committed() comes back */
 	while ((w = *pw) != NULL) {
 		struct reply r = {0};
 		if (!ended && now < w->deadline_ms) {
@@ -629,6 +664,8 @@ do_delete(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 		     "snapshot still in progress");
 		goto out;
 	}
+	if (storage_degraded(d, r))
+		goto out;
 	cutd_db(d);
 	if ((rv = store_delete(d->store, rq->snapshot_id)) == STORE_ENOENT)
 		fail(r, CUT__V1__STATUS_CODE__NOT_FOUND, "no such snapshot");
@@ -734,6 +771,8 @@ do_status(struct cutd *d, struct reply *r)
 	rp.has_calls_denied = rp.has_starts_limited = 1;
 	rp.calls_denied = d->calls_denied;
 	rp.starts_limited = d->starts_limited;
+	if (d->degraded[0] != '\0')
+		rp.storage_degraded = d->degraded;
 	set_body(r, &rp.base);
 	arena_free(&a);
 }

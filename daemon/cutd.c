@@ -109,30 +109,43 @@ cutd_db(struct cutd *d)
 {
 	int rv;
 
-	if (d->batch_open)
+	if (d->batch_open || d->begin_failed)
 		return;
+	d->batch_gen++;
 	if ((rv = store_begin(d->store)) != 0) {
+		/* The turn's writes fail or go one by one; commit() then
+		 * treats the turn as a lost batch. */
 		log_err("cannot begin a database transaction: %s",
 		        store_errmsg(d->store));
+		d->begin_failed = 1;
 		return;
 	}
 	d->batch_open = 1;
 }
 
+/* Commits the turn's batch.  A failed one is handed to node.c, which
+ * aborts what it held; while the database is degraded, a retry runs at
+ * most once a second (node_storage_retry()). */
 static void
 commit(struct cutd *d)
 {
-	int rv;
+	int rv = 0;
 
-	if (!d->batch_open)
-		return;
-	if ((rv = store_commit(d->store)) == STORE_EBUSY) {
-		log_warnx("database busy; commit retried next turn");
-		return;
+	if (d->batch_open || d->begin_failed) {
+		if (d->batch_open &&
+		    (rv = store_commit(d->store)) == STORE_EBUSY) {
+			log_warnx("database busy; commit retried next turn");
+			return;
+		}
+		if (rv != 0 || d->begin_failed) {
+			node_storage_failed(d);
+			return;
+		}
+		d->batch_open = 0;
+		node_committed(d);
 	}
-	if (rv != 0)
-		log_err("database commit failed: %s", store_errmsg(d->store));
-	d->batch_open = 0;
+	if (d->degraded[0] != '\0' && cutd_now_ms() - d->retry_ms >= 1000)
+		node_storage_retry(d);
 }
 
 static void
@@ -254,14 +267,27 @@ static int
 open_store(struct cutd *d)
 {
 	const char *path = d->cfg->nodes[d->self].database;
-	char err[256];
+	char err[768];
+	int rv;
 
 	make_parent(path);
-	if (store_open(path, &d->store, err, sizeof(err)) != 0) {
-		log_err("cannot open the database %s: %s", path, err);
-		return EX_CANTCREAT;
-	}
-	return 0;
+	if ((rv = store_open(path, &d->store, err, sizeof(err))) == 0)
+		return 0;
+	log_err("cannot open the database %s: %s", path, err);
+	if (rv == STORE_ECORRUPT)
+		log_err("the database is damaged and cutd will not run on it. "
+		        "With cutd stopped, move it aside with its -wal and "
+		        "-shm files (mv %s %s.damaged; the same for %s-wal and "
+		        "%s-shm), then start cutd on a new database (snapshot "
+		        "ids stay new), or first recover what is readable: "
+		        "sqlite3 %s.damaged .recover | sqlite3 %s",
+		        path, path, path, path, path, path);
+	else if (rv == STORE_EIO || rv == STORE_EBUSY)
+		log_err("check that %s and its directory exist, are writable "
+		        "by this user and on a writable file system with free "
+		        "space",
+		        path);
+	return EX_CANTCREAT;
 }
 
 static int
@@ -285,8 +311,8 @@ start(struct cutd *d)
 		return rv;
 	make_parent(me->app);
 	make_parent(me->control);
-	if (node_start(d) != 0)
-		return EX_SOFTWARE;
+	if ((rv = node_start(d)) != 0)
+		return rv == NODE_ESTORAGE ? EX_CANTCREAT : EX_SOFTWARE;
 	commit(d);
 	if (peer_start(d) != 0 || app_start(d) != 0 || control_start(d) != 0)
 		return EX_UNAVAILABLE;
@@ -429,12 +455,13 @@ notify_status(struct cutd *d, int64_t now, int64_t *last)
 	*last = now;
 	for (size_t v = 0; v < d->cfg->nnodes; v++)
 		peers += v != d->self && peer_connected(d, v, now);
-	sd_notifyf(0,
-	           "WATCHDOG=1\nSTATUS=%zu of %zu peers connected, "
-	           "%zu snapshots in flight, application %s",
-	           peers, d->cfg->nnodes - 1, engine_in_progress(d->eng),
-	           app_connected(d) ? "connected"
-	                                          : "not connected");
+	sd_notifyf(
+	    0,
+	    "WATCHDOG=1\nSTATUS=%zu of %zu peers connected, "
+	    "%zu snapshots in flight, application %s%s%s",
+	    peers, d->cfg->nnodes - 1, engine_in_progress(d->eng),
+	    app_connected(d) ? "connected" : "not connected",
+	    d->degraded[0] != '\0' ? "; storage degraded: " : "", d->degraded);
 }
 
 /* How long the loop may sleep: until the nearest deadline of a snapshot,

@@ -95,6 +95,7 @@ struct peer {
 	int credit_force;     /* tell it even if unchanged */
 	uint64_t stalls;      /* sends refused for want of window */
 	uint64_t resend_upto; /* our application resends up to this app_seq */
+	int out_numbered;     /* this run has numbered the channel */
 	uint64_t resent;      /* messages sent again after p restarted */
 
 	/* Incoming channel: what our application has taken. */
@@ -171,6 +172,13 @@ struct snap {
 	char reasons[400];
 	struct waiter *waiters;
 	struct snap *next;
+	/* Storage faults (node.c): when it started by the wall clock, why it
+	 * was aborted, the batch that ended it, and whether that end is
+	 * still to be written again because its batch was rolled back. */
+	int64_t started_wall_ms;
+	char why[400];
+	uint64_t ended_gen;
+	int unsaved;
 };
 
 struct cutd {
@@ -204,7 +212,18 @@ struct cutd {
 	struct cutproto_arena arena; /* for unpacking frames */
 	struct store *store;
 	int batch_open;
+	/* Storage faults: batches opened so far (the current one's number),
+	 * whether this turn's store_begin() failed, whether a Wait call
+	 * waits for the open batch to commit, and while the database
+	 * does not take writes, SQLite's words ("" when it does) and when
+	 * node_storage_retry() last tried. */
+	uint64_t batch_gen;
+	int begin_failed;
+	int wake_due;
+	char degraded[256];
+	int64_t retry_ms;
 	struct snap *snaps;
+	/* This run's id; the last snapshot id counter issued (node.c). */
 	uint64_t epoch, next_snap;
 	int64_t start_ms;
 	uint64_t bad_peer, bad_app, bad_control;
@@ -321,6 +340,8 @@ int node_app_send(struct cutd *d, const char *to, const char *content_type,
  * numbering stands; snapshots in progress are aborted first. */
 int node_resume_out(struct cutd *d, size_t node, uint64_t count);
 int node_resume_in(struct cutd *d, size_t node, uint64_t count);
+/* Tells node that the channel to it numbers from 1 again (PeerRenumber). */
+int node_renumber(struct cutd *d, size_t node);
 int node_state_reply(struct cutd *d, const char *id, const char *ctype,
                      const void *state, size_t len);
 /* Milliseconds until node_timers() has something to do, at most max. */
@@ -342,6 +363,23 @@ void node_give_up(struct cutd *d, struct snap *s, const char *what);
  * application cannot answer for it. */
 void node_abandon(struct cutd *d, const char *id, const char *why);
 struct snap *node_find(struct cutd *d, const char *id);
+/* node_initiate()'s result when the database cannot take the snapshot;
+ * d->degraded or store_errmsg() says why. */
+#define NODE_ESTORAGE 100
+/* The turn's batch did not commit (or never began): rolls it back and
+ * aborts every snapshot it may have held, then node_storage_retry(). */
+void node_storage_failed(struct cutd *d);
+/* Writes again the ends of snapshots a lost batch held, with a probe row,
+ * in one batch: on success the daemon is no longer degraded, on failure
+ * it is (d->degraded).  Returns 0 or the STORE_E* code. */
+int node_storage_retry(struct cutd *d);
+/* A batch committed: answers the Wait calls of snapshots it completed. */
+void node_committed(struct cutd *d);
+/* 1 if s completed in the batch still open: its verdict is not on disk. */
+int node_end_pending(const struct cutd *d, const struct snap *s);
+/* Fills *ret from memory for snapshot id if its end could not be written
+ * (the database holds an older row, or none); returns 1 if so. */
+int node_unsaved(struct cutd *d, const char *id, struct store_snapshot *ret);
 
 /* Packs a peer item (a Cut__V1__PeerItem whose seq is already
  * peer_next_seq()) and queues it on the link to node. */

@@ -12,6 +12,23 @@
  *
  * Every write goes into the store's batch of the current loop turn, so a
  * part is persisted before the loop sends it on.
+ *
+ * Storage faults.  A batch that does not commit (a full disk, an I/O
+ * error, a read-only file) is rolled back whole, so the database is as the
+ * last good commit left it.  The rows it held cannot be told apart, so
+ * node_storage_failed() aborts every snapshot it may have touched: those
+ * in progress and those that ended in it, with "NODE: storage: <SQLite's
+ * words>" (one that ended aborted in it keeps its reason).  Then, in a new
+ * batch, node_storage_retry() writes those ends again (creating the rows
+ * the lost batch had created), so that the database says what memory
+ * says.  If that batch fails too, the daemon is degraded: memory holds
+ * the ends not yet written (struct snap's unsaved, shown by Get, List and
+ * Wait in place of the stale rows), Start is refused, markers of other
+ * initiators' snapshots are answered with an abort ("storage degraded"),
+ * and node_storage_retry() runs again every second until a batch
+ * commits.  A snapshot's completion is told to Wait calls only once its
+ * batch has committed, so "consistent" is never said of data that did not
+ * reach the disk.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,6 +52,9 @@ struct delivery {
 static int perform(struct cutd *d, const struct delivery *dl);
 static void store_deferred(struct cutd *d, struct snap *s);
 static void abort_snap(struct cutd *d, struct snap *s, const char *reason);
+static int refuse_degraded(struct cutd *d, struct snap *s);
+static void give_up(struct cutd *d, struct snap *s, const char *reason,
+                    int root_cause);
 
 struct snap *
 node_find(struct cutd *d, const char *id)
@@ -71,6 +91,7 @@ snap_new(struct cutd *d, const char *id, size_t initiator, uint32_t timeout_ms)
 	snprintf(s->id, sizeof(s->id), "%s", id);
 	s->initiator = initiator;
 	s->started_ms = cutd_now_ms();
+	s->started_wall_ms = cutd_wall_ms();
 	s->timeout_ms = timeout_ms;
 	/* Participants give up a little before the initiator, so the
 	 * initiator hears why. */
@@ -103,24 +124,6 @@ snap_unlink(struct cutd *d, struct snap *s)
 		}
 }
 
-/* Finds the highest counter among this node's snapshot ids, so that ids
- * stay unique across restarts. */
-static int
-highest_id(const struct store_snapshot *ss, void *arg)
-{
-	struct cutd *d = arg;
-	size_t len = strlen(d->name);
-	char *end;
-	unsigned long long k;
-
-	if (strncmp(ss->id, d->name, len) != 0 || ss->id[len] != ':')
-		return 0;
-	k = strtoull(ss->id + len + 1, &end, 10);
-	if (*end == '\0' && k > d->next_snap)
-		d->next_snap = k;
-	return 0;
-}
-
 int
 node_start(struct cutd *d)
 {
@@ -151,13 +154,15 @@ node_start(struct cutd *d)
 	                                     ? ENGINE_CUT_ALIGNED
 	                                     : ENGINE_CUT_UNALIGNED)) != 0)
 		return rv;
-	if (store_list(d->store, highest_id, d) != 0)
-		log_err("cannot read the snapshots: %s",
-		        store_errmsg(d->store));
+	/* Ids come from the store's counter (store_next_id()). */
 	cutd_db(d);
-	if (store_abort_unfinished(d->store, "daemon restarted", cutd_wall_ms(),
-	                           &aborted) == 0 &&
-	    aborted > 0)
+	if ((rv = store_abort_unfinished(d->store, "daemon restarted",
+	                                 cutd_wall_ms(), &aborted)) != 0) {
+		log_err("cannot mark unfinished snapshots aborted: %s",
+		        store_errmsg(d->store));
+		return NODE_ESTORAGE;
+	}
+	if (aborted > 0)
 		log_notice("marked %" PRIu32 " unfinished snapshots aborted: "
 		           "daemon restarted",
 		           aborted);
@@ -304,6 +309,18 @@ node_resume_out(struct cutd *d, size_t node, uint64_t count)
 }
 
 int
+node_renumber(struct cutd *d, size_t node)
+{
+	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerRenumber r = CUT__V1__PEER_RENUMBER__INIT;
+
+	r.seq = peer_next_seq(d, node);
+	item.item_case = CUT__V1__PEER_ITEM__ITEM_RENUMBER;
+	item.renumber = &r;
+	return node_push_item(d, node, &item);
+}
+
+int
 node_resume_in(struct cutd *d, size_t node, uint64_t count)
 {
 	long in = d->peers[node].in_chan;
@@ -322,26 +339,42 @@ node_initiate(struct cutd *d, uint32_t timeout_ms, char *ret_id)
 {
 	char id[ENGINE_ID_MAX + 1];
 	struct snap *s;
+	uint64_t k;
 	int rv;
 
-	snprintf(id, sizeof(id), "%s:%" PRIu64, d->name, ++d->next_snap);
+	if (d->degraded[0] != '\0')
+		return NODE_ESTORAGE;
+	/* The id and its row first: a snapshot that cannot be stored is
+	 * refused before any marker leaves. */
+	cutd_db(d);
+	if (store_next_id(d->store, d->name, cutd_wall_ms(), d->next_snap + 1,
+	                  &k) != 0) {
+		log_err("cannot issue a snapshot id: %s",
+		        store_errmsg(d->store));
+		return NODE_ESTORAGE;
+	}
+	d->next_snap = k; /* even if the batch is lost: never issued twice */
+	snprintf(id, sizeof(id), "%s:%" PRIu64, d->name, k);
 	if (node_find(d, id) != NULL)
 		return ENGINE_EEXIST;
-	s = snap_new(d, id, d->self,
-	             timeout_ms ? timeout_ms : d->cfg->deadline_ms);
-	if (s == NULL)
-		return ENGINE_ENOMEM;
-	if ((rv = engine_initiate(d->eng, id)) != 0) {
-		snap_unlink(d, s);
-		snap_free(s);
-		return rv;
-	}
-	cutd_db(d);
-	if ((rv =
-	         store_snapshot_create(d->store, id, d->name, 1, cutd_wall_ms(),
-	                               (uint32_t)d->cfg->nnodes)) != 0)
+	if (store_snapshot_create(d->store, id, d->name, 1, cutd_wall_ms(),
+	                          (uint32_t)d->cfg->nnodes) != 0) {
 		log_err("snapshot %s: cannot store it: %s", id,
 		        store_errmsg(d->store));
+		return NODE_ESTORAGE;
+	}
+	s = snap_new(d, id, d->self,
+	             timeout_ms ? timeout_ms : d->cfg->deadline_ms);
+	if (s == NULL || (rv = engine_initiate(d->eng, id)) != 0) {
+		rv = s == NULL ? ENGINE_ENOMEM : rv;
+		if (s != NULL) {
+			snap_unlink(d, s);
+			snap_free(s);
+		}
+		store_finish(d->store, id, STORE_ABORTED,
+		             "could not be started", cutd_wall_ms());
+		return rv;
+	}
 	log_info("snapshot %s: initiated", id);
 	memcpy(ret_id, id, strlen(id) + 1);
 	return perform(d, NULL);
@@ -460,14 +493,28 @@ node_marker(struct cutd *d, size_t from, const char *id, uint64_t n,
 		return rv;
 	}
 	if (created) {
-		cutd_db(d);
-		if (store_snapshot_create(
-		        d->store, id, d->cfg->nodes[init].name, 0,
-		        cutd_wall_ms(), (uint32_t)d->cfg->nnodes) != 0)
-			log_err("snapshot %s: cannot store it: %s", id,
-			        store_errmsg(d->store));
 		log_info("snapshot %s: first marker, from %s", id,
 		         d->cfg->nodes[from].name);
+		if (refuse_degraded(d, s))
+			return 0;
+		cutd_db(d);
+		rv = store_snapshot_create(
+		    d->store, id, d->cfg->nodes[init].name, 0, cutd_wall_ms(),
+		    (uint32_t)d->cfg->nnodes);
+		if (rv == STORE_EEXIST) {
+			/* Its initiator reused an id (a lost database and a
+			 * clock set back): say so rather than stay silent. */
+			char reason[400];
+			snprintf(reason, sizeof(reason),
+			         "%s: already holds an older snapshot %s",
+			         d->name, id);
+			give_up(d, s, reason, 1);
+			return 0;
+		}
+		if (rv != 0) {
+			node_give_up(d, s, "cannot store the snapshot");
+			return 0;
+		}
 	}
 	return perform(d, NULL);
 }
@@ -490,6 +537,8 @@ abort_snap(struct cutd *d, struct snap *s, const char *reason)
 		         s->id);
 	s->state = SNAP_ABORTED;
 	s->ended_ms = cutd_now_ms();
+	s->ended_gen = d->batch_gen;
+	snprintf(s->why, sizeof(s->why), "%s", reason);
 	app_forget_request(d, s->id);
 	log_warnx("snapshot %s: aborted: %s", s->id, reason);
 	if (s->initiator == d->self)
@@ -623,9 +672,155 @@ node_give_up(struct cutd *d, struct snap *s, const char *what)
 {
 	char reason[400];
 
-	snprintf(reason, sizeof(reason), "%s: %s: %s", d->name, what,
+	snprintf(reason, sizeof(reason), "%s: storage: %s: %s", d->name, what,
 	         store_errmsg(d->store));
 	give_up(d, s, reason, 1);
+}
+
+/* While degraded, this node takes no part in new snapshots: it tells the
+ * initiator why, as node_give_up() would, and records nothing.  Returns 1
+ * if it refused s. */
+static int
+refuse_degraded(struct cutd *d, struct snap *s)
+{
+	char reason[400];
+
+	if (d->degraded[0] == '\0')
+		return 0;
+	snprintf(reason, sizeof(reason), "%s: storage degraded: %s", d->name,
+	         d->degraded);
+	give_up(d, s, reason, 1);
+	return 1;
+}
+
+/* The wall-clock time of monotonic time t. */
+static int64_t
+wall_of(int64_t t)
+{
+	return cutd_wall_ms() - (cutd_now_ms() - t);
+}
+
+void
+node_storage_failed(struct cutd *d)
+{
+	char err[256], reason[400];
+	uint64_t gen = d->batch_gen;
+	struct snap *s;
+
+	snprintf(err, sizeof(err), "%s", store_errmsg(d->store));
+	store_rollback(d->store);
+	d->batch_open = 0;
+	d->begin_failed = 0;
+	log_err("database commit failed: %s; aborting the snapshots its "
+	        "batch held",
+	        err);
+	/* The WAL of a lost batch may be what filled the disk. */
+	if (store_checkpoint(d->store) != 0)
+		log_info("cannot checkpoint the database: %s",
+		         store_errmsg(d->store));
+	snprintf(reason, sizeof(reason), "%s: storage: %s", d->name, err);
+	for (s = d->snaps; s != NULL; s = s->next) {
+		if (s->state != SNAP_RUNNING && s->state != SNAP_WAITING &&
+		    s->ended_gen != gen)
+			continue;
+		s->unsaved = 1;
+		give_up(d, s, reason, 1); /* keeps an aborted one's reason */
+	}
+	node_storage_retry(d);
+}
+
+/* Writes the unsaved ends and the probe row into the open batch. */
+static int
+rewrite_ends(struct cutd *d)
+{
+	int rv = 0;
+
+	for (struct snap *s = d->snaps; s != NULL && rv == 0; s = s->next) {
+		if (!s->unsaved)
+			continue;
+		rv = store_abort_snapshot(
+		    d->store, s->id, d->cfg->nodes[s->initiator].name,
+		    s->initiator == d->self, s->started_wall_ms,
+		    (uint32_t)d->cfg->nnodes, s->why, wall_of(s->ended_ms));
+		if (rv == STORE_ESTATE) /* aborted in this batch already */
+			rv = 0;
+	}
+	return rv != 0 ? rv : store_probe(d->store, cutd_wall_ms());
+}
+
+int
+node_storage_retry(struct cutd *d)
+{
+	char err[256];
+	int rv = STORE_EIO;
+
+	d->retry_ms = cutd_now_ms();
+	if (d->degraded[0] != '\0' && !d->batch_open)
+		store_checkpoint(d->store); /* frees space if it can */
+	cutd_db(d);
+	if (d->batch_open && (rv = rewrite_ends(d)) == 0 &&
+	    (rv = store_commit(d->store)) == 0) {
+		d->batch_open = 0;
+		for (struct snap *s = d->snaps; s != NULL; s = s->next)
+			s->unsaved = 0;
+		if (d->degraded[0] != '\0')
+			log_notice("storage works again: snapshots accepted");
+		d->degraded[0] = '\0';
+		node_committed(d);
+		return 0;
+	}
+	snprintf(err, sizeof(err), "%s", store_errmsg(d->store));
+	store_rollback(d->store);
+	d->batch_open = 0;
+	d->begin_failed = 0;
+	if (d->degraded[0] == '\0')
+		log_err("storage degraded: %s; new snapshots are refused until "
+		        "the database takes writes again",
+		        err);
+	snprintf(d->degraded, sizeof(d->degraded), "%s", err);
+	node_committed(d);
+	return rv;
+}
+
+void
+node_committed(struct cutd *d)
+{
+	int64_t now = cutd_now_ms();
+
+	if (!d->wake_due)
+		return;
+	d->wake_due = 0;
+	for (struct snap *s = d->snaps; s != NULL; s = s->next)
+		if (s->waiters != NULL)
+			control_wake(d, s, now);
+}
+
+int
+node_end_pending(const struct cutd *d, const struct snap *s)
+{
+	return s->state == SNAP_DONE && d->batch_open &&
+	       s->ended_gen == d->batch_gen;
+}
+
+int
+node_unsaved(struct cutd *d, const char *id, struct store_snapshot *ret)
+{
+	struct snap *s = node_find(d, id);
+
+	if (s == NULL || !s->unsaved)
+		return 0;
+	memset(ret, 0, sizeof(*ret));
+	snprintf(ret->id, sizeof(ret->id), "%s", s->id);
+	snprintf(ret->initiator, sizeof(ret->initiator), "%s",
+	         d->cfg->nodes[s->initiator].name);
+	ret->is_initiator = s->initiator == d->self;
+	ret->status = STORE_ABORTED;
+	snprintf(ret->reason, sizeof(ret->reason), "%s", s->why);
+	ret->started_ms = s->started_wall_ms;
+	ret->finished_ms = wall_of(s->ended_ms);
+	ret->parts_expected = (uint32_t)d->cfg->nnodes;
+	ret->consistent = -1;
+	return 1;
 }
 
 static void
@@ -665,8 +860,10 @@ node_timers(struct cutd *d, int64_t now)
 			expire(d, s);
 		if (s->waiters != NULL)
 			control_wake(d, s, now);
+		/* An end not yet written stays until it is. */
 		if ((s->state == SNAP_DONE || s->state == SNAP_ABORTED) &&
-		    s->waiters == NULL && now - s->ended_ms > KEEP_ENDED_MS) {
+		    s->waiters == NULL && !s->unsaved &&
+		    now - s->ended_ms > KEEP_ENDED_MS) {
 			engine_forget(d->eng, s->id);
 			snap_unlink(d, s);
 			snap_free(s);
@@ -710,13 +907,17 @@ part_complete(struct cutd *d, struct snap *s)
 		return;
 	}
 	if (assembly_send_part(d, s) != 0) {
-		node_give_up(d, s, "cannot send its part");
+		char reason[400];
+		snprintf(reason, sizeof(reason),
+		         "%s: cannot send its part to the initiator", d->name);
+		give_up(d, s, reason, 1);
 		return;
 	}
 	cutd_db(d);
 	store_finish(d->store, s->id, STORE_COMPLETE, NULL, cutd_wall_ms());
 	s->state = SNAP_DONE;
 	s->ended_ms = cutd_now_ms();
+	s->ended_gen = d->batch_gen;
 	log_info("snapshot %s: part complete, sent to %s", s->id,
 	         d->cfg->nodes[s->initiator].name);
 	control_wake(d, s, cutd_now_ms());

@@ -415,6 +415,12 @@ dispatch(struct cutd *d, struct peer *p, const Cut__V1__PeerItem *it)
 		rv = node_abort_msg(d, p->node, it->abort->snapshot_id,
 		                    it->abort->reason, it->abort->root_cause);
 		break;
+	case CUT__V1__PEER_ITEM__ITEM_RENUMBER:
+		log_notice("the channel from %s numbers from 1 again: its "
+		           "daemon and application both started afresh",
+		           from);
+		rv = node_resume_in(d, p->node, 0);
+		break;
 	default:
 		rv = ENGINE_EINVAL;
 	}
@@ -436,6 +442,8 @@ item_seq(const Cut__V1__PeerItem *it)
 		return it->part_messages->seq;
 	case CUT__V1__PEER_ITEM__ITEM_ABORT:
 		return it->abort->seq;
+	case CUT__V1__PEER_ITEM__ITEM_RENUMBER:
+		return it->renumber->seq;
 	default:
 		return 0;
 	}

@@ -8,8 +8,11 @@
  * The database, its -wal and its -shm are 0640 or tighter, whatever the
  * umask (narrow_modes()).
  *
- * Schema version 1 (PRAGMA user_version).  STRICT tables; a snapshot's
+ * Schema version 2 (PRAGMA user_version).  STRICT tables; a snapshot's
  * rows in the other tables go with it.  Times are Unix milliseconds.
+ *   meta: key, value; never deleted.  'last_snapshot' is the counter of
+ *     the last snapshot id this node issued (store_next_id()); 'probe' is
+ *     when the daemon last proved, after a failure, that it can write.
  *   snapshots: id, initiator, role ('initiator' if this node started it,
  *     else 'participant'), status ('in_progress', 'complete', 'aborted'),
  *     reason (why aborted: which node, which channel), started_ms,
@@ -37,13 +40,35 @@
  *     channels_recorded, in_transit, consistent, audit_reason
  *     FROM snapshot_summary ORDER BY started_ms DESC;
  *   SELECT node, json_extract(state, '$.balance') FROM recorded_states
- *     WHERE snapshot_id = 'p0-1' AND is_json ORDER BY node;
+ *     WHERE snapshot_id = 'p0:1796116051122' AND is_json ORDER BY node;
  *   SELECT src, dst, seq, payload FROM in_transit
- *     WHERE snapshot_id = 'p0-1' ORDER BY src, dst, seq;
+ *     WHERE snapshot_id = 'p0:1796116051122' ORDER BY src, dst, seq;
  *   SELECT (SELECT sum(json_extract(state, '$.balance')) FROM
- *     recorded_states WHERE snapshot_id = 'p0-1' AND is_json) + (SELECT
- *     coalesce(sum(json_extract(payload, '$.amount')), 0) FROM in_transit
- *     WHERE snapshot_id = 'p0-1' AND is_json) AS total;
+ *     recorded_states WHERE snapshot_id = 'p0:1796116051122' AND is_json)
+ *     + (SELECT coalesce(sum(json_extract(payload, '$.amount')), 0) FROM
+ *     in_transit WHERE snapshot_id = 'p0:1796116051122' AND is_json)
+ *     AS total;
+ *
+ * Snapshot ids are never reused.  The counter lives in meta, bumped in
+ * the transaction that creates the snapshot, so deleting snapshots does
+ * not lower it.  Each id is at least the wall clock in milliseconds when
+ * it was issued (and above the last one and every id in snapshots), so a
+ * database that was lost and started afresh still issues ids above those
+ * the peers remember: the old one could only have issued ids ahead of the
+ * clock by issuing more than one per millisecond, or if the clock has
+ * since been set back.  Migration 1 -> 2 starts the counter the same way.
+ * Other designs were weighed: the daemon's run id in the id would change
+ * the id format every parser knows; asking the peers for the highest id
+ * they remember needs them up at start.  The clock costs neither, and the
+ * id stays "node:counter", ordered by time.
+ *
+ * Failures.  store_open() runs PRAGMA quick_check and refuses a damaged
+ * file (STORE_ECORRUPT) rather than let the daemon run on it.  When SQLite
+ * rolls a batch back by itself (after a full disk or an I/O error), or the
+ * batch could not begin, every write fails until store_commit() or
+ * store_rollback() ends the batch, so no write of the lost batch lands on
+ * its own, outside a transaction.  store_checkpoint() gives the WAL's
+ * space back after a full disk.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,12 +79,18 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "store.h"
 
 #define APPLICATION_ID  0x63757464 /* "cutd", set by migrations[0] */
 #define BUSY_TIMEOUT_MS 5000
+
+/* The wall clock in Unix milliseconds, in SQL (unixepoch('subsec') needs
+ * SQLite 3.42; Debian 12 has 3.40). */
+#define NOW_MS_SQL                                                             \
+	"CAST(round((julianday('now') - 2440587.5) * 86400000) AS INTEGER)"
 
 /* Run on every connection; says 1 if the file is in WAL mode. */
 #define SETUP_SQL                                                              \
@@ -125,6 +156,15 @@ static const char *const migrations[] = {
     " content_type, typeof(payload) = 'text' AS is_json,"
     " length(CAST(payload AS BLOB)) AS size, payload FROM channel_messages;"
     "PRAGMA application_id = 1668641892; PRAGMA user_version = 1;",
+    /* version 1 -> 2: the id counter, started above every id this node
+     * issued that is still here and at the wall clock, above those of
+     * snapshots deleted before there was a counter. */
+    "CREATE TABLE meta (key TEXT NOT NULL PRIMARY KEY,"
+    " value INTEGER NOT NULL) STRICT;"
+    "INSERT INTO meta (key, value) SELECT 'last_snapshot', max(" NOW_MS_SQL
+    ", coalesce(max(CAST(substr(id, instr(id, ':') + 1) AS INTEGER)), 0))"
+    " FROM snapshots WHERE role = 'initiator';"
+    "PRAGMA user_version = 2;",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -146,7 +186,7 @@ static const char *const migrations[] = {
 // clang-format off
 enum { S_EXISTS, S_CREATE, S_MESSAGE, S_STATE, S_CHANNEL, S_FINISH,
        S_ABORT_ALL, S_AUDIT, S_DELETE, S_GET, S_LIST, S_STATES, S_CHANNELS,
-       S_MESSAGES, S_COUNT };
+       S_MESSAGES, S_NEXT_ID, S_RECREATE, S_PROBE, S_COUNT };
 // clang-format on
 
 static const char *const statements[S_COUNT] = {
@@ -180,6 +220,15 @@ static const char *const statements[S_COUNT] = {
     [S_MESSAGES] = "SELECT seq, content_type, payload FROM channel_messages"
                    " WHERE snapshot_id = ?1 AND src = ?2 AND dst = ?3"
                    " ORDER BY seq",
+    /* ?1 node, ?2 now, ?3 floor; ids are "node:counter". */
+    [S_NEXT_ID] = "UPDATE meta SET value = max(value + 1, ?2, ?3, (SELECT"
+                  " coalesce(max(CAST(substr(id, length(?1) + 2) AS"
+                  " INTEGER)), 0) + 1 FROM snapshots WHERE initiator = ?1"
+                  " AND role = 'initiator')) WHERE key = 'last_snapshot'"
+                  " RETURNING value",
+    [S_RECREATE] = "INSERT OR IGNORE INTO snapshots (id, initiator, role,"
+                   " started_ms, parts_expected) VALUES (?1, ?2, ?3, ?4, ?5)",
+    [S_PROBE] = "INSERT OR REPLACE INTO meta (key, value) VALUES ('probe', ?1)",
 };
 
 static const char *const status_names[] = {"in_progress", "complete",
@@ -197,6 +246,8 @@ struct store {
 	sqlite3 *db;
 	sqlite3_stmt *stmt[S_COUNT];
 	char errmsg[256];
+	int batch;      /* store_begin() opened a batch not yet ended */
+	char lost[256]; /* why SQLite rolled that batch back, or "" */
 };
 
 /* The callback of an iteration; the member used depends on the query and
@@ -257,6 +308,15 @@ fail(struct store *st, int err, const char *fmt, ...)
 static int
 db_fail(struct store *st, int rc)
 {
+	int prim = rc & 0xff,
+	    e = st->db != NULL ? sqlite3_system_errno(st->db) : 0;
+
+	/* The system's words say which I/O failed ("No space left on
+	 * device").  Not for a failed open: SQLite's fallbacks leave an
+	 * unrelated errno behind, and store_open() says why instead. */
+	if (e != 0 && (prim == SQLITE_IOERR || prim == SQLITE_FULL))
+		return fail(st, translate(rc), "%s (%s)",
+		            sqlite3_errmsg(st->db), strerror(e));
 	return fail(st, translate(rc), "%s", sqlite3_errmsg(st->db));
 }
 
@@ -475,6 +535,9 @@ visit_row(struct store *st, int which, sqlite3_stmt *s, struct visit cb,
 	switch (which) {
 	case S_EXISTS:
 		return FOUND;
+	case S_NEXT_ID:
+		*(int64_t *)arg = sqlite3_column_int64(s, 0);
+		return FOUND;
 	case S_GET:
 	case S_LIST:
 		read_snapshot(s, &snap);
@@ -502,6 +565,21 @@ visit_row(struct store *st, int which, sqlite3_stmt *s, struct visit cb,
 	              arg);
 }
 
+/* 1 if SQLite rolled back the open batch by itself. */
+static int
+batch_lost(const struct store *st)
+{
+	return st->batch && sqlite3_get_autocommit(st->db);
+}
+
+/* After a failed call: if it cost the batch, keeps why. */
+static void
+note_loss(struct store *st)
+{
+	if (batch_lost(st) && st->lost[0] == '\0')
+		snprintf(st->lost, sizeof(st->lost), "%s", st->errmsg);
+}
+
 /* Binds statement which following fmt (see vbind()) and calls cb once per
  * row until cb returns nonzero, which it returns.  Not re-entrant. */
 static int
@@ -514,12 +592,16 @@ iterate(struct store *st, int which, struct visit cb, void *arg,
 
 	if (sqlite3_stmt_busy(s))
 		return fail(st, STORE_ESTATE, "iterator re-entered");
+	if (batch_lost(st) && !sqlite3_stmt_readonly(s))
+		return fail(st, STORE_EIO, "the batch was rolled back: %s",
+		            st->lost);
 	va_start(ap, fmt);
 	rv = vbind(st, s, fmt, ap);
 	va_end(ap);
 	while (rv == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW)
 		rv = visit_row(st, which, s, cb, arg);
 	rc = finish(st, s, rc); /* rc is SQLITE_OK or _ROW if rv != 0 */
+	note_loss(st);
 	return rv != 0 ? rv : rc;
 }
 
@@ -614,6 +696,39 @@ connect_db(struct store *st, const char *path)
 	return fail(st, STORE_EIO, "cannot use WAL journal mode");
 }
 
+static int
+first_text(void *ret, int ncols, char **values, char **names)
+{
+	char *buf = ret;
+
+	(void)names;
+	if (buf[0] == '\0' && ncols > 0 && values[0] != NULL) {
+		snprintf(buf, 200, "%s", values[0]);
+		for (char *p = buf; *p != '\0'; p++)
+			*p = *p == '\n' ? ' ' : *p; /* one log line */
+	}
+	return 0;
+}
+
+/* PRAGMA quick_check: the b-trees and their pages are well formed (it
+ * reads every page, so it takes time in proportion to the file, but not
+ * the index cross-checks of integrity_check).  A file whose header is
+ * intact but whose pages are not would otherwise open, and fail, or
+ * mislead, at the first read of the damaged page. */
+static int
+quick_check(struct store *st)
+{
+	char first[200] = "";
+	int rc = sqlite3_exec(st->db, "PRAGMA quick_check(1)", first_text,
+	                      first, NULL);
+
+	if (rc != SQLITE_OK)
+		return db_fail(st, rc);
+	if (strcmp(first, "ok") != 0)
+		return fail(st, STORE_ECORRUPT, "quick_check: %s", first);
+	return 0;
+}
+
 /* Brings the schema up to date, refusing files that are not cutd's or
  * are newer than this code. */
 static int
@@ -645,6 +760,28 @@ fail:
 	return rv;
 }
 
+/* Why path cannot be written, if the file system says: SQLite reports a
+ * read-only file system or directory as "unable to open database file"
+ * or "attempt to write a readonly database". */
+static const char *
+unwritable(const char *path)
+{
+	char dir[512], *slash;
+	struct statvfs sv;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (statvfs(dir, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+		return "; the file system is read-only";
+	if (access(dir, W_OK) != 0 ||
+	    (access(path, F_OK) == 0 && access(path, W_OK) != 0))
+		return "; the file or its directory is not writable";
+	return "";
+}
+
 int
 store_open(const char *path, struct store **ret_store, char *errbuf,
            size_t errlen)
@@ -656,7 +793,8 @@ store_open(const char *path, struct store **ret_store, char *errbuf,
 		return STORE_EINVAL;
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return STORE_ENOMEM;
-	if ((rv = connect_db(st, path)) != 0 || (rv = migrate(st)) != 0)
+	if ((rv = connect_db(st, path)) != 0 || (rv = quick_check(st)) != 0 ||
+	    (rv = migrate(st)) != 0)
 		goto fail;
 	for (i = 0; i < S_COUNT; i++) {
 		rc = sqlite3_prepare_v3(st->db, statements[i], -1,
@@ -669,7 +807,8 @@ store_open(const char *path, struct store **ret_store, char *errbuf,
 	return 0;
 fail:
 	if (errbuf != NULL && errlen > 0)
-		snprintf(errbuf, errlen, "%s: %s", path, st->errmsg);
+		snprintf(errbuf, errlen, "%s: %s%s", path, st->errmsg,
+		         rv == STORE_EIO ? unwritable(path) : "");
 	store_close(st);
 	return rv;
 }
@@ -704,23 +843,55 @@ store_errmsg(const struct store *st)
 int
 store_begin(struct store *st)
 {
-	if (!sqlite3_get_autocommit(st->db))
+	int rv;
+
+	if (!sqlite3_get_autocommit(st->db) || st->batch)
 		return fail(st, STORE_ESTATE, "a batch is already open");
-	return exec(st, "BEGIN IMMEDIATE", NULL);
+	st->batch = 1;
+	st->lost[0] = '\0';
+	/* A batch that could not begin is lost from the start: its writes
+	 * fail at once rather than commit one by one. */
+	if ((rv = exec(st, "BEGIN IMMEDIATE", NULL)) != 0)
+		note_loss(st);
+	return rv;
+}
+
+/* Ends the batch's bookkeeping once SQLite's transaction is over. */
+static int
+end_batch(struct store *st, int rv)
+{
+	if (sqlite3_get_autocommit(st->db)) {
+		st->batch = 0;
+		st->lost[0] = '\0';
+	}
+	return rv;
 }
 
 int
 store_commit(struct store *st)
 {
+	int rv;
+
+	if (batch_lost(st)) {
+		rv = fail(st, STORE_EIO, "the batch was rolled back: %s",
+		          st->lost);
+		return end_batch(st, rv);
+	}
 	if (sqlite3_get_autocommit(st->db))
 		return fail(st, STORE_ESTATE, "no batch is open");
-	return exec(st, "COMMIT", NULL);
+	/* A failed COMMIT may leave the transaction open (SQLITE_BUSY, and
+	 * some SQLITE_FULL cases): the caller retries or rolls back. */
+	return end_batch(st, exec(st, "COMMIT", NULL));
 }
 
 int
 store_rollback(struct store *st)
 {
-	return sqlite3_get_autocommit(st->db) ? 0 : exec(st, "ROLLBACK", NULL);
+	int rv = 0;
+
+	if (!sqlite3_get_autocommit(st->db))
+		rv = exec(st, "ROLLBACK", NULL);
+	return end_batch(st, rv);
 }
 
 int
@@ -731,6 +902,65 @@ store_snapshot_create(struct store *st, const char *id, const char *initiator,
 	return put(st, S_CREATE, "INtii", id, initiator,
 	           is_initiator ? "initiator" : "participant", started_ms,
 	           (int64_t)parts_expected);
+}
+
+int
+store_next_id(struct store *st, const char *node, int64_t now_ms,
+              uint64_t floor, uint64_t *ret_counter)
+{
+	int64_t v = 0;
+	int rv = iterate(st, S_NEXT_ID, (struct visit){0}, &v, "Niu", node,
+	                 now_ms, floor);
+
+	if (rv == 0)
+		return fail(st, STORE_ESCHEMA, "no id counter in meta");
+	if (rv != FOUND)
+		return rv;
+	if (v <= 0)
+		return fail(st, STORE_EIO, "id counter %lld", (long long)v);
+	*ret_counter = (uint64_t)v;
+	return 0;
+}
+
+int
+store_abort_snapshot(struct store *st, const char *id, const char *initiator,
+                     int is_initiator, int64_t started_ms,
+                     uint32_t parts_expected, const char *reason,
+                     int64_t finished_ms)
+{
+	int rv = put(st, S_RECREATE, "INtii", id, initiator,
+	             is_initiator ? "initiator" : "participant", started_ms,
+	             (int64_t)parts_expected);
+
+	if (rv != 0)
+		return rv;
+	rv = put(st, S_FINISH, "Itti", id, status_names[STORE_ABORTED], reason,
+	         finished_ms);
+	if (rv != 0 || sqlite3_changes(st->db) > 0)
+		return rv;
+	return no_row(st, id, "has already ended");
+}
+
+int
+store_checkpoint(struct store *st)
+{
+	int rc;
+
+	if (st->batch || !sqlite3_get_autocommit(st->db))
+		return fail(st, STORE_ESTATE, "a batch is open");
+	/* Without waiting: a reader that holds its snapshot makes it
+	 * SQLITE_BUSY now rather than stall the daemon for 5 s. */
+	sqlite3_busy_timeout(st->db, 0);
+	rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE,
+	                               NULL, NULL);
+	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
+	return rc == SQLITE_OK ? 0 : db_fail(st, rc);
+}
+
+int
+store_probe(struct store *st, int64_t now_ms)
+{
+	return put(st, S_PROBE, "i", now_ms);
 }
 
 int

@@ -78,7 +78,8 @@ struct store_channel {
 
 /*
  * Opens the database at path, creating it if needed, in WAL mode with
- * foreign keys on, and migrates its schema to the current version.
+ * foreign keys on, checks it (PRAGMA quick_check: STORE_ECORRUPT if it is
+ * damaged) and migrates its schema to the current version.
  * Refuses (STORE_ESCHEMA) a database written by a newer cutd or by another
  * program.  On failure, a sentence for the log goes to errbuf if it is not
  * NULL.  The caller owns *ret_store and frees it with store_close().
@@ -98,20 +99,37 @@ const char *store_errmsg(const struct store *st);
 
 /*
  * Starts a batch: every write until store_commit() commits at once.
- * STORE_ESTATE if a batch is already open.  A write that fails for a bad
+ * STORE_ESTATE if a batch is already open.  If it fails otherwise (e.g.
+ * STORE_EBUSY), the batch is lost from the start: its writes fail with
+ * STORE_EIO until store_rollback() ends it.  A write that fails for a bad
  * argument or a duplicate (STORE_EINVAL, STORE_ENOENT, STORE_EEXIST)
  * leaves the rest of the batch intact; after STORE_EIO or STORE_ENOMEM
- * SQLite may have rolled the whole batch back, and store_commit() then
- * says STORE_ESTATE.
+ * (a full disk is STORE_EIO) SQLite may have rolled the whole batch back:
+ * then every later write of the batch fails with STORE_EIO, and so does
+ * store_commit(), naming the first failure.
  */
 int store_begin(struct store *st);
 
 /* Commits the open batch; STORE_ESTATE if none is open.  On STORE_EBUSY
- * the batch stays open and the commit may be retried. */
+ * the batch stays open and the commit may be retried; after any other
+ * failure the caller calls store_rollback(), which ends the batch whether
+ * or not SQLite already rolled it back. */
 int store_commit(struct store *st);
 
 /* Abandons the open batch, if any.  Returns 0 when none is open. */
 int store_rollback(struct store *st);
+
+/*
+ * Issues the counter of node's next snapshot id ("node:counter"): above
+ * the last one issued, above every id of node's in snapshots, at least
+ * now_ms (the wall clock) and at least floor.  The counter is in the meta
+ * table, never deleted, and moves in the caller's batch, so a batch that
+ * is rolled back also takes back the counter: the caller passes one more
+ * than the last counter it issued as floor.  See store.c for why ids
+ * never repeat.
+ */
+int store_next_id(struct store *st, const char *node, int64_t now_ms,
+                  uint64_t floor, uint64_t *ret_counter);
 
 /* Creates snapshot id, in progress.  STORE_EEXIST if it is already here. */
 int store_snapshot_create(struct store *st, const char *id,
@@ -145,6 +163,25 @@ int store_put_channel(struct store *st, const char *id,
  * reason (may be NULL).  STORE_ESTATE if it has already ended. */
 int store_finish(struct store *st, const char *id, enum store_status status,
                  const char *reason, int64_t finished_ms);
+
+/* Ends snapshot id as aborted with reason, first creating its row (in
+ * progress, with these fields) if the database does not have it: used to
+ * write again the end of snapshots whose batch was rolled back.
+ * STORE_ESTATE if it had already ended. */
+int store_abort_snapshot(struct store *st, const char *id,
+                         const char *initiator, int is_initiator,
+                         int64_t started_ms, uint32_t parts_expected,
+                         const char *reason, int64_t finished_ms);
+
+/* Copies the WAL into the database file and truncates it to zero bytes,
+ * giving its space back to the file system: after a full disk, the WAL
+ * (which otherwise keeps its size) may be what filled it.  Outside a
+ * batch only; STORE_EBUSY at once if a reader holds an old snapshot. */
+int store_checkpoint(struct store *st);
+
+/* Writes now_ms to meta's 'probe' row: a write that proves, once
+ * committed, that the database takes writes again. */
+int store_probe(struct store *st, int64_t now_ms);
 
 /* Ends every snapshot still in progress as aborted with reason, e.g.
  * "daemon restarted" for those a restart left behind.  *ret_count (if not

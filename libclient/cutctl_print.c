@@ -15,7 +15,7 @@
  *                       each CHANNEL "messages": [{"seq": N,
  *                       "content_type": S|null, "payload": PAYLOAD}...]
  *   status              {"node", "cluster", "version": S, "uptime_ms": N,
- *                        "app_connected": B,
+ *                        "app_connected": B, "storage_degraded": S|null,
  *                        "peers": [{"node": S, "connected": B,
  *                                   "last_seen_ms",
  *                                   "refused_connections": N}...],
@@ -408,6 +408,11 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 	duration(f, s->uptime_ms);
 	fprintf(f, "\napplication: %s\n",
 	        s->app_connected ? "connected" : "not connected");
+	if (s->storage_degraded != NULL)
+		fprintf(f, "storage: DEGRADED: %s (new snapshots refused)\n",
+		        s->storage_degraded);
+	else
+		fputs("storage: ok\n", f);
 	fprintf(f, "\npeers (%zu)\n", s->n_peers);
 	for (i = 0; i < s->n_peers; i++) {
 		p = s->peers[i];
@@ -465,6 +470,11 @@ print_status_json(FILE *f, const Cut__V1__StatusReply *s)
 	json_kv_string(&j, "version", s->version);
 	json_kv_uint(&j, "uptime_ms", s->uptime_ms);
 	json_kv_bool(&j, "app_connected", s->app_connected);
+	json_key(&j, "storage_degraded");
+	if (s->storage_degraded != NULL)
+		json_string(&j, s->storage_degraded);
+	else
+		json_null(&j);
 	json_key(&j, "peers");
 	json_array_begin(&j);
 	for (i = 0; i < s->n_peers; i++) {

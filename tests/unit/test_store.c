@@ -1,6 +1,7 @@
 /*
  * test_store.c - the SQLite store: schema, round trips, JSON typing,
- * batches, cascades and concurrent readers.  Each test gets a fresh
+ * batches, cascades, concurrent readers, the id counter and storage
+ * faults (a damaged page, a full database).  Each test gets a fresh
  * database in its own temporary directory; the test reads the file back
  * with SQLite directly, as a person at the sqlite3 shell would.
  */
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store.h"
@@ -128,7 +130,7 @@ Test(store, open_creates_schema)
 	struct store *st = open_store();
 	char buf[64];
 
-	cr_assert_eq(query_int("PRAGMA user_version"), 1);
+	cr_assert_eq(query_int("PRAGMA user_version"), 2);
 	cr_assert_str_eq(query_text("PRAGMA journal_mode", buf, sizeof(buf)),
 	                 "wal");
 	cr_assert_eq(query_int("PRAGMA application_id"), 0x63757464);
@@ -159,7 +161,7 @@ Test(store, reopen_is_idempotent)
 	store_close(st);
 	st = open_store();
 	store_close(st);
-	cr_assert_eq(query_int("PRAGMA user_version"), 1);
+	cr_assert_eq(query_int("PRAGMA user_version"), 2);
 	cr_assert_eq(query_int("SELECT count(*) FROM snapshots"), 1);
 }
 
@@ -799,4 +801,289 @@ Test(store, symlinked_database_is_refused)
 	cr_assert_eq(store_open(path, &st, NULL, 0), STORE_EIO);
 	cr_assert_null(st);
 	cr_assert_eq(access(target, F_OK), -1);
+}
+/* The wall clock in Unix milliseconds. */
+static int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t
+next_id(struct store *st, int64_t now_ms, uint64_t floor)
+{
+	uint64_t k = 0;
+
+	cr_assert_eq(store_next_id(st, "p0", now_ms, floor, &k), 0, "%s",
+	             store_errmsg(st));
+	return k;
+}
+
+Test(store, ids_are_never_reused_after_delete_and_reopen)
+{
+	int64_t before = wall_ms();
+	struct store *st = open_store();
+	uint64_t k1, k2, k3;
+	char id[80];
+
+	/* A fresh database starts at the wall clock, above any id a lost
+	 * one could have issued before now. */
+	k1 = next_id(st, 0, 0);
+	cr_assert_geq(k1, (uint64_t)before, "%llu", (unsigned long long)k1);
+	snprintf(id, sizeof(id), "p0:%llu", (unsigned long long)k1);
+	create(st, id, 1);
+	k2 = next_id(st, 0, 0);
+	cr_assert_eq(k2, k1 + 1);
+	snprintf(id, sizeof(id), "p0:%llu", (unsigned long long)k2);
+	create(st, id, 2);
+	cr_assert_eq(store_delete(st, id), 0);
+	store_close(st);
+	st = open_store();
+	k3 = next_id(st, 0, 0);
+	cr_assert_eq(k3, k2 + 1, "deleting the newest id took it back");
+	cr_assert_eq(query_int("SELECT value FROM meta"
+	                       " WHERE key = 'last_snapshot'"),
+	             (int64_t)k3);
+	store_close(st);
+}
+
+Test(store, next_id_follows_clock_floor_and_stored_ids)
+{
+	struct store *st = open_store();
+	uint64_t k = next_id(st, 0, 0), big = k + 1000000;
+	char id[80];
+
+	cr_assert_eq(next_id(st, (int64_t)(k + 5000), 0), k + 5000);
+	cr_assert_eq(next_id(st, 0, k + 9000), k + 9000, "floor");
+	/* A row with a higher id (restored, or written by hand) wins. */
+	snprintf(id, sizeof(id), "p0:%llu", (unsigned long long)big);
+	create(st, id, 1);
+	cr_assert_eq(next_id(st, 0, 0), big + 1);
+	/* Other nodes' ids do not count. */
+	cr_assert_eq(
+	    store_snapshot_create(st, "p1:99999999999999", "p1", 0, 1, 3), 0);
+	cr_assert_eq(next_id(st, 0, 0), big + 2);
+	cr_assert_eq(store_next_id(st, "", 0, 0, &k), STORE_EINVAL);
+	store_close(st);
+}
+
+Test(store, rolled_back_id_is_not_issued_again_with_the_floor)
+{
+	struct store *st = open_store();
+	uint64_t k;
+
+	cr_assert_eq(store_begin(st), 0);
+	k = next_id(st, 0, 0);
+	cr_assert_eq(store_rollback(st), 0);
+	/* The counter went back with the batch; the daemon's floor keeps
+	 * the id it had already handed out from coming back. */
+	cr_assert_eq(next_id(st, 0, k + 1), k + 1);
+	store_close(st);
+}
+
+Test(store, migration_from_version_1_starts_the_counter_above_all)
+{
+	struct store *st = open_store();
+	int64_t before;
+
+	store_close(st);
+	/* What a version 1 database looked like: no meta table. */
+	exec_sql("DROP TABLE meta; PRAGMA user_version = 1;"
+	         "INSERT INTO snapshots (id, initiator, role, started_ms,"
+	         " parts_expected) VALUES ('p0:3', 'p0', 'initiator', 1, 3),"
+	         " ('p1:99999999999999', 'p1', 'participant', 1, 3)");
+	before = wall_ms();
+	st = open_store();
+	cr_assert_eq(query_int("PRAGMA user_version"), 2);
+	cr_assert_geq(query_int("SELECT value FROM meta"
+	                        " WHERE key = 'last_snapshot'"),
+	              before, "below the clock");
+	store_close(st);
+	exec_sql("DELETE FROM meta; PRAGMA user_version = 1; DROP TABLE meta;"
+	         "INSERT INTO snapshots (id, initiator, role, started_ms,"
+	         " parts_expected) VALUES ('p0:99999999999999', 'p0',"
+	         " 'initiator', 1, 3)");
+	st = open_store();
+	cr_assert_eq(query_int("SELECT value FROM meta"
+	                       " WHERE key = 'last_snapshot'"),
+	             99999999999999LL, "below the highest id");
+	cr_assert_eq(next_id(st, 0, 0), 100000000000000ULL);
+	cr_assert_eq(query_int("SELECT count(*) FROM snapshots"), 3,
+	             "the migration lost rows");
+	store_close(st);
+}
+
+Test(store, damaged_page_is_refused_at_open)
+{
+	struct store *st = open_store();
+	char id[32], err[512] = "", junk[4096], header[100], now[100];
+	struct store *st2 = NULL;
+	FILE *f;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		snprintf(id, sizeof(id), "p0:%d", i + 1);
+		create(st, id, i);
+		put_json_message(st, id, "p1", "p0", 1, "{\"amount\": 1}");
+	}
+	store_close(st); /* checkpoints: the WAL goes */
+	cr_assert_gt(query_int("PRAGMA page_count"), 4);
+	cr_assert_not_null(f = fopen(path, "r+b"));
+	cr_assert_eq(fread(header, 1, sizeof(header), f), sizeof(header));
+	memset(junk, 0x5a, sizeof(junk));
+	cr_assert_eq(fseek(f, 4096 * 2, SEEK_SET), 0); /* page 3 */
+	cr_assert_eq(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
+	cr_assert_eq(fseek(f, 0, SEEK_SET), 0);
+	cr_assert_eq(fread(now, 1, sizeof(now), f), sizeof(now));
+	fclose(f);
+	cr_assert_eq(memcmp(header, now, sizeof(header)), 0);
+	cr_assert_eq(store_open(path, &st2, err, sizeof(err)), STORE_ECORRUPT,
+	             "%s", err);
+	cr_assert_null(st2);
+	cr_assert(strstr(err, path) != NULL, "%s", err);
+	cr_assert(strstr(err, "quick_check") != NULL ||
+	              strstr(err, "malformed") != NULL,
+	          "%s", err);
+}
+
+/* Caps every new connection's database size while set: a full disk
+ * without a small file system. */
+static int max_pages;
+
+static int
+cap_pages(sqlite3 *db, char **errmsg, const void *api)
+{
+	char sql[64];
+
+	(void)errmsg;
+	(void)api;
+	if (max_pages > 0) {
+		snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %d",
+		         max_pages);
+		sqlite3_exec(db, sql, NULL, NULL, NULL);
+	}
+	return SQLITE_OK;
+}
+
+Test(store, full_database_fails_then_abort_is_written_again)
+{
+	static char big[60000];
+	struct store_snapshot snap;
+	struct store *st;
+	int rv = 0, i;
+
+	memset(big, 'x', sizeof(big));
+	max_pages = 40;
+	sqlite3_auto_extension((void (*)(void))cap_pages);
+	st = open_store();
+	cr_assert_eq(store_begin(st), 0);
+	create(st, "p0:1", 1);
+	for (i = 0; i < 20 && rv == 0; i++)
+		rv = store_put_message(st, "p0:1", "p1", "p0", (uint64_t)i + 1,
+		                       "application/octet-stream", big,
+		                       sizeof(big));
+	cr_assert_eq(rv, STORE_EIO, "%d: %s", rv, store_errmsg(st));
+	cr_assert(strstr(store_errmsg(st), "full") != NULL, "%s",
+	          store_errmsg(st));
+	/* The daemon rolls the batch back whatever the commit says. */
+	store_commit(st);
+	cr_assert_eq(store_rollback(st), 0);
+	cr_assert_eq(store_get(st, "p0:1", &snap), STORE_ENOENT);
+	/* The abort is written again, creating the row the batch lost. */
+	cr_assert_eq(store_begin(st), 0);
+	cr_assert_eq(store_abort_snapshot(st, "p0:1", "p0", 1, 11, 3,
+	                                  "p0: storage: database or disk is "
+	                                  "full",
+	                                  12),
+	             0, "%s", store_errmsg(st));
+	cr_assert_eq(store_probe(st, 13), 0);
+	cr_assert_eq(store_commit(st), 0, "%s", store_errmsg(st));
+	store_close(st);
+	max_pages = 0;
+	st = open_store();
+	cr_assert_eq(store_get(st, "p0:1", &snap), 0);
+	cr_assert_eq(snap.status, STORE_ABORTED);
+	cr_assert_str_eq(snap.reason, "p0: storage: database or disk is full");
+	cr_assert_eq(snap.started_ms, 11);
+	cr_assert_eq(snap.finished_ms, 12);
+	cr_assert_eq(snap.is_initiator, 1);
+	cr_assert_eq(snap.messages, 0);
+	cr_assert_eq(query_int("SELECT value FROM meta WHERE key = 'probe'"),
+	             13);
+	store_close(st);
+	sqlite3_reset_auto_extension();
+}
+
+Test(store, abort_snapshot_ends_only_unfinished_ones)
+{
+	struct store *st = open_store();
+	struct store_snapshot snap;
+
+	create(st, "a", 1);
+	create(st, "c", 1);
+	cr_assert_eq(store_finish(st, "c", STORE_COMPLETE, NULL, 2), 0);
+	cr_assert_eq(store_abort_snapshot(st, "a", "p0", 1, 99, 3, "why", 3),
+	             0);
+	cr_assert_eq(store_get(st, "a", &snap), 0);
+	cr_assert_eq(snap.status, STORE_ABORTED);
+	cr_assert_str_eq(snap.reason, "why");
+	cr_assert_eq(snap.started_ms, 1, "an existing row keeps its start");
+	cr_assert_eq(store_abort_snapshot(st, "a", "p0", 1, 1, 3, "again", 4),
+	             STORE_ESTATE);
+	cr_assert_eq(store_abort_snapshot(st, "c", "p0", 1, 1, 3, "late", 4),
+	             STORE_ESTATE);
+	cr_assert_eq(store_get(st, "c", &snap), 0);
+	cr_assert_eq(snap.status, STORE_COMPLETE);
+	store_close(st);
+}
+
+Test(store, checkpoint_truncates_the_wal)
+{
+	struct store *st = open_store();
+	char wal[160];
+	struct stat sb;
+
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	create(st, "a", 1);
+	cr_assert_eq(stat(wal, &sb), 0);
+	cr_assert_gt(sb.st_size, 0);
+	cr_assert_eq(store_begin(st), 0);
+	cr_assert_eq(store_checkpoint(st), STORE_ESTATE);
+	cr_assert_eq(store_rollback(st), 0);
+	cr_assert_eq(store_checkpoint(st), 0, "%s", store_errmsg(st));
+	cr_assert_eq(stat(wal, &sb), 0);
+	cr_assert_eq(sb.st_size, 0);
+	cr_assert_eq(query_int("SELECT count(*) FROM snapshots"), 1);
+	store_close(st);
+}
+
+Test(store, batch_that_cannot_begin_takes_no_writes, .timeout = 30)
+{
+	struct store *st = open_store();
+	struct store_snapshot snap;
+	sqlite3 *db;
+
+	/* Another connection holds the write lock past the busy timeout. */
+	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+	             SQLITE_OK);
+	cr_assert_eq(store_begin(st), STORE_EBUSY);
+	cr_assert_eq(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	/* The lock is gone, yet the lost batch's writes do not land one by
+	 * one outside a transaction. */
+	cr_assert_eq(store_snapshot_create(st, "a", "p0", 1, 1, 3), STORE_EIO);
+	cr_assert(strstr(store_errmsg(st), "rolled back") != NULL, "%s",
+	          store_errmsg(st));
+	cr_assert_eq(store_commit(st), STORE_EIO);
+	cr_assert_eq(store_rollback(st), 0);
+	cr_assert_eq(store_get(st, "a", &snap), STORE_ENOENT);
+	cr_assert_eq(store_begin(st), 0);
+	create(st, "a", 1);
+	cr_assert_eq(store_commit(st), 0);
+	cr_assert_eq(store_get(st, "a", &snap), 0);
+	store_close(st);
 }
