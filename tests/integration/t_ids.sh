@@ -31,6 +31,11 @@ wait_for "$CUTCTL --control ipc://$T/p0.ctl status" 10 || fail "p0 restart"
 start_app 0 18 --rate 200
 wait_for "$CUTCTL --control ipc://$T/p0.ctl status | grep -q '^application: connected'" 10 ||
 	fail "the application did not connect"
+# A snapshot started before the peers' first messages reach the new run
+# is aborted (its channel counts resume under it); let them arrive.
+wait_for "[ \$($CUTCTL --control ipc://$T/p0.ctl status | grep -c ' connected') -ge 2 ]" 10 ||
+	fail "p0's peers did not reconnect"
+sleep 1
 new=$(snapshot 0)
 for old in $ids; do
 	[ "$new" != "$old" ] || fail "id $new reused after delete and restart"
