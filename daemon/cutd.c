@@ -25,6 +25,7 @@
 
 #include "cutd.h"
 #include "log.h"
+#include "tls.h"
 
 #define EX_USAGE       64
 #define EX_UNAVAILABLE 69
@@ -468,6 +469,7 @@ main(int argc, char **argv)
 	struct options o;
 	struct cutd d;
 	sigset_t set;
+	char tlserr[512];
 	int rv, sfd, node;
 
 	if ((rv = parse_options(argc, argv, &o)) != 0)
@@ -488,6 +490,11 @@ main(int argc, char **argv)
 		return EX_CONFIG;
 	}
 	d.self = (size_t)node;
+	if ((rv = tls_open(d.cfg, d.self, &d.tls, tlserr, sizeof(tlserr))) != 0) {
+		fprintf(stderr, "%s\n", tlserr);
+		config_free(d.cfg);
+		return rv == TLS_ENOMEM ? EX_SOFTWARE : EX_CONFIG;
+	}
 	if ((sfd = signals(&set)) < 0) {
 		log_err("signalfd: %s", strerror(errno));
 		config_free(d.cfg);

@@ -9,6 +9,7 @@
  *   app.c      the application link: the down and up streams
  *   control.c  the control service (req/rep, gRPC-style)
  *   node.c     the engine's actions, snapshots, parts, assembly, audit
+ *   tls.c      TLS between daemons and the signed hello
  *
  * Everything runs on the main thread; nng's own threads only set the
  * atomic flags of pipe notifications.
@@ -163,6 +164,8 @@ struct snap {
 	struct snap *next;
 };
 
+struct tls;
+
 struct cutd {
 	struct config *cfg;
 	char *cfg_path;
@@ -189,6 +192,7 @@ struct cutd {
 	struct appreq *reqs;         /* in the order made */
 	struct cutproto_arena arena; /* for unpacking frames */
 	struct store *store;
+	struct tls *tls; /* TLS configurations and the signed hello */
 	int batch_open;
 	struct snap *snaps;
 	uint64_t epoch, next_snap;

@@ -202,3 +202,27 @@ pass() {
 	echo "PASS: $*"
 	exit 0
 }
+
+# tls_cluster N DIR: like cluster N, with tls+tcp:// peers and the CA and
+# certificates deploy/make-certs.sh made in DIR (ca.pem, pI.pem, pI.key).
+# CA_FILE overrides the CA; CERT_I and KEY_I node pI's certificate and key.
+tls_cluster() {
+	NODES=$1
+	{
+		printf '[cluster]\nname = test%s\nrun_dir = %s\nstate_dir = %s\n' "$$" "$T" "$T"
+		printf 'deadline_ms = %s\ntls_ca = %s\n' "${DEADLINE_MS:-5000}" "${CA_FILE:-$2/ca.pem}"
+		i=0
+		while [ "$i" -lt "$NODES" ]; do
+			eval "cert=\${CERT_$i:-$2/p$i.pem} key=\${KEY_$i:-$2/p$i.key}"
+			printf '[node p%s]\npeer = tls+tcp://127.0.0.1:%s\n' "$i" $((BASE + i))
+			printf 'tls_cert = %s\ntls_key = %s\n' "$cert" "$key"
+			i=$((i + 1))
+		done
+	} >"$T/cluster.ini"
+}
+
+# make_certs DIR NODE...: a CA and certificates in DIR (deploy/make-certs.sh).
+make_certs() {
+	sh "$(dirname "$0")/../../deploy/make-certs.sh" "$@" >/dev/null ||
+		fail "make-certs.sh $* failed"
+}
