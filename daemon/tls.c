@@ -85,6 +85,8 @@ struct tls {
 	nng_tls_config *server;
 	nng_listener listener;
 	uint64_t listener_failures, unknown_failures, unauthenticated;
+	uint64_t listener_logged; /* listener failures logged so far */
+	int64_t listener_logged_ms;
 	int64_t stats_ms, unauth_logged_ms;
 	struct tls_node *nodes;
 };
@@ -363,14 +365,14 @@ tls_dial(struct tls *t, nng_socket sock, size_t node, const char *url,
 	return 0;
 }
 
-/* Records a refusal concerning node: counted, shown in status, logged
- * unless the same reason was logged within LOG_EVERY_MS. */
+/* Records count refusals concerning node: counted, shown in status,
+ * logged unless the same reason was logged within LOG_EVERY_MS. */
 static void
-refused(struct tls *t, size_t node, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+refused(struct tls *t, size_t node, uint64_t count, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 static void
-refused(struct tls *t, size_t node, const char *fmt, ...)
+refused(struct tls *t, size_t node, uint64_t count, const char *fmt, ...)
 {
 	struct tls_node *n = &t->nodes[node];
 	char why[sizeof(n->last_error)];
@@ -380,7 +382,7 @@ refused(struct tls *t, size_t node, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	n->failures++;
+	n->failures += count;
 	n->last_error_ms = now;
 	if (strcmp(why, n->last_error) == 0 && now - n->logged_ms < LOG_EVERY_MS)
 		return;
@@ -389,13 +391,40 @@ refused(struct tls *t, size_t node, const char *fmt, ...)
 	log_warnx("TLS: %s: %s", t->cfg->nodes[node].name, why);
 }
 
-/* Reads one counter of the dialer or listener from a statistics tree. */
-static uint64_t
-stat_value(nng_stat *item, const char *name)
+/* The scope of the dialer or listener (name) whose id is id in the tree
+ * under s.  nng 1.5.2's nng_stat_find_dialer() and _listener() return the
+ * first such scope of any id (nng_stat_find_scope() recurses with
+ * nng_stat_find()), so we look ourselves. */
+static nng_stat *
+find_scope(nng_stat *s, const char *name, int id)
 {
-	nng_stat *s = item ? nng_stat_find(item, name) : NULL;
+	nng_stat *c, *r;
 
-	return s ? nng_stat_value(s) : 0;
+	if (nng_stat_type(s) == NNG_STAT_SCOPE &&
+	    strcmp(nng_stat_name(s), name) == 0) {
+		for (c = nng_stat_child(s); c != NULL; c = nng_stat_next(c))
+			if (strcmp(nng_stat_name(c), "id") == 0)
+				return nng_stat_value(c) == (uint64_t)id ? s
+				                                         : NULL;
+		return NULL;
+	}
+	for (c = nng_stat_child(s); c != NULL; c = nng_stat_next(c))
+		if ((r = find_scope(c, name, id)) != NULL)
+			return r;
+	return NULL;
+}
+
+/* Reads one counter of a dialer's or listener's scope. */
+static uint64_t
+stat_value(nng_stat *scope, const char *name)
+{
+	nng_stat *c;
+
+	for (c = scope ? nng_stat_child(scope) : NULL; c != NULL;
+	     c = nng_stat_next(c))
+		if (strcmp(nng_stat_name(c), name) == 0)
+			return nng_stat_value(c);
+	return 0;
 }
 
 void
@@ -407,14 +436,14 @@ tls_dialer_done(struct tls *t, size_t node, nng_dialer dialer)
 
 	if (!n->tls || nng_stats_get(&all) != 0)
 		return;
-	auth = stat_value(nng_stat_find_dialer(all, dialer), "auth");
+	auth = stat_value(find_scope(all, "dialer", nng_dialer_id(dialer)),
+	                  "auth");
 	nng_stats_free(all);
 	if (auth > 0)
-		refused(t, node,
-		        "%llu TLS handshake%s failed: its certificate does not "
-		        "chain to tls_ca or does not name it, or it refused "
-		        "ours",
-		        (unsigned long long)auth, auth == 1 ? "" : "s");
+		refused(t, node, auth,
+		        "TLS handshake of this node's dialer failed: its "
+		        "certificate does not chain to tls_ca or does not name "
+		        "it, or it refused ours");
 }
 
 void
@@ -428,18 +457,22 @@ tls_timers(struct tls *t, int64_t now)
 	t->stats_ms = now;
 	if (nng_stats_get(&all) != 0)
 		return;
-	l = nng_stat_find_listener(all, t->listener);
+	l = find_scope(all, "listener", nng_listener_id(t->listener));
 	failures = stat_value(l, "auth") + stat_value(l, "other") +
 	           stat_value(l, "proto") + stat_value(l, "timeout") +
 	           stat_value(l, "disconnect");
 	nng_stats_free(all);
-	if (failures > t->listener_failures)
+	if (failures > t->listener_logged &&
+	    now - t->listener_logged_ms >= LOG_EVERY_MS) {
 		log_warnx("TLS: %llu connection%s to this node failed the "
 		          "handshake (a client certificate not from tls_ca, "
 		          "or a client that refused ours); nng does not say "
 		          "whose",
-		          (unsigned long long)(failures - t->listener_failures),
-		          failures - t->listener_failures == 1 ? "" : "s");
+		          (unsigned long long)(failures - t->listener_logged),
+		          failures - t->listener_logged == 1 ? "" : "s");
+		t->listener_logged = failures;
+		t->listener_logged_ms = now;
+	}
 	t->listener_failures = failures;
 }
 
@@ -618,7 +651,7 @@ tls_admit(struct tls *t, nng_pipe pipe, const Cut__V1__PeerBatch *b)
 	if (b->auth != NULL) {
 		if ((bad = check_hello(t, (size_t)from, pipe, b, why,
 		                       sizeof(why))) != NULL) {
-			refused(t, (size_t)from,
+			refused(t, (size_t)from, 1,
 			        "connection refused, claimed to come from it: "
 			        "%s",
 			        bad);
