@@ -226,3 +226,21 @@ make_certs() {
 	sh "$(dirname "$0")/../../deploy/make-certs.sh" "$@" >/dev/null ||
 		fail "make-certs.sh $* failed"
 }
+
+# peer_field I PEER FIELD: FIELD of PEER in pI's `cutctl status --json`
+# (JSON values: true, false, null, numbers; strings bare).
+peer_field() {
+	ctl "$1" status --json | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+p = [x for x in s["peers"] if x["node"] == sys.argv[1]][0]
+v = p.get(sys.argv[2])
+print(v if isinstance(v, str) else json.dumps(v))' "$2" "$3"
+}
+
+# status_field I FIELD: a top-level FIELD of pI's `cutctl status --json`.
+status_field() {
+	ctl "$1" status --json | python3 -c '
+import json, sys
+print(json.dumps(json.load(sys.stdin).get(sys.argv[1])))' "$2"
+}
