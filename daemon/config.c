@@ -35,13 +35,19 @@ enum { NK_PEER, NK_APP, NK_CONTROL, NK_DATABASE, NK_CERT, NK_KEY, NK_N };
 #define N_ENDPOINTS NK_DATABASE /* the node keys before it are endpoints */
 enum { V_OK, V_BAD, V_LONG };
 
-static const char *const cluster_keys[CK_N] = {
-    "name",   "deadline_ms", "max_message", "run_dir",     "state_dir",
-    "window", "app_window",  "cut",         "message_cost", "tls_ca",
-    "allow_mixed_transports"};
-static const char *const node_keys[NK_N] = {"peer",     "app",
-                                            "control",  "database",
-                                            "tls_cert", "tls_key"};
+static const char *const cluster_keys[CK_N] = {"name",
+                                               "deadline_ms",
+                                               "max_message",
+                                               "run_dir",
+                                               "state_dir",
+                                               "window",
+                                               "app_window",
+                                               "cut",
+                                               "message_cost",
+                                               "tls_ca",
+                                               "allow_mixed_transports"};
+static const char *const node_keys[NK_N] = {"peer",     "app",      "control",
+                                            "database", "tls_cert", "tls_key"};
 static const size_t node_offsets[NK_N] = {
     offsetof(struct config_node, peer),
     offsetof(struct config_node, app),
@@ -50,11 +56,9 @@ static const size_t node_offsets[NK_N] = {
     offsetof(struct config_node, tls_cert),
     offsetof(struct config_node, tls_key)};
 #define ENDPOINT "tcp://HOST:PORT or tls+tcp://HOST:PORT"
-static const char *const node_forms[NK_N] = {ENDPOINT, "ipc:///PATH, " ENDPOINT,
-                                             "ipc:///PATH, " ENDPOINT,
-                                             "an absolute path",
-                                             "an absolute path",
-                                             "an absolute path"};
+static const char *const node_forms[NK_N] = {
+    ENDPOINT,           "ipc:///PATH, " ENDPOINT, "ipc:///PATH, " ENDPOINT,
+    "an absolute path", "an absolute path",       "an absolute path"};
 
 struct nodeinfo {
 	int line;          /* of its [node] header */

@@ -490,7 +490,8 @@ main(int argc, char **argv)
 		return EX_CONFIG;
 	}
 	d.self = (size_t)node;
-	if ((rv = tls_open(d.cfg, d.self, &d.tls, tlserr, sizeof(tlserr))) != 0) {
+	if ((rv = tls_open(d.cfg, d.self, &d.tls, tlserr, sizeof(tlserr))) !=
+	    0) {
 		fprintf(stderr, "%s\n", tlserr);
 		config_free(d.cfg);
 		return rv == TLS_ENOMEM ? EX_SOFTWARE : EX_CONFIG;

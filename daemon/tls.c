@@ -56,13 +56,13 @@
 #define LOG_EVERY_MS 10000
 
 struct tls_node {
-	int tls;                   /* its peer URL is tls+tcp:// */
-	nng_tls_config *dial;      /* verifies it; NULL if plaintext */
-	uint32_t bound;            /* listener pipe bound to it, 0: none */
-	uint64_t hello_epoch;      /* of the last hello accepted from it */
-	uint64_t hello_time;       /* and its time */
-	uint64_t sent_time;        /* time of our last hello to it */
-	uint64_t dialer_auth;      /* dialer handshake failures counted */
+	int tls;              /* its peer URL is tls+tcp:// */
+	nng_tls_config *dial; /* verifies it; NULL if plaintext */
+	uint32_t bound;       /* listener pipe bound to it, 0: none */
+	uint64_t hello_epoch; /* of the last hello accepted from it */
+	uint64_t hello_time;  /* and its time */
+	uint64_t sent_time;   /* time of our last hello to it */
+	uint64_t dialer_auth; /* dialer handshake failures counted */
 	uint64_t failures;
 	char last_error[160];
 	int64_t last_error_ms, logged_ms;
@@ -75,13 +75,13 @@ struct tls_node {
 struct tls {
 	const struct config *cfg;
 	size_t self;
-	int listen_tls;         /* our own listener is TLS */
-	int any_tls;            /* some peer is TLS */
+	int listen_tls; /* our own listener is TLS */
+	int any_tls;    /* some peer is TLS */
 	char *ca_pem, *cert_pem, *key_pem;
-	uint8_t *cert_der;      /* ours, for the hello */
+	uint8_t *cert_der; /* ours, for the hello */
 	size_t cert_der_len;
 	EVP_PKEY *key;
-	X509_STORE *store;      /* the CA, for hellos */
+	X509_STORE *store; /* the CA, for hellos */
 	nng_tls_config *server;
 	nng_listener listener;
 	uint64_t listener_failures, unknown_failures, unauthenticated;
@@ -197,7 +197,8 @@ load_identity(struct tls *t, char *err, size_t errlen)
 		snprintf(err, errlen, "tls_key %s holds no PEM private key",
 		         me->tls_key);
 	else if (X509_check_private_key(x, t->key) != 1)
-		snprintf(err, errlen, "tls_key %s is not the key of tls_cert %s",
+		snprintf(err, errlen,
+		         "tls_key %s is not the key of tls_cert %s",
 		         me->tls_key, me->tls_cert);
 	else if ((len = i2d_X509(x, NULL)) <= 0 ||
 	         (t->cert_der = malloc((size_t)len)) == NULL)
@@ -270,8 +271,8 @@ fail:
 }
 
 int
-tls_open(const struct config *cfg, size_t self, struct tls **ret_tls,
-         char *err, size_t errlen)
+tls_open(const struct config *cfg, size_t self, struct tls **ret_tls, char *err,
+         size_t errlen)
 {
 	const struct config_node *me = &cfg->nodes[self];
 	struct tls *t;
@@ -288,15 +289,14 @@ tls_open(const struct config *cfg, size_t self, struct tls **ret_tls,
 		t->nodes[v].tls = config_is_tls(cfg->nodes[v].peer);
 		t->any_tls |= t->nodes[v].tls;
 	}
-	if (t->any_tls &&
-	    ((rv = read_pem(cfg->tls_ca, 0, &t->ca_pem, why, sizeof(why),
-	                    "tls_ca")) != 0 ||
-	     (rv = read_pem(me->tls_cert, 0, &t->cert_pem, why, sizeof(why),
-	                    "tls_cert")) != 0 ||
-	     (rv = read_pem(me->tls_key, 1, &t->key_pem, why, sizeof(why),
-	                    "tls_key")) != 0 ||
-	     (rv = load_identity(t, why, sizeof(why))) != 0 ||
-	     (rv = make_configs(t, why, sizeof(why))) != 0))
+	if (t->any_tls && ((rv = read_pem(cfg->tls_ca, 0, &t->ca_pem, why,
+	                                  sizeof(why), "tls_ca")) != 0 ||
+	                   (rv = read_pem(me->tls_cert, 0, &t->cert_pem, why,
+	                                  sizeof(why), "tls_cert")) != 0 ||
+	                   (rv = read_pem(me->tls_key, 1, &t->key_pem, why,
+	                                  sizeof(why), "tls_key")) != 0 ||
+	                   (rv = load_identity(t, why, sizeof(why))) != 0 ||
+	                   (rv = make_configs(t, why, sizeof(why))) != 0))
 		goto fail;
 	*ret_tls = t;
 	return 0;
@@ -367,9 +367,8 @@ tls_dial(struct tls *t, nng_socket sock, size_t node, const char *url,
 
 /* Records count refusals concerning node: counted, shown in status,
  * logged unless the same reason was logged within LOG_EVERY_MS. */
-static void
-refused(struct tls *t, size_t node, uint64_t count, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static void refused(struct tls *t, size_t node, uint64_t count, const char *fmt,
+                    ...) __attribute__((format(printf, 4, 5)));
 
 static void
 refused(struct tls *t, size_t node, uint64_t count, const char *fmt, ...)
@@ -384,7 +383,8 @@ refused(struct tls *t, size_t node, uint64_t count, const char *fmt, ...)
 	va_end(ap);
 	n->failures += count;
 	n->last_error_ms = now;
-	if (strcmp(why, n->last_error) == 0 && now - n->logged_ms < LOG_EVERY_MS)
+	if (strcmp(why, n->last_error) == 0 &&
+	    now - n->logged_ms < LOG_EVERY_MS)
 		return;
 	snprintf(n->last_error, sizeof(n->last_error), "%s", why);
 	n->logged_ms = now;

@@ -82,9 +82,9 @@ int tls_admit(struct tls *t, nng_pipe pipe, const Cut__V1__PeerBatch *b);
 
 /* What status shows of node's authentication. */
 struct tls_peer_status {
-	int tls;           /* the links with node use TLS */
-	int authenticated; /* its connection to us is bound to it */
-	uint64_t failures; /* refused hellos and failed handshakes */
+	int tls;                /* the links with node use TLS */
+	int authenticated;      /* its connection to us is bound to it */
+	uint64_t failures;      /* refused hellos and failed handshakes */
 	const char *last_error; /* NULL: none; borrowed from t */
 	int64_t last_error_ms;  /* Unix ms */
 };

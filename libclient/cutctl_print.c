@@ -413,8 +413,8 @@ print_peer_tls(FILE *f, const Cut__V1__PeerStatus *p, uint64_t now)
 	if (p->last_auth_error == NULL)
 		return;
 	fprintf(f, "             last auth error ");
-	duration(f, now > p->last_auth_error_ms ? now - p->last_auth_error_ms
-	                                        : 0);
+	duration(f,
+	         now > p->last_auth_error_ms ? now - p->last_auth_error_ms : 0);
 	fprintf(f, " ago: %s\n", p->last_auth_error);
 }
 
@@ -468,7 +468,8 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 	if (s->tls_listener_failures || s->auth_failures_unknown ||
 	    s->unauthenticated_batches)
 		fprintf(f,
-		        "tls: %" PRIu64 " handshakes failed at the listener, %" PRIu64
+		        "tls: %" PRIu64
+		        " handshakes failed at the listener, %" PRIu64
 		        " hellos from unknown nodes refused, %" PRIu64
 		        " unauthenticated batches dropped\n",
 		        s->tls_listener_failures, s->auth_failures_unknown,

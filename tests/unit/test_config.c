@@ -845,9 +845,9 @@ Test(config, same_topology)
 
 Test(config, tls_peers)
 {
-	struct config *cfg =
-	    load_ok("[cluster]\nname = t\ntls_ca = /c/ca.pem\n" TLSNODE(
-	        "p0", "7100") TLSNODE("p1", "7101"));
+	struct config *cfg = load_ok(
+	    "[cluster]\nname = t\ntls_ca = /c/ca.pem\n" TLSNODE("p0", "7100")
+	        TLSNODE("p1", "7101"));
 
 	cr_assert_str_eq(cfg->tls_ca, "/c/ca.pem");
 	cr_assert_eq(cfg->allow_mixed, 0);
@@ -865,30 +865,32 @@ Test(config, tls_peers)
 
 Test(config, tls_needs_ca_cert_and_key)
 {
-	expect_errors("[cluster]\nname = t\n" TLSNODE("p0", "7100")
-	                  "[node p1]\npeer = tls+tcp://127.0.0.1:7101\n"
-	                  "tls_cert = /c/p1.pem\n",
-	              "c.ini:1: [cluster] has no 'tls_ca' key, which "
-	              "tls+tcp:// peers need\n"
-	              "c.ini:7: [node p1] has no 'tls_key' key, which "
-	              "tls+tcp:// peers need\n");
-	expect_errors("[cluster]\nname = t\ntls_ca = ca.pem\n" TLSNODE("p0",
-	                                                               "1"),
-	              "c.ini:3: tls_ca must be an absolute path, not "
-	              "'ca.pem'\n");
+	expect_errors(
+	    "[cluster]\nname = t\n" TLSNODE(
+	        "p0", "7100") "[node p1]\npeer = tls+tcp://127.0.0.1:7101\n"
+	                      "tls_cert = /c/p1.pem\n",
+	    "c.ini:1: [cluster] has no 'tls_ca' key, which "
+	    "tls+tcp:// peers need\n"
+	    "c.ini:7: [node p1] has no 'tls_key' key, which "
+	    "tls+tcp:// peers need\n");
+	expect_errors(
+	    "[cluster]\nname = t\ntls_ca = ca.pem\n" TLSNODE("p0", "1"),
+	    "c.ini:3: tls_ca must be an absolute path, not "
+	    "'ca.pem'\n");
 }
 
 Test(config, tls_mixed_transports)
 {
 	struct config *cfg;
 
-	expect_errors("[cluster]\nname = t\ntls_ca = /c/ca.pem\n" TLSNODE(
-	                  "p0", "7100") "[node p1]\npeer = tcp://127.0.0.1:7101\n"
-	                                "tls_cert = /c/p1.pem\n"
-	                                "tls_key = /c/p1.key\n",
-	              "c.ini:9: [node p1] peer tcp://127.0.0.1:7101 is "
-	              "plaintext but node p0's is TLS; mixing them needs "
-	              "[cluster] allow_mixed_transports = true\n");
+	expect_errors(
+	    "[cluster]\nname = t\ntls_ca = /c/ca.pem\n" TLSNODE(
+	        "p0", "7100") "[node p1]\npeer = tcp://127.0.0.1:7101\n"
+	                      "tls_cert = /c/p1.pem\n"
+	                      "tls_key = /c/p1.key\n",
+	    "c.ini:9: [node p1] peer tcp://127.0.0.1:7101 is "
+	    "plaintext but node p0's is TLS; mixing them needs "
+	    "[cluster] allow_mixed_transports = true\n");
 	/* A plaintext node still needs a certificate: it dials TLS peers. */
 	expect_errors("[cluster]\nname = t\ntls_ca = /c/ca.pem\n"
 	              "allow_mixed_transports = true\n" TLSNODE("p0", "7100")
@@ -897,26 +899,31 @@ Test(config, tls_mixed_transports)
 	              "tls+tcp:// peers need\n"
 	              "c.ini:9: [node p1] has no 'tls_key' key, which "
 	              "tls+tcp:// peers need\n");
-	expect_errors("[cluster]\nname = t\nallow_mixed_transports = yes\n" NODE(
-	                  "p0", "1"),
-	              "c.ini:3: allow_mixed_transports must be true or false, "
-	              "not 'yes'\n");
-	cfg = load_ok("[cluster]\nname = t\ntls_ca = /c/ca.pem\n"
-	              "allow_mixed_transports = true\n" TLSNODE("p0", "7100")
-	                  "[node p1]\npeer = tcp://127.0.0.1:7101\n"
-	                  "tls_cert = /c/p1.pem\ntls_key = /c/p1.key\n");
+	expect_errors(
+	    "[cluster]\nname = t\nallow_mixed_transports = yes\n" NODE("p0",
+	                                                               "1"),
+	    "c.ini:3: allow_mixed_transports must be true or false, "
+	    "not 'yes'\n");
+	cfg = load_ok(
+	    "[cluster]\nname = t\ntls_ca = /c/ca.pem\n"
+	    "allow_mixed_transports = true\n" TLSNODE(
+	        "p0", "7100") "[node p1]\npeer = tcp://127.0.0.1:7101\n"
+	                      "tls_cert = /c/p1.pem\ntls_key = /c/p1.key\n");
 	cr_assert_eq(cfg->allow_mixed, 1);
 	config_free(cfg);
 }
 
 Test(config, tls_same_topology)
 {
-	struct config *a = load_ok("[cluster]\nname = t\ntls_ca = /c/ca.pem\n"
-	                           TLSNODE("p0", "7100") TLSNODE("p1", "7101"));
-	struct config *b = load_ok("[cluster]\nname = t\ntls_ca = /c/ca2.pem\n"
-	                           TLSNODE("p0", "7100") TLSNODE("p1", "7101"));
-	struct config *c = load_ok("[cluster]\nname = t\ntls_ca = /c/ca.pem\n"
-	                           TLSNODE("p0", "7100") TLSNODE("p1", "7101"));
+	struct config *a = load_ok(
+	    "[cluster]\nname = t\ntls_ca = /c/ca.pem\n" TLSNODE("p0", "7100")
+	        TLSNODE("p1", "7101"));
+	struct config *b = load_ok(
+	    "[cluster]\nname = t\ntls_ca = /c/ca2.pem\n" TLSNODE("p0", "7100")
+	        TLSNODE("p1", "7101"));
+	struct config *c = load_ok(
+	    "[cluster]\nname = t\ntls_ca = /c/ca.pem\n" TLSNODE("p0", "7100")
+	        TLSNODE("p1", "7101"));
 
 	cr_assert_eq(config_same_topology(a, c), 1);
 	cr_assert_eq(config_same_topology(a, b), 0);
