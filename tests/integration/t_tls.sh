@@ -3,7 +3,8 @@
 # deploy/make-certs.sh): every link authenticates, snapshots from two
 # initiators while tokens move conserve the 44 tokens and pass the audit,
 # and the peer port speaks TLS with the node's certificate.  Then the
-# refusals: a key others may read, TLS without tls_ca, and mixed transports.
+# refusals: a key others may read, TLS without tls_ca, and mixed transports
+# unless allowed; allowed, a mixed pair of daemons connects.
 . "$(dirname "$0")/lib.sh"
 make_certs "$T/certs" p0 p1 p2
 tls_cluster 3 "$T/certs"
@@ -89,4 +90,35 @@ sed '0,/tls+tcp:/s//tcp:/' "$T/other.ini" >"$T/mixed.ini"
 expect_rc 78 "$CUTD" --cluster "$T/mixed.ini" --check-config
 grep -q "mixing them needs \[cluster\] allow_mixed_transports = true" "$T/err" ||
 	fail "mixed: $(cat "$T/err")"
+# Mixed, when allowed: p0 on TLS, p1 plaintext (it still has a certificate,
+# to dial p0).  Both links come up; only the one into p0 is authenticated.
+cat >"$T/mix.ini" <<EOF2
+[cluster]
+name = mix$$
+run_dir = $T/m
+state_dir = $T/m
+tls_ca = $T/certs/ca.pem
+allow_mixed_transports = true
+[node p0]
+peer = tls+tcp://127.0.0.1:$((BASE + 8))
+tls_cert = $T/certs/p0.pem
+tls_key = $T/certs/p0.key
+[node p1]
+peer = tcp://127.0.0.1:$((BASE + 9))
+tls_cert = $T/certs/p1.pem
+tls_key = $T/certs/p1.key
+EOF2
+mkdir -p "$T/m"
+for i in 0 1; do
+	"$CUTD" --cluster "$T/mix.ini" --node "p$i" 2>"$T/mix-p$i.log" &
+	PIDS="$PIDS $!"
+done
+mctl() { "$CUTCTL" --control "ipc://$T/m/p$1.ctl" status --json 2>/dev/null; }
+n=0
+until mctl 0 | grep -q '"authenticated": true' &&
+	mctl 0 | grep -q '"connected": true' && mctl 1 | grep -q '"connected": true'; do
+	n=$((n + 1))
+	[ $n -lt 100 ] || fail "mixed cluster: $(mctl 0) $(mctl 1)"
+	sleep 0.1
+done
 pass "three nodes over TLS"
