@@ -26,6 +26,10 @@
  * connection that brought nothing for DEAD_MS is closed so that nng dials
  * again (TCP may otherwise sit on a dead connection for minutes after a
  * partition), and status reports the peer disconnected meanwhile.
+ *
+ * TLS.  On tls+tcp:// links tls.c configures the dialers and the listener,
+ * signs the first batch of each new connection, and admits a batch on the
+ * listener only on a connection its sender's signed hello bound to it.
  */
 #include <stdlib.h>
 #include <string.h>
