@@ -244,3 +244,14 @@ status_field() {
 import json, sys
 print(json.dumps(json.load(sys.stdin).get(sys.argv[1])))' "$2"
 }
+
+# retry SECONDS COMMAND...: runs COMMAND (a shell function may do) every
+# 0.1 s until it succeeds; fails after SECONDS.
+retry() {
+	end=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -le "$end" ] || return 1
+		sleep 0.1
+	done
+}

@@ -21,8 +21,18 @@ for i in 0 1 2; do
 		fail "daemon p$i did not come up"
 done
 start_app 0 18 --rate 100
-sleep 4
 
+# refused I: pI has counted and logged p2's refusal at both its dialer and
+# its listener, and p0 and p1 are connected.
+refused() {
+	[ "$(peer_field "$1" p2 auth_failures)" -gt 0 ] &&
+		[ "$(status_field "$1" tls_listener_failures)" -gt 0 ] &&
+		grep -q "TLS: p2: TLS handshake of this node's dialer failed" "$T/cutd-p$1.log" &&
+		[ "$(peer_field "$1" "p$((1 - $1))" authenticated)" = true ]
+}
+retry 20 refused 0 || fail "p0 did not refuse p2: $(ctl 0 status)"
+retry 20 refused 1 || fail "p1 did not refuse p2: $(ctl 1 status)"
+sleep 1
 for i in 0 1; do
 	o=$((1 - i))
 	[ "$(peer_field "$i" p2 connected)" = false ] || fail "p$i: p2 connected"

@@ -10,8 +10,16 @@ make_certs "$T/certs" p0 p1 p2
 CERT_2=$T/certs/p1.pem KEY_2=$T/certs/p1.key tls_cluster 3 "$T/certs"
 start_daemons
 start_app 0 18 --rate 100
-sleep 4
 
+# refused I: pI refused p2's hello and its dialer refused p2's listener.
+refused() {
+	grep -q "TLS: p2: connection refused, claimed to come from it: the hello's certificate does not name it" "$T/cutd-p$1.log" &&
+		grep -q "TLS: p2: TLS handshake of this node's dialer failed" "$T/cutd-p$1.log" &&
+		[ "$(peer_field "$1" "p$((1 - $1))" authenticated)" = true ]
+}
+retry 20 refused 0 || fail "p0 did not refuse p2 both ways: $(ctl 0 status)"
+retry 20 refused 1 || fail "p1 did not refuse p2 both ways: $(ctl 1 status)"
+sleep 1
 for i in 0 1; do
 	o=$((1 - i))
 	[ "$(peer_field "$i" p2 connected)" = false ] || fail "p$i: p2 connected"
