@@ -490,16 +490,18 @@ main(int argc, char **argv)
 		return EX_CONFIG;
 	}
 	d.self = (size_t)node;
+	if ((sfd = signals(&set)) < 0) {
+		log_err("signalfd: %s", strerror(errno));
+		config_free(d.cfg);
+		return EX_SOFTWARE;
+	}
+	/* After signals(): nng starts its threads here, and they must inherit
+	 * the blocked signals, or one of them takes SIGUSR1 and dies of it. */
 	if ((rv = tls_open(d.cfg, d.self, &d.tls, tlserr, sizeof(tlserr))) !=
 	    0) {
 		fprintf(stderr, "%s\n", tlserr);
 		config_free(d.cfg);
 		return rv == TLS_ENOMEM ? EX_SOFTWARE : EX_CONFIG;
-	}
-	if ((sfd = signals(&set)) < 0) {
-		log_err("signalfd: %s", strerror(errno));
-		config_free(d.cfg);
-		return EX_SOFTWARE;
 	}
 	if ((rv = start(&d)) == 0) {
 		log_notice("node %s of cluster %s ready", d.name,

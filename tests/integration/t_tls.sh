@@ -43,6 +43,30 @@ id=$(snapshot 0)
 check_snapshot 0 "$id" 44
 id=$(snapshot 1)
 check_snapshot 1 "$id" 44
+# New connections authenticate again: p1 drops its connections (SIGUSR1),
+# its peers bind the new ones, and the next snapshot is consistent too.
+before=$(grep -c "TLS: p1 authenticated its connection" "$T/cutd-p0.log")
+kill -USR1 "$DAEMON_1"
+n=0
+until [ "$(grep -c "TLS: p1 authenticated its connection" "$T/cutd-p0.log")" -gt "$before" ]; do
+	n=$((n + 1))
+	[ $n -lt 100 ] || fail "p0 did not authenticate p1's new connection"
+	sleep 0.1
+done
+wait_auth 0 1
+wait_auth 2 1
+id=$(snapshot 2)
+check_snapshot 2 "$id" 44
+# The signals reach the daemon's loop, not one of nng's TLS threads (which
+# would die of them): SIGHUP reloads, and SIGTERM stops cleanly.
+kill -HUP "$DAEMON_0"
+retry 10 grep -q "reloaded: deadline_ms" "$T/cutd-p0.log" ||
+	fail "p0 did not reload on SIGHUP"
+kill -TERM "$DAEMON_2"
+wait "$DAEMON_2"
+rc=$?
+[ "$rc" = 0 ] || fail "p2 exited $rc on SIGTERM"
+grep -q "notice: stopping" "$T/cutd-p2.log" || fail "p2 did not stop cleanly"
 
 # The peer port is TLS: it presents p0's certificate, which verifies
 # against the CA for the name p0, and it requires a client certificate.
