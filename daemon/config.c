@@ -34,9 +34,11 @@ enum {
 	CK_INFLIGHT,
 	CK_RATE,
 	CK_BURST,
+	CK_TLSCA,
+	CK_MIXED,
 	CK_N
 };
-enum { NK_PEER, NK_APP, NK_CONTROL, NK_DATABASE, NK_N };
+enum { NK_PEER, NK_APP, NK_CONTROL, NK_DATABASE, NK_CERT, NK_KEY, NK_N };
 #define N_ENDPOINTS NK_DATABASE /* the node keys before it are endpoints */
 enum { V_OK, V_BAD, V_LONG };
 
@@ -54,17 +56,22 @@ static const char *const cluster_keys[CK_N] = {"name",
                                                "tcp_control",
                                                "max_snapshots_in_flight",
                                                "start_rate",
-                                               "start_burst"};
-static const char *const node_keys[NK_N] = {"peer", "app", "control",
-                                            "database"};
+                                               "start_burst",
+                                               "tls_ca",
+                                               "allow_mixed_transports"};
+static const char *const node_keys[NK_N] = {"peer",     "app",      "control",
+                                            "database", "tls_cert", "tls_key"};
 static const size_t node_offsets[NK_N] = {
-    offsetof(struct config_node, peer), offsetof(struct config_node, app),
+    offsetof(struct config_node, peer),
+    offsetof(struct config_node, app),
     offsetof(struct config_node, control),
-    offsetof(struct config_node, database)};
+    offsetof(struct config_node, database),
+    offsetof(struct config_node, tls_cert),
+    offsetof(struct config_node, tls_key)};
 #define ENDPOINT "tcp://HOST:PORT or tls+tcp://HOST:PORT"
-static const char *const node_forms[NK_N] = {ENDPOINT, "ipc:///PATH, " ENDPOINT,
-                                             "ipc:///PATH, " ENDPOINT,
-                                             "an absolute path"};
+static const char *const node_forms[NK_N] = {
+    ENDPOINT,           "ipc:///PATH, " ENDPOINT, "ipc:///PATH, " ENDPOINT,
+    "an absolute path", "an absolute path",       "an absolute path"};
 
 struct nodeinfo {
 	int line;          /* of its [node] header */
@@ -371,6 +378,20 @@ cluster_key(struct parser *p, const char *name, const char *value, int line)
 	case CK_BURST:
 		if (number_key(p, name, value, 1, 100000, &v, line) == 0)
 			cfg->start_burst = (unsigned)v;
+		break;
+	case CK_TLSCA:
+		dir_key(p, &cfg->tls_ca, name, value, line);
+		break;
+	case CK_MIXED:
+		if (strcmp(value, "true") == 0)
+			cfg->allow_mixed = 1;
+		else if (strcmp(value, "false") == 0)
+			cfg->allow_mixed = 0;
+		else
+			report(p, line,
+			       "allow_mixed_transports must be true or false, "
+			       "not '%s'",
+			       value);
 		break;
 	case CK_CUT:
 		if (strcmp(value, "unaligned") == 0)
@@ -694,6 +715,47 @@ finish_channels(struct parser *p)
 	       cfg->nodes[cut].name, cfg->nodes[0].name);
 }
 
+/* tls+tcp:// peers need the cluster's CA and every node's certificate
+ * and key (every node dials every other, and a TLS listener requires a
+ * client certificate); plaintext and TLS peers mix only when asked. */
+static void
+check_tls(struct parser *p, int eof)
+{
+	const struct config *cfg = p->cfg;
+	long tls = -1, plain = -1;
+	size_t i;
+
+	for (i = 0; i < cfg->nnodes; i++) {
+		if (cfg->nodes[i].peer == NULL)
+			continue;
+		if (config_is_tls(cfg->nodes[i].peer))
+			tls = tls < 0 ? (long)i : tls;
+		else
+			plain = plain < 0 ? (long)i : plain;
+	}
+	if (tls < 0)
+		return;
+	if (plain >= 0 && !cfg->allow_mixed)
+		report(p, p->ninfo[plain].keyline[NK_PEER],
+		       "[node %s] peer %s is plaintext but node %s's is TLS; "
+		       "mixing them needs [cluster] allow_mixed_transports = "
+		       "true",
+		       cfg->nodes[plain].name, cfg->nodes[plain].peer,
+		       cfg->nodes[tls].name);
+	if (p->ckeyline[CK_TLSCA] == 0)
+		report(p, p->cluster_line ? p->cluster_line : eof,
+		       "[cluster] has no 'tls_ca' key, which tls+tcp:// peers "
+		       "need");
+	for (i = 0; i < cfg->nnodes; i++) {
+		for (int k = NK_CERT; k <= NK_KEY; k++)
+			if (p->ninfo[i].keyline[k] == 0)
+				report(p, p->ninfo[i].line,
+				       "[node %s] has no '%s' key, which "
+				       "tls+tcp:// peers need",
+				       cfg->nodes[i].name, node_keys[k]);
+	}
+}
+
 static void
 finish(struct parser *p, int nlines)
 {
@@ -707,6 +769,7 @@ finish(struct parser *p, int nlines)
 		report(p, p->cluster_line, "[cluster] has no 'name' key");
 	finish_nodes(p, eof);
 	check_endpoints(p);
+	check_tls(p, eof);
 	finish_channels(p);
 }
 
@@ -796,7 +859,14 @@ config_free(struct config *cfg)
 	free(cfg->state_dir);
 	free(cfg->socket_group);
 	free(cfg->admin_group);
+	free(cfg->tls_ca);
 	free(cfg);
+}
+
+int
+config_is_tls(const char *url)
+{
+	return starts_with(url, "tls+tcp://");
 }
 
 int
@@ -830,6 +900,10 @@ print_nodes(const struct config *cfg, FILE *out)
 		fprintf(out, "    app      = %s\n", n->app);
 		fprintf(out, "    control  = %s\n", n->control);
 		fprintf(out, "    database = %s\n", n->database);
+		if (n->tls_cert != NULL)
+			fprintf(out, "    tls_cert = %s\n", n->tls_cert);
+		if (n->tls_key != NULL)
+			fprintf(out, "    tls_key  = %s\n", n->tls_key);
 	}
 }
 
@@ -882,9 +956,20 @@ config_print(const struct config *cfg, FILE *out)
 	fprintf(out, "  max_snapshots_in_flight = %u\n", cfg->max_inflight);
 	fprintf(out, "  start_rate  = %u per second, burst %u\n",
 	        cfg->start_rate, cfg->start_burst);
+	if (cfg->tls_ca != NULL)
+		fprintf(out, "  tls_ca      = %s\n", cfg->tls_ca);
+	if (cfg->allow_mixed)
+		fprintf(out, "  allow_mixed_transports = true\n");
 	print_nodes(cfg, out);
 	print_channels(cfg, out);
 	return ferror(out) || fflush(out) != 0 ? CONFIG_EIO : 0;
+}
+
+/* strcmp() for strings that may be absent. */
+static int
+same_str(const char *a, const char *b)
+{
+	return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
 }
 
 static int
@@ -893,7 +978,7 @@ same_node(const struct config_node *a, const struct config_node *b)
 	int k;
 
 	for (k = 0; k < NK_N; k++)
-		if (strcmp(*node_field(a, k), *node_field(b, k)) != 0)
+		if (!same_str(*node_field(a, k), *node_field(b, k)))
 			return 0;
 	return strcmp(a->name, b->name) == 0;
 }
@@ -904,7 +989,8 @@ config_same_topology(const struct config *a, const struct config *b)
 	size_t i;
 
 	if (strcmp(a->cluster, b->cluster) != 0 || a->nnodes != b->nnodes ||
-	    a->nchans != b->nchans)
+	    a->nchans != b->nchans || !same_str(a->tls_ca, b->tls_ca) ||
+	    a->allow_mixed != b->allow_mixed)
 		return 0;
 	for (i = 0; i < a->nnodes; i++)
 		if (!same_node(&a->nodes[i], &b->nodes[i]))

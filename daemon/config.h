@@ -50,6 +50,11 @@
  *   start_rate = 10             ; optional, Start calls per second, on
  *   start_burst = 20            ; average and at once (a token bucket),
  *                               ; 1..100000 each
+ *   tls_ca = /etc/cutd/ca.pem   ; the CA certificate (PEM) that every TLS
+ *                               ; peer's certificate must chain to;
+ *                               ; required when a peer is tls+tcp://
+ *   allow_mixed_transports = false ; optional: true lets tcp:// and
+ *                               ; tls+tcp:// peers share a cluster
  *
  *   [node p0]                   ; one section per node;
  *                               ; name: [A-Za-z0-9_.-]{1,32}
@@ -60,6 +65,13 @@
  *                                     ; default ipc://<run_dir>/<node>.ctl
  *   database = /var/lib/cutd/p0.db    ; optional,
  *                                     ; default <state_dir>/<node>.db
+ *   tls_cert = /etc/cutd/p0.pem       ; the node's certificate (PEM, CN or
+ *                                     ; SAN DNS = the node's name) and
+ *   tls_key = /etc/cutd/p0.key        ; its key: required for every node
+ *                                     ; when a peer is tls+tcp://; cutd
+ *                                     ; reads only its own node's key and
+ *                                     ; refuses one group or others may
+ *                                     ; read (not checked here)
  *
  *   [channels]                  ; optional; absent = every ordered pair of
  *                               ; distinct nodes
@@ -76,7 +88,8 @@
  *   be indented; a value cannot continue over several lines.  Lines are at
  *   most 198 characters, the file at most 1 MiB.
  * - The cluster name is 1 to 64 printable ASCII characters without spaces.
- * - run_dir, state_dir and database are absolute paths.  Endpoints are
+ * - run_dir, state_dir, database, tls_ca, tls_cert and tls_key are absolute
+ *   paths.  Endpoints are
  *   tcp://HOST:PORT or tls+tcp://HOST:PORT (IPv6 hosts in brackets); app
  *   and control may also be ipc:///ABSOLUTE/PATH, at most 107 bytes of
  *   path (the limit of a Unix socket).  No endpoint may be used twice in
@@ -117,6 +130,8 @@ struct config_node {
 	char *app;      /* nng URL of the application link */
 	char *control;  /* nng URL of the control service */
 	char *database; /* path of the node's SQLite database */
+	char *tls_cert; /* PEM certificate for TLS peers, or NULL */
+	char *tls_key;  /* its PEM private key, or NULL */
 };
 
 /* A directed channel src -> dst, as indices into config.nodes. */
@@ -142,6 +157,8 @@ struct config {
 	unsigned max_inflight;            /* max_snapshots_in_flight */
 	unsigned start_rate, start_burst; /* per second; bucket size */
 	char *run_dir, *state_dir;
+	char *tls_ca;    /* PEM CA certificate of TLS peers, or NULL */
+	int allow_mixed; /* 1: tcp:// and tls+tcp:// peers may mix */
 	struct config_node *nodes; /* in the order of the file */
 	size_t nnodes;
 	struct config_channel *chans; /* in the order of the file */
@@ -163,6 +180,9 @@ int config_load(const char *path, struct config **ret_cfg, char **ret_errors);
 
 /* Frees cfg and everything it owns.  Accepts NULL. */
 void config_free(struct config *cfg);
+
+/* Returns 1 if url is a tls+tcp:// endpoint, else 0. */
+int config_is_tls(const char *url);
 
 /* Returns the index of the node called name, or -1 if there is none. */
 int config_node_index(const struct config *cfg, const char *name);

@@ -27,6 +27,7 @@
 #include "cutproto.h"
 #include "log.h"
 #include "perm.h"
+#include "tls.h"
 
 #define RECV_PER_TURN 64
 #define MAX_WAIT_MS   (10 * 60 * 1000)
@@ -726,11 +727,33 @@ status_channels(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 	}
 }
 
+/* A peer's authentication, for TLS links; nothing for plaintext ones.  The
+ * error text is borrowed from d->tls until the reply is packed. */
+static void
+status_tls(struct cutd *d, size_t v, Cut__V1__PeerStatus *ps)
+{
+	struct tls_peer_status t;
+
+	tls_peer_status(d->tls, v, &t);
+	if (!t.tls)
+		return;
+	ps->has_tls = ps->has_authenticated = ps->has_auth_failures = 1;
+	ps->tls = 1;
+	ps->authenticated = t.authenticated;
+	ps->auth_failures = t.failures;
+	if (t.last_error != NULL) {
+		ps->last_auth_error = (char *)t.last_error;
+		ps->has_last_auth_error_ms = 1;
+		ps->last_auth_error_ms = (uint64_t)t.last_error_ms;
+	}
+}
+
 static void
 do_status(struct cutd *d, struct reply *r)
 {
 	Cut__V1__StatusReply rp = CUT__V1__STATUS_REPLY__INIT;
 	struct arena a = {0};
+	struct tls_status ts;
 	size_t n = d->cfg->nnodes;
 
 	rp.node = (char *)d->name;
@@ -756,6 +779,7 @@ do_status(struct cutd *d, struct reply *r)
 		ps->last_seen_ms = (uint64_t)d->peers[v].last_seen_ms;
 		ps->has_refused_connections = 1;
 		ps->refused_connections = d->peers[v].refused_conns;
+		status_tls(d, v, ps);
 		rp.peers[rp.n_peers++] = ps;
 	}
 	status_channels(d, &a, &rp);
@@ -773,6 +797,12 @@ do_status(struct cutd *d, struct reply *r)
 	rp.starts_limited = d->starts_limited;
 	if (d->degraded[0] != '\0')
 		rp.storage_degraded = d->degraded;
+	tls_status(d->tls, &ts);
+	rp.has_tls_listener_failures = rp.has_auth_failures_unknown =
+	    rp.has_unauthenticated_batches = 1;
+	rp.tls_listener_failures = ts.listener_failures;
+	rp.auth_failures_unknown = ts.unknown_failures;
+	rp.unauthenticated_batches = ts.unauthenticated;
 	set_body(r, &rp.base);
 	arena_free(&a);
 }

@@ -26,6 +26,7 @@
 
 #include "cutd.h"
 #include "log.h"
+#include "tls.h"
 
 #define EX_USAGE       64
 #define EX_UNAVAILABLE 69
@@ -528,6 +529,7 @@ main(int argc, char **argv)
 	struct options o;
 	struct cutd d;
 	sigset_t set;
+	char tlserr[512];
 	int rv, sfd, node;
 
 	if ((rv = parse_options(argc, argv, &o)) != 0)
@@ -552,6 +554,14 @@ main(int argc, char **argv)
 		log_err("signalfd: %s", strerror(errno));
 		config_free(d.cfg);
 		return EX_SOFTWARE;
+	}
+	/* After signals(): nng starts its threads here, and they must inherit
+	 * the blocked signals, or one of them takes SIGUSR1 and dies of it. */
+	if ((rv = tls_open(d.cfg, d.self, &d.tls, tlserr, sizeof(tlserr))) !=
+	    0) {
+		fprintf(stderr, "%s\n", tlserr);
+		config_free(d.cfg);
+		return rv == TLS_ENOMEM ? EX_SOFTWARE : EX_CONFIG;
 	}
 	if ((rv = start(&d)) == 0) {
 		log_notice("node %s of cluster %s ready", d.name,

@@ -9,6 +9,7 @@
  *   app.c      the application link: the down and up streams
  *   control.c  the control service (req/rep, gRPC-style)
  *   node.c     the engine's actions, snapshots, parts, assembly, audit
+ *   tls.c      TLS between daemons and the signed hello
  *
  * Everything runs on the main thread; nng's own threads only set the
  * atomic flags of pipe notifications.
@@ -181,6 +182,8 @@ struct snap {
 	int unsaved;
 };
 
+struct tls;
+
 struct cutd {
 	struct config *cfg;
 	char *cfg_path;
@@ -211,6 +214,7 @@ struct cutd {
 	struct appreq *reqs;         /* in the order made */
 	struct cutproto_arena arena; /* for unpacking frames */
 	struct store *store;
+	struct tls *tls; /* TLS configurations and the signed hello */
 	int batch_open;
 	/* Storage faults: batches opened so far (the current one's number),
 	 * whether this turn's store_begin() failed, whether a Wait call

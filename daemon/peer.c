@@ -38,6 +38,10 @@
  * connection that brought nothing for DEAD_MS is closed so that nng dials
  * again (TCP may otherwise sit on a dead connection for minutes after a
  * partition), and status reports the peer disconnected meanwhile.
+ *
+ * TLS.  On tls+tcp:// links tls.c configures the dialers and the listener,
+ * signs the first batch of each new connection, and admits a batch on the
+ * listener only on a connection its sender's signed hello bound to it.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -49,6 +53,7 @@
 #include "cutd.h"
 #include "cutproto.h"
 #include "log.h"
+#include "tls.h"
 
 #define RECV_PER_TURN    256
 #define BATCHES_PER_TURN 64
@@ -126,7 +131,7 @@ redial(struct cutd *d, struct peer *p)
 	int rv;
 
 	p->dialed_ms = cutd_now_ms();
-	if ((rv = nng_dial(p->push, url, &p->dialer, NNG_FLAG_NONBLOCK)) != 0)
+	if ((rv = tls_dial(d->tls, p->push, p->node, url, &p->dialer)) != 0)
 		log_err("cannot dial %s at %s: %s", d->cfg->nodes[p->node].name,
 		        url, nng_strerror(rv));
 	return rv;
@@ -165,7 +170,7 @@ listen_peers(struct cutd *d)
 	nng_socket_set_size(d->pull, NNG_OPT_RECVMAXSZ,
 	                    d->cfg->max_message + BATCH_BYTES + 64 * 1024);
 	nng_pipe_notify(d->pull, NNG_PIPE_EV_REM_POST, listener_event, d);
-	if ((rv = nng_listen(d->pull, url, NULL, 0)) != 0)
+	if ((rv = tls_listen(d->tls, d->pull, url)) != 0)
 		log_err("cannot listen on %s: %s", url, nng_strerror(rv));
 	return rv;
 }
@@ -604,6 +609,8 @@ batch(struct cutd *d, nng_msg *msg)
 	    nng_msg_body(msg), &d->arena);
 	if (b == NULL) {
 		bad(d, "?", "batch does not decode");
+	} else if (tls_admit(d->tls, nng_msg_get_pipe(msg), b) != 0) {
+		/* Not authenticated: before the header can change anything. */
 	} else if ((p = check_header(d, b, nng_msg_get_pipe(msg))) != NULL) {
 		for (size_t i = 0; i < b->n_items; i++)
 			item(d, p, b->items[i]);
@@ -623,12 +630,15 @@ peer_recv_all(struct cutd *d)
 	}
 }
 
-/* Packs the batch header for p into buf (NULL: only measure). */
+/* Packs the batch header for p, with the signed hello auth if not NULL,
+ * into buf (NULL: only measure). */
 static size_t
-batch_header(struct cutd *d, struct peer *p, uint8_t *buf)
+batch_header(struct cutd *d, struct peer *p, const Cut__V1__PeerAuth *auth,
+             uint8_t *buf)
 {
 	Cut__V1__PeerBatch b = CUT__V1__PEER_BATCH__INIT;
 
+	b.auth = (Cut__V1__PeerAuth *)auth;
 	b.cluster = d->cfg->cluster;
 	b.from = (char *)d->name;
 	b.to = d->cfg->nodes[p->node].name;
@@ -698,14 +708,19 @@ flush_one(struct cutd *d, struct peer *p, int ack)
 	size_t hdr, nctl, total, off, len, k = 0, items = 0;
 	uint64_t seq;
 	const void *data;
+	const Cut__V1__PeerAuth *auth = NULL;
 	nng_msg *msg;
 
 	if (!send_pending(p))
 		return 0;
 	if (!p->hello_due && !ack && link_unsent(p->out) == 0)
 		return 0;
+	/* A new connection's first batch proves who we are (TLS links). */
+	if (p->hello_due &&
+	    tls_hello(d->tls, p->node, d->epoch, p->epoch, &auth) != 0)
+		return 0;
 	nctl = control_items(d, p, p->hello_due, ack, ctl);
-	hdr = batch_header(d, p, NULL);
+	hdr = batch_header(d, p, auth, NULL);
 	total = hdr + nctl;
 	/* Measure first, then copy once into a message of the final size. */
 	while (link_peek(p->out, k, &data, &len) &&
@@ -715,7 +730,7 @@ flush_one(struct cutd *d, struct peer *p, int ack)
 	}
 	if (nng_msg_alloc(&msg, total) != 0)
 		return 0;
-	off = batch_header(d, p, nng_msg_body(msg));
+	off = batch_header(d, p, auth, nng_msg_body(msg));
 	memcpy((uint8_t *)nng_msg_body(msg) + off, ctl, nctl);
 	off += nctl;
 	for (; items < k && link_next(p->out, &data, &len, &seq); items++) {
@@ -803,6 +818,7 @@ renew_dialer(struct cutd *d, struct peer *p, int64_t now)
 {
 	if (atomic_load(&p->pipes) > 0 || now - p->dialed_ms < REDIAL_MS)
 		return;
+	tls_dialer_done(d->tls, p->node, p->dialer);
 	nng_dialer_close(p->dialer);
 	redial(d, p);
 }
@@ -810,6 +826,7 @@ renew_dialer(struct cutd *d, struct peer *p, int64_t now)
 void
 peer_timers(struct cutd *d, int64_t now)
 {
+	tls_timers(d->tls, now);
 	for (size_t v = 0; v < d->cfg->nnodes; v++) {
 		struct peer *p = &d->peers[v];
 		if (v == d->self)

@@ -6,10 +6,12 @@ set -eu
 
 # systemd brings systemd-analyze, which checks the unit, and python3 parses
 # cutctl's JSON: both for the tests in tests/ops.  nftables makes the
-# partition of tests/integration/t_partition.sh.
+# partition of tests/integration/t_partition.sh.  libssl-dev brings the
+# libcrypto that signs and checks the TLS hello between daemons; openssl
+# makes certificates (deploy/make-certs.sh) and checks the TLS tests.
 pkgs="build-essential cmake pkg-config libnng-dev libprotobuf-c-dev
 protobuf-c-compiler libsqlite3-dev sqlite3 libcriterion-dev libinih-dev
-libsystemd-dev systemd python3 nftables"
+libsystemd-dev systemd python3 nftables libssl-dev openssl"
 
 missing=""
 for p in $pkgs; do

@@ -18,7 +18,12 @@
  *                        "app_connected": B, "storage_degraded": S|null,
  *                        "peers": [{"node": S, "connected": B,
  *                                   "last_seen_ms",
- *                                   "refused_connections": N}...],
+ *                                   "refused_connections": N, and for TLS
+ *                                   links "tls": true,
+ *                                   "authenticated": B,
+ *                                   "auth_failures": N,
+ *                                   "last_auth_error": S|null,
+ *                                   "last_auth_error_ms": N}...],
  *                        "channels": [{"src", "dst": S, "sent", "acked",
  *                                      "delivered", "queued", "taken",
  *                                      "window_used_bytes", "stalls",
@@ -27,7 +32,10 @@
  *                        "snapshots_in_progress": [S...],
  *                        "bad_frames", "bad_frames_peer",
  *                        "bad_frames_app", "bad_frames_control": N,
- *                        "calls_denied", "starts_limited": N}
+ *                        "calls_denied", "starts_limited",
+ *                        "tls_listener_failures",
+ *                        "auth_failures_unknown",
+ *                        "unauthenticated_batches": N}
  *   delete ID           {"deleted": S}
  *
  *   SUMMARY  {"id", "initiator": S, "status": "in_progress"|"complete"|
@@ -396,6 +404,23 @@ print_list_json(FILE *f, const Cut__V1__ListReply *l)
 	json_finish(&j);
 }
 
+/* The TLS lines of a peer, when its links use TLS. */
+static void
+print_peer_tls(FILE *f, const Cut__V1__PeerStatus *p, uint64_t now)
+{
+	if (!p->has_tls || !p->tls)
+		return;
+	fprintf(f, "             tls, %s, %" PRIu64 " auth failure%s\n",
+	        p->authenticated ? "authenticated" : "not authenticated",
+	        p->auth_failures, p->auth_failures == 1 ? "" : "s");
+	if (p->last_auth_error == NULL)
+		return;
+	fprintf(f, "             last auth error ");
+	duration(f,
+	         now > p->last_auth_error_ms ? now - p->last_auth_error_ms : 0);
+	fprintf(f, " ago: %s\n", p->last_auth_error);
+}
+
 void
 print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 {
@@ -431,6 +456,7 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 			fprintf(f, ", %" PRIu64 " impostor connections closed",
 			        p->refused_connections);
 		fputc('\n', f);
+		print_peer_tls(f, p, now);
 	}
 	fprintf(f, "\nchannels (%zu)\n  %-20s %10s %10s %10s %10s %8s %10s\n",
 	        s->n_channels, "", "sent", "acked", "delivered", "taken",
@@ -455,6 +481,31 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 	        "control calls refused: %" PRIu64 " for permission, %" PRIu64
 	        " starts over the limits\n",
 	        s->calls_denied, s->starts_limited);
+	if (s->tls_listener_failures || s->auth_failures_unknown ||
+	    s->unauthenticated_batches)
+		fprintf(f,
+		        "tls: %" PRIu64
+		        " handshakes failed at the listener, %" PRIu64
+		        " hellos from unknown nodes refused, %" PRIu64
+		        " unauthenticated batches dropped\n",
+		        s->tls_listener_failures, s->auth_failures_unknown,
+		        s->unauthenticated_batches);
+}
+
+static void
+json_peer_tls(struct json *j, const Cut__V1__PeerStatus *p)
+{
+	if (!p->has_tls || !p->tls)
+		return;
+	json_kv_bool(j, "tls", 1);
+	json_kv_bool(j, "authenticated", p->authenticated);
+	json_kv_uint(j, "auth_failures", p->auth_failures);
+	json_key(j, "last_auth_error");
+	if (p->last_auth_error != NULL)
+		json_string(j, p->last_auth_error);
+	else
+		json_null(j);
+	json_kv_uint(j, "last_auth_error_ms", p->last_auth_error_ms);
 }
 
 void
@@ -484,6 +535,7 @@ print_status_json(FILE *f, const Cut__V1__StatusReply *s)
 		json_kv_uint(&j, "last_seen_ms", s->peers[i]->last_seen_ms);
 		json_kv_uint(&j, "refused_connections",
 		             s->peers[i]->refused_connections);
+		json_peer_tls(&j, s->peers[i]);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -517,6 +569,9 @@ print_status_json(FILE *f, const Cut__V1__StatusReply *s)
 	json_kv_uint(&j, "bad_frames_control", s->bad_frames_control);
 	json_kv_uint(&j, "calls_denied", s->calls_denied);
 	json_kv_uint(&j, "starts_limited", s->starts_limited);
+	json_kv_uint(&j, "tls_listener_failures", s->tls_listener_failures);
+	json_kv_uint(&j, "auth_failures_unknown", s->auth_failures_unknown);
+	json_kv_uint(&j, "unauthenticated_batches", s->unauthenticated_batches);
 	json_object_end(&j);
 	json_finish(&j);
 }

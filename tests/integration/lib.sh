@@ -202,3 +202,56 @@ pass() {
 	echo "PASS: $*"
 	exit 0
 }
+
+# tls_cluster N DIR: like cluster N, with tls+tcp:// peers and the CA and
+# certificates deploy/make-certs.sh made in DIR (ca.pem, pI.pem, pI.key).
+# CA_FILE overrides the CA; CERT_I and KEY_I node pI's certificate and key.
+tls_cluster() {
+	NODES=$1
+	{
+		printf '[cluster]\nname = test%s\nrun_dir = %s\nstate_dir = %s\n' "$$" "$T" "$T"
+		printf 'deadline_ms = %s\ntls_ca = %s\n' "${DEADLINE_MS:-5000}" "${CA_FILE:-$2/ca.pem}"
+		i=0
+		while [ "$i" -lt "$NODES" ]; do
+			eval "cert=\${CERT_$i:-$2/p$i.pem} key=\${KEY_$i:-$2/p$i.key}"
+			printf '[node p%s]\npeer = tls+tcp://127.0.0.1:%s\n' "$i" $((BASE + i))
+			printf 'tls_cert = %s\ntls_key = %s\n' "$cert" "$key"
+			i=$((i + 1))
+		done
+	} >"$T/cluster.ini"
+}
+
+# make_certs DIR NODE...: a CA and certificates in DIR (deploy/make-certs.sh).
+make_certs() {
+	sh "$(dirname "$0")/../../deploy/make-certs.sh" "$@" >/dev/null ||
+		fail "make-certs.sh $* failed"
+}
+
+# peer_field I PEER FIELD: FIELD of PEER in pI's `cutctl status --json`
+# (JSON values: true, false, null, numbers; strings bare).
+peer_field() {
+	ctl "$1" status --json | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+p = [x for x in s["peers"] if x["node"] == sys.argv[1]][0]
+v = p.get(sys.argv[2])
+print(v if isinstance(v, str) else json.dumps(v))' "$2" "$3"
+}
+
+# status_field I FIELD: a top-level FIELD of pI's `cutctl status --json`.
+status_field() {
+	ctl "$1" status --json | python3 -c '
+import json, sys
+print(json.dumps(json.load(sys.stdin).get(sys.argv[1])))' "$2"
+}
+
+# retry SECONDS COMMAND...: runs COMMAND (a shell function may do) every
+# 0.1 s until it succeeds; fails after SECONDS.
+retry() {
+	end=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -le "$end" ] || return 1
+		sleep 0.1
+	done
+}

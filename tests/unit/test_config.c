@@ -135,11 +135,15 @@ Test(config, every_setting_explicit)
 	                             "  message_cost = 65536\r\n"
 	                             "  run_dir = /tmp/run//\r\n"
 	                             "  state_dir = /\r\n"
+	                             "  tls_ca = /etc/ca.pem\r\n"
+	                             "  allow_mixed_transports = false\r\n"
 	                             "[node a.b_c-9]\r\n"
 	                             "\tpeer = tls+tcp://[::1]:65535\r\n"
 	                             "\tapp = tcp://host.example:1\r\n"
 	                             "\tcontrol = ipc:///x/a.ctl\r\n"
-	                             "\tdatabase = /data/a.sqlite\r\n");
+	                             "\tdatabase = /data/a.sqlite\r\n"
+	                             "\ttls_cert = /etc/a.pem\r\n"
+	                             "\ttls_key = /etc/a.key\r\n");
 	const struct config_node *n = &cfg->nodes[0];
 
 	cr_assert_str_eq(cfg->cluster, "demo-1");
@@ -157,6 +161,10 @@ Test(config, every_setting_explicit)
 	cr_assert_str_eq(n->app, "tcp://host.example:1");
 	cr_assert_str_eq(n->control, "ipc:///x/a.ctl");
 	cr_assert_str_eq(n->database, "/data/a.sqlite");
+	cr_assert_str_eq(cfg->tls_ca, "/etc/ca.pem");
+	cr_assert_eq(cfg->allow_mixed, 0);
+	cr_assert_str_eq(n->tls_cert, "/etc/a.pem");
+	cr_assert_str_eq(n->tls_key, "/etc/a.key");
 	cr_assert_eq(cfg->nchans, 0);
 	config_free(cfg);
 }
@@ -913,4 +921,100 @@ Test(config, same_topology)
 	config_free(e);
 	config_free(f);
 	config_free(NULL);
+}
+
+#define TLSNODE(n, port)                                                       \
+	"[node " n "]\npeer = tls+tcp://127.0.0.1:" port "\n"                  \
+	"tls_cert = /c/" n ".pem\ntls_key = /c/" n ".key\n" /* four lines */
+
+Test(config, tls_peers)
+{
+	struct config *cfg = load_ok(
+	    "[cluster]\nname = t\ntls_ca = /c/ca.pem\n" TLSNODE("p0", "7100")
+	        TLSNODE("p1", "7101"));
+
+	cr_assert_str_eq(cfg->tls_ca, "/c/ca.pem");
+	cr_assert_eq(cfg->allow_mixed, 0);
+	cr_assert_str_eq(cfg->nodes[1].tls_cert, "/c/p1.pem");
+	cr_assert_str_eq(cfg->nodes[1].tls_key, "/c/p1.key");
+	cr_assert_eq(config_is_tls(cfg->nodes[0].peer), 1);
+	cr_assert_eq(config_is_tls("tcp://127.0.0.1:1"), 0);
+	config_free(cfg);
+	/* Plaintext clusters need none of it. */
+	cfg = load_ok(CLUSTER THREE);
+	cr_assert_null(cfg->tls_ca);
+	cr_assert_null(cfg->nodes[0].tls_cert);
+	config_free(cfg);
+}
+
+Test(config, tls_needs_ca_cert_and_key)
+{
+	expect_errors(
+	    "[cluster]\nname = t\n" TLSNODE(
+	        "p0", "7100") "[node p1]\npeer = tls+tcp://127.0.0.1:7101\n"
+	                      "tls_cert = /c/p1.pem\n",
+	    "c.ini:1: [cluster] has no 'tls_ca' key, which "
+	    "tls+tcp:// peers need\n"
+	    "c.ini:7: [node p1] has no 'tls_key' key, which "
+	    "tls+tcp:// peers need\n");
+	expect_errors(
+	    "[cluster]\nname = t\ntls_ca = ca.pem\n" TLSNODE("p0", "1"),
+	    "c.ini:3: tls_ca must be an absolute path, not "
+	    "'ca.pem'\n");
+}
+
+Test(config, tls_mixed_transports)
+{
+	struct config *cfg;
+
+	expect_errors(
+	    "[cluster]\nname = t\ntls_ca = /c/ca.pem\n" TLSNODE(
+	        "p0", "7100") "[node p1]\npeer = tcp://127.0.0.1:7101\n"
+	                      "tls_cert = /c/p1.pem\n"
+	                      "tls_key = /c/p1.key\n",
+	    "c.ini:9: [node p1] peer tcp://127.0.0.1:7101 is "
+	    "plaintext but node p0's is TLS; mixing them needs "
+	    "[cluster] allow_mixed_transports = true\n");
+	/* A plaintext node still needs a certificate: it dials TLS peers. */
+	expect_errors("[cluster]\nname = t\ntls_ca = /c/ca.pem\n"
+	              "allow_mixed_transports = true\n" TLSNODE("p0", "7100")
+	                  NODE("p1", "7101"),
+	              "c.ini:9: [node p1] has no 'tls_cert' key, which "
+	              "tls+tcp:// peers need\n"
+	              "c.ini:9: [node p1] has no 'tls_key' key, which "
+	              "tls+tcp:// peers need\n");
+	expect_errors(
+	    "[cluster]\nname = t\nallow_mixed_transports = yes\n" NODE("p0",
+	                                                               "1"),
+	    "c.ini:3: allow_mixed_transports must be true or false, "
+	    "not 'yes'\n");
+	cfg = load_ok(
+	    "[cluster]\nname = t\ntls_ca = /c/ca.pem\n"
+	    "allow_mixed_transports = true\n" TLSNODE(
+	        "p0", "7100") "[node p1]\npeer = tcp://127.0.0.1:7101\n"
+	                      "tls_cert = /c/p1.pem\ntls_key = /c/p1.key\n");
+	cr_assert_eq(cfg->allow_mixed, 1);
+	config_free(cfg);
+}
+
+Test(config, tls_same_topology)
+{
+	struct config *a = load_ok(
+	    "[cluster]\nname = t\ntls_ca = /c/ca.pem\n" TLSNODE("p0", "7100")
+	        TLSNODE("p1", "7101"));
+	struct config *b = load_ok(
+	    "[cluster]\nname = t\ntls_ca = /c/ca2.pem\n" TLSNODE("p0", "7100")
+	        TLSNODE("p1", "7101"));
+	struct config *c = load_ok(
+	    "[cluster]\nname = t\ntls_ca = /c/ca.pem\n" TLSNODE("p0", "7100")
+	        TLSNODE("p1", "7101"));
+
+	cr_assert_eq(config_same_topology(a, c), 1);
+	cr_assert_eq(config_same_topology(a, b), 0);
+	free(c->nodes[1].tls_key);
+	c->nodes[1].tls_key = NULL;
+	cr_assert_eq(config_same_topology(a, c), 0);
+	config_free(a);
+	config_free(b);
+	config_free(c);
 }
