@@ -63,6 +63,21 @@ app_start(struct cutd *d)
 	return rv;
 }
 
+void
+app_free(struct cutd *d)
+{
+	while (d->reqs != NULL) {
+		struct appreq *r = d->reqs;
+		d->reqs = r->next;
+		free(r);
+	}
+	if (d->app_pending != NULL) {
+		nng_msg_free(d->app_pending);
+		d->app_pending = NULL;
+	}
+	fifo_fini(&d->down);
+}
+
 /* tag2 of a down record: the sending node, its links' generation (so
  * that a record from before a peer restarted does not count against the
  * new numbering) and the payload bytes. */

@@ -112,6 +112,16 @@ control_start(struct cutd *d)
 	return rv;
 }
 
+void
+control_free(struct cutd *d)
+{
+	for (size_t i = 0; i < 64; i++) {
+		if (d->replies[i].reply != NULL)
+			nng_msg_free(d->replies[i].reply);
+		d->replies[i].reply = NULL;
+	}
+}
+
 /* Sends reply r to the request req (whose header routes it back). */
 static void
 send_reply(struct cutd *d, nng_msg *req, uint64_t request_id,

@@ -234,6 +234,9 @@ int peer_start(struct cutd *d);
  * in flight on them: the links must recover.  SIGUSR1 does it, for
  * tests. */
 void peer_drop_connections(struct cutd *d);
+/* Frees what the peer links hold.  The peer sockets must be closed
+ * first: their pipe notifications write to d->peers. */
+void peer_free(struct cutd *d);
 void peer_recv_all(struct cutd *d);
 void peer_flush(struct cutd *d);
 void peer_timers(struct cutd *d, int64_t now);
@@ -257,6 +260,9 @@ int peer_connected(struct cutd *d, size_t node, int64_t now);
 
 /* app.c */
 int app_start(struct cutd *d);
+/* Frees the down stream, the pending batch and the state requests; the
+ * application socket must be closed first. */
+void app_free(struct cutd *d);
 void app_recv_all(struct cutd *d);
 void app_flush(struct cutd *d);
 /* Appends a delivery or a state request to the down stream. */
@@ -277,6 +283,8 @@ int app_next_timer(struct cutd *d, int max);
 
 /* control.c */
 int control_start(struct cutd *d);
+/* Frees the kept replies. */
+void control_free(struct cutd *d);
 void control_recv_all(struct cutd *d);
 /* Answers the Wait calls on s, which has ended, or those past their
  * deadline when s is still running. */

@@ -188,6 +188,20 @@ peer_drop_connections(struct cutd *d)
 	}
 }
 
+void
+peer_free(struct cutd *d)
+{
+	for (size_t v = 0; d->peers != NULL && v < d->cfg->nnodes; v++) {
+		struct peer *p = &d->peers[v];
+		drop_pending(p);
+		link_free(p->out);
+		link_free(p->in);
+		fifo_fini(&p->inflight);
+	}
+	free(d->peers);
+	d->peers = NULL;
+}
+
 uint64_t
 peer_next_seq(struct cutd *d, size_t node)
 {
