@@ -667,8 +667,8 @@ dispatch(struct cutd *d, nng_msg *req, const Cut__V1__RpcRequest *rq,
 	return r->deferred;
 }
 
-static void
-request(struct cutd *d, nng_msg *req)
+void
+control_request(struct cutd *d, nng_msg *req)
 {
 	Cut__V1__RpcRequest *rq;
 	struct reply r = {0};
@@ -702,6 +702,6 @@ control_recv_all(struct cutd *d)
 		nng_msg *msg;
 		if (nng_recvmsg(d->ctl, &msg, NNG_FLAG_NONBLOCK) != 0)
 			return;
-		request(d, msg);
+		control_request(d, msg);
 	}
 }

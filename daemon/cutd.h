@@ -238,6 +238,10 @@ void peer_drop_connections(struct cutd *d);
  * first: their pipe notifications write to d->peers. */
 void peer_free(struct cutd *d);
 void peer_recv_all(struct cutd *d);
+/* Decodes, checks and handles one PeerBatch as it came in msg (borrowed):
+ * what peer_recv_all() does with each message.  Exposed for the fuzz
+ * harnesses (tests/fuzz). */
+void peer_batch(struct cutd *d, nng_msg *msg);
 void peer_flush(struct cutd *d);
 void peer_timers(struct cutd *d, int64_t now);
 /* Milliseconds until peer_timers() has something to do, at most max. */
@@ -264,6 +268,10 @@ int app_start(struct cutd *d);
  * application socket must be closed first. */
 void app_free(struct cutd *d);
 void app_recv_all(struct cutd *d);
+/* Decodes, checks and handles one AppBatch as it came in msg (borrowed),
+ * from the connection nng_msg_get_pipe(msg): what app_recv_all() does
+ * with each message.  Exposed for the fuzz harnesses. */
+void app_batch(struct cutd *d, nng_msg *msg);
 void app_flush(struct cutd *d);
 /* Appends a delivery or a state request to the down stream. */
 int app_deliver(struct cutd *d, size_t from, const char *content_type,
@@ -286,6 +294,10 @@ int control_start(struct cutd *d);
 /* Frees the kept replies. */
 void control_free(struct cutd *d);
 void control_recv_all(struct cutd *d);
+/* Decodes, checks and answers (or keeps, for Wait) one RpcRequest; takes
+ * ownership of req.  What control_recv_all() does with each message;
+ * exposed for the fuzz harnesses. */
+void control_request(struct cutd *d, nng_msg *req);
 /* Answers the Wait calls on s, which has ended, or those past their
  * deadline when s is still running. */
 void control_wake(struct cutd *d, struct snap *s, int64_t now);

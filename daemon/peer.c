@@ -500,8 +500,8 @@ check_header(struct cutd *d, const Cut__V1__PeerBatch *b)
 	return p;
 }
 
-static void
-batch(struct cutd *d, nng_msg *msg)
+void
+peer_batch(struct cutd *d, nng_msg *msg)
 {
 	Cut__V1__PeerBatch *b;
 	struct peer *p;
@@ -525,7 +525,7 @@ peer_recv_all(struct cutd *d)
 		nng_msg *msg;
 		if (nng_recvmsg(d->pull, &msg, NNG_FLAG_NONBLOCK) != 0)
 			return;
-		batch(d, msg);
+		peer_batch(d, msg);
 		nng_msg_free(msg);
 	}
 }
