@@ -374,6 +374,67 @@ engine_corpus(void)
 	write_file("fuzz_engine", "classic", classic, sizeof(classic));
 }
 
+/* Frames as the daemon sends them to libcut: one AppBatch, no prefix. */
+static void
+libcut_corpus(void)
+{
+	Cut__V1__AppBatch b = CUT__V1__APP_BATCH__INIT;
+	Cut__V1__AppItem it[4], *items[4];
+	Cut__V1__AppHelloReply hr = CUT__V1__APP_HELLO_REPLY__INIT;
+	Cut__V1__AppCredit cr = CUT__V1__APP_CREDIT__INIT;
+	Cut__V1__AppStateRequest rq = CUT__V1__APP_STATE_REQUEST__INIT;
+	Cut__V1__AppDeliver dl = CUT__V1__APP_DELIVER__INIT;
+	Cut__V1__AppError er = CUT__V1__APP_ERROR__INIT;
+	char *peers[2] = {"p1", "p2"};
+	uint8_t buf[1024];
+	size_t n;
+
+	for (int i = 0; i < 4; i++) {
+		cut__v1__app_item__init(&it[i]);
+		items[i] = &it[i];
+	}
+	b.items = items;
+	hr.node = "p0";
+	hr.version = CUTPROTO_APP_VERSION;
+	hr.cluster = "fuzz";
+	hr.peers = peers;
+	hr.n_peers = 2;
+	hr.max_message_size = 4096;
+	hr.has_window_bytes = hr.has_message_cost = 1;
+	hr.window_bytes = 65536;
+	hr.message_cost = 16;
+	it[0].item_case = CUT__V1__APP_ITEM__ITEM_HELLO_REPLY;
+	it[0].hello_reply = &hr;
+	b.n_items = 1;
+	n = cut__v1__app_batch__pack(&b, buf);
+	write_file("fuzz_libcut_frame", "hello-reply", buf, n);
+
+	cr.peer = 0;
+	cr.limit = 65536;
+	it[0].item_case = CUT__V1__APP_ITEM__ITEM_CREDIT;
+	it[0].credit = &cr;
+	rq.snapshot_id = "p0:1";
+	rq.has_overtake = 1;
+	rq.overtake = 1;
+	it[1].item_case = CUT__V1__APP_ITEM__ITEM_STATE_REQUEST;
+	it[1].state_request = &rq;
+	dl.from = "p1";
+	dl.content_type = "application/json";
+	dl.payload.data = (uint8_t *)"{\"amount\": 2}";
+	dl.payload.len = 13;
+	dl.has_seq = 1;
+	dl.seq = 7;
+	it[2].item_case = CUT__V1__APP_ITEM__ITEM_DELIVER;
+	it[2].deliver = &dl;
+	er.code = CUT__V1__APP_ERROR__CODE__BACKPRESSURE;
+	er.message = "send beyond the channel's window";
+	it[3].item_case = CUT__V1__APP_ITEM__ITEM_ERROR;
+	it[3].error = &er;
+	b.n_items = 4;
+	n = cut__v1__app_batch__pack(&b, buf);
+	write_file("fuzz_libcut_frame", "credit-request-deliver-error", buf, n);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -391,5 +452,6 @@ main(int argc, char **argv)
 	control_corpus();
 	config_corpus();
 	engine_corpus();
+	libcut_corpus();
 	return 0;
 }
