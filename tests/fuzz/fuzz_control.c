@@ -7,29 +7,14 @@
  * Status), whose bodies it decodes and checks in turn, as
  * control_recv_all() does for each message from the control socket.
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "fuzz_daemon.h"
-
-static void
-frame(struct cutd *d, const uint8_t *data, size_t len)
-{
-	nng_msg *msg;
-
-	if (nng_msg_alloc(&msg, len) != 0)
-		abort();
-	if (len > 0)
-		memcpy(nng_msg_body(msg), data, len);
-	control_request(d, msg); /* takes msg */
-}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	struct cutd *d = fuzz_daemon_new();
 
-	fuzz_frames(d, data, len, frame);
+	fuzz_frames(d, data, len, fuzz_control_frame);
 	fuzz_daemon_free(d);
 	return 0;
 }

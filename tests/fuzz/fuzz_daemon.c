@@ -122,6 +122,47 @@ fuzz_turn(struct cutd *d)
 }
 
 void
+fuzz_peer_frame(struct cutd *d, const uint8_t *data, size_t len)
+{
+	nng_msg *msg;
+
+	if (nng_msg_alloc(&msg, len) != 0)
+		die("out of memory");
+	if (len > 0)
+		memcpy(nng_msg_body(msg), data, len);
+	peer_batch(d, msg);
+	nng_msg_free(msg);
+}
+
+void
+fuzz_app_frame(struct cutd *d, const uint8_t *data, size_t len)
+{
+	nng_pipe pipe = NNG_PIPE_INITIALIZER;
+	nng_msg *msg;
+
+	if (nng_msg_alloc(&msg, len) != 0)
+		die("out of memory");
+	if (len > 0)
+		memcpy(nng_msg_body(msg), data, len);
+	pipe.id = 1;
+	nng_msg_set_pipe(msg, pipe);
+	app_batch(d, msg);
+	nng_msg_free(msg);
+}
+
+void
+fuzz_control_frame(struct cutd *d, const uint8_t *data, size_t len)
+{
+	nng_msg *msg;
+
+	if (nng_msg_alloc(&msg, len) != 0)
+		die("out of memory");
+	if (len > 0)
+		memcpy(nng_msg_body(msg), data, len);
+	control_request(d, msg); /* takes msg */
+}
+
+void
 fuzz_frames(struct cutd *d, const uint8_t *data, size_t len,
             void (*fn)(struct cutd *d, const uint8_t *frame, size_t len))
 {

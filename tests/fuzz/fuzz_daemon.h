@@ -38,6 +38,13 @@ void fuzz_daemon_free(struct cutd *d);
 void fuzz_frames(struct cutd *d, const uint8_t *data, size_t len,
                  void (*fn)(struct cutd *d, const uint8_t *frame,
                             size_t len));
+/* Hands the len bytes at data (copied) to the daemon as one frame from a
+ * peer (peer_batch()), from the application on connection 1
+ * (app_batch()), or from a control client (control_request()). */
+void fuzz_peer_frame(struct cutd *d, const uint8_t *data, size_t len);
+void fuzz_app_frame(struct cutd *d, const uint8_t *data, size_t len);
+void fuzz_control_frame(struct cutd *d, const uint8_t *data, size_t len);
+
 /* The end of a loop turn: timers, the batch to the application (which
  * marks deliveries as sent, so that AppTaken counts can be checked), the
  * store's commit point (kept open: the input is rolled back). */

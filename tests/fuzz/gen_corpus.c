@@ -26,15 +26,25 @@ struct input {
 
 static const char *outdir;
 
+/* Where the frames of fuzz_daemon_mix come from (its first byte); the
+ * other harnesses take no such byte (NONE). */
+enum { FROM_PEER, FROM_APP, FROM_CONTROL, NONE };
+
+/* Frames written by the helpers below go to a mix input instead when
+ * mix_sel is not NONE. */
+static int mix_sel = NONE;
+
 static void
 add_frame(struct input *in, const ProtobufCMessage *m)
 {
-	size_t n = protobuf_c_message_get_packed_size(m);
+	size_t n = protobuf_c_message_get_packed_size(m) + (mix_sel != NONE);
 
 	if (in->len + 2 + n > sizeof(in->buf))
 		abort();
 	in->buf[in->len++] = (uint8_t)(n & 0xff);
 	in->buf[in->len++] = (uint8_t)(n >> 8);
+	if (mix_sel != NONE)
+		in->buf[in->len++] = (uint8_t)mix_sel;
 	in->len += protobuf_c_message_pack(m, in->buf + in->len);
 }
 
@@ -66,6 +76,8 @@ write_input(const char *harness, const char *name, struct input *in)
 }
 
 /* Peer frames: a batch from p1 (epoch 2000) to p0 holding items. */
+static const char *peer_from = "p1";
+
 static void
 peer_frame(struct input *in, Cut__V1__PeerItem **items, size_t n,
            const char *cluster)
@@ -73,7 +85,7 @@ peer_frame(struct input *in, Cut__V1__PeerItem **items, size_t n,
 	Cut__V1__PeerBatch b = CUT__V1__PEER_BATCH__INIT;
 
 	b.cluster = (char *)cluster;
-	b.from = "p1";
+	b.from = (char *)peer_from;
 	b.to = "p0";
 	b.has_epoch = b.has_to_epoch = 1;
 	b.epoch = 2000;
@@ -189,6 +201,7 @@ peer_corpus(void)
 	it[3].abort = &ab;
 	peer_frame(&in, items, 3, "fuzz");
 	write_input("fuzz_peer_batch", "part-of-p0-1", &in);
+	ab.seq = 1;
 	peer_frame(&in, items + 3, 1, "fuzz");
 	write_input("fuzz_peer_batch", "abort-reason", &in);
 	peer_frame(&in, items, 1, "another");
@@ -374,6 +387,81 @@ engine_corpus(void)
 	write_file("fuzz_engine", "classic", classic, sizeof(classic));
 }
 
+/* fuzz_daemon_mix: the three sockets together. */
+static void
+mix_corpus(void)
+{
+	struct input in = {0};
+	Cut__V1__PeerItem pi = CUT__V1__PEER_ITEM__INIT, *pis[1] = {&pi};
+	Cut__V1__PeerMarker mk = CUT__V1__PEER_MARKER__INIT;
+	Cut__V1__AppItem ai = CUT__V1__APP_ITEM__INIT, *ais[1] = {&ai};
+	Cut__V1__AppHello h = CUT__V1__APP_HELLO__INIT;
+	Cut__V1__AppStateReply sr = CUT__V1__APP_STATE_REPLY__INIT;
+	Cut__V1__WaitRequest wt = CUT__V1__WAIT_REQUEST__INIT;
+	Cut__V1__GetRequest gt = CUT__V1__GET_REQUEST__INIT;
+
+	mk.seq = 1;
+	mk.count = 0;
+	mk.has_timeout_ms = 1;
+	mk.timeout_ms = 5000;
+	pi.item_case = CUT__V1__PEER_ITEM__ITEM_MARKER;
+	pi.marker = &mk;
+	h.node = "p0";
+	h.version = CUTPROTO_APP_VERSION;
+	sr.content_type = "application/json";
+	sr.state.data = (uint8_t *)"{\"balance\": 18}";
+	sr.state.len = 15;
+	sr.handed = 3;
+
+	/* p1 starts p1:1: p0 records (the application answers), closes
+	 * both channels on their markers and sends its part to p1. */
+	mix_sel = FROM_PEER;
+	mk.snapshot_id = "p1:1";
+	peer_from = "p1";
+	peer_frame(&in, pis, 1, "fuzz");
+	mix_sel = FROM_APP;
+	ai.item_case = CUT__V1__APP_ITEM__ITEM_HELLO;
+	ai.hello = &h;
+	app_frame(&in, ais, 1);
+	sr.snapshot_id = "p1:1";
+	ai.item_case = CUT__V1__APP_ITEM__ITEM_STATE_REPLY;
+	ai.state_reply = &sr;
+	app_frame(&in, ais, 1);
+	mix_sel = FROM_PEER;
+	peer_from = "p2";
+	peer_frame(&in, pis, 1, "fuzz");
+	write_input("fuzz_daemon_mix", "marker-reply-part", &in);
+
+	/* A Wait on p0:1, which p0 initiated: its state, both markers,
+	 * then a Get. */
+	mix_sel = FROM_CONTROL;
+	wt.snapshot_id = "p0:1";
+	wt.timeout_ms = 60000;
+	rpc(&in, 9, CUTPROTO_METHOD_WAIT, &wt.base);
+	mix_sel = FROM_APP;
+	ai.item_case = CUT__V1__APP_ITEM__ITEM_HELLO;
+	ai.hello = &h; /* a oneof: the state reply took its place */
+	app_frame(&in, ais, 1);
+	sr.snapshot_id = "p0:1";
+	sr.handed = 1;
+	ai.item_case = CUT__V1__APP_ITEM__ITEM_STATE_REPLY;
+	ai.state_reply = &sr;
+	app_frame(&in, ais, 1);
+	mix_sel = FROM_PEER;
+	mk.snapshot_id = "p0:1";
+	mk.count = 0;
+	peer_from = "p1";
+	peer_frame(&in, pis, 1, "fuzz");
+	peer_from = "p2";
+	peer_frame(&in, pis, 1, "fuzz");
+	mix_sel = FROM_CONTROL;
+	gt.snapshot_id = "p0:1";
+	rpc(&in, 10, CUTPROTO_METHOD_GET, &gt.base);
+	write_input("fuzz_daemon_mix", "wait-own-snapshot", &in);
+	mix_sel = NONE;
+	peer_from = "p1";
+}
+
 /* Frames as the daemon sends them to libcut: one AppBatch, no prefix. */
 static void
 libcut_corpus(void)
@@ -453,5 +541,6 @@ main(int argc, char **argv)
 	config_corpus();
 	engine_corpus();
 	libcut_corpus();
+	mix_corpus();
 	return 0;
 }

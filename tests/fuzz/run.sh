@@ -23,8 +23,8 @@ case "${1:-}" in
 	shift
 	;;
 esac
-harnesses=${*:-fuzz_peer_batch fuzz_app_batch fuzz_control fuzz_config fuzz_engine
-fuzz_libcut_frame}
+harnesses=${*:-fuzz_peer_batch fuzz_app_batch fuzz_control fuzz_daemon_mix
+fuzz_config fuzz_engine fuzz_libcut_frame}
 build=${FUZZ_BUILD:-$src/build-fuzz}
 
 # clang and libclang-rt-14-dev come with deploy/deps.sh --fuzz.
