@@ -36,8 +36,7 @@ void fuzz_daemon_free(struct cutd *d);
  * each a 2-byte little-endian length and that many bytes (the last one
  * may be cut short).  Between frames fuzz_turn() runs. */
 void fuzz_frames(struct cutd *d, const uint8_t *data, size_t len,
-                 void (*fn)(struct cutd *d, const uint8_t *frame,
-                            size_t len));
+                 void (*fn)(struct cutd *d, const uint8_t *frame, size_t len));
 /* Hands the len bytes at data (copied) to the daemon as one frame from a
  * peer (peer_batch()), from the application on connection 1
  * (app_batch()), or from a control client (control_request()). */

@@ -46,13 +46,13 @@ struct model {
 static const char *const ids[NIDS] = {"p0:1", "p0:2", "p1:1", "p1:2",
                                       "p2:1", "p2:2", "p3:1", "x"};
 
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "fuzz_engine: %s:%d: %s\n",          \
-			        __FILE__, __LINE__, #cond);                  \
-			abort();                                             \
-		}                                                            \
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "fuzz_engine: %s:%d: %s\n", __FILE__,  \
+			        __LINE__, #cond);                              \
+			abort();                                               \
+		}                                                              \
 	} while (0)
 
 static int
@@ -191,8 +191,9 @@ event(struct engine *e, struct model *m, const uint8_t *ev)
 		break;
 	case 2:
 		/* Mostly the next seq, sometimes anything. */
-		arg = (ev[3] & 0x80) ? ev[3] & 0x7f
-		                     : (in < m->n_in ? m->delivered[in] + 1 : 1);
+		arg = (ev[3] & 0x80)
+		          ? ev[3] & 0x7f
+		          : (in < m->n_in ? m->delivered[in] + 1 : 1);
 		if ((rv = engine_delivered(e, in, arg)) == 0)
 			m->delivered[in]++;
 		break;

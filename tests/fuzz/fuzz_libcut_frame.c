@@ -18,13 +18,13 @@
 #include "cut_int.h"
 #include "cutproto.h"
 
-#define CHECK(cond)                                                          \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "fuzz_libcut_frame: %s:%d: %s\n",    \
-			        __FILE__, __LINE__, #cond);                  \
-			abort();                                             \
-		}                                                            \
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "fuzz_libcut_frame: %s:%d: %s\n",      \
+			        __FILE__, __LINE__, #cond);                    \
+			abort();                                               \
+		}                                                              \
 	} while (0)
 
 /* Walks the frame; returns the number of items or -1, and the items'

@@ -49,8 +49,7 @@ add_frame(struct input *in, const ProtobufCMessage *m)
 }
 
 static void
-write_file(const char *harness, const char *name, const void *data,
-           size_t len)
+write_file(const char *harness, const char *name, const void *data, size_t len)
 {
 	char path[512];
 	FILE *f;
@@ -355,31 +354,31 @@ engine_corpus(void)
 	 * then 4-byte events: kind % 10, id, channel, argument. */
 	static const uint8_t aligned[] = {
 	    1, 0x22, 0, 0, 0, 0, /* initiate p0:1 */
-	    1, 0, 0, 0,          /* sent on out 0 */
-	    2, 0, 0, 0,          /* delivered on in 0 */
-	    4, 0, 0, 0,          /* state recorded */
-	    2, 0, 1, 0,          /* delivered on in 1 */
-	    3, 0, 0, 1,          /* marker on in 0, n = 1 */
-	    3, 0, 1, 0,          /* marker on in 1, n = 0 */
-	    7, 0, 0, 0,          /* forget */
+	    1, 0,    0, 0,       /* sent on out 0 */
+	    2, 0,    0, 0,       /* delivered on in 0 */
+	    4, 0,    0, 0,       /* state recorded */
+	    2, 0,    1, 0,       /* delivered on in 1 */
+	    3, 0,    0, 1,       /* marker on in 0, n = 1 */
+	    3, 0,    1, 0,       /* marker on in 1, n = 0 */
+	    7, 0,    0, 0,       /* forget */
 	};
 	static const uint8_t unaligned[] = {
-	    3, 0x12, 2, 0, 0, 0, /* delivered on in 0 */
-	    2, 0, 0, 0,          /* delivered on in 0 */
-	    3, 2, 1, 2,          /* marker p1:1 on in 1, n = 2 */
-	    5, 2, 0, 0x01,       /* state recorded, taken 1 on in 0 */
-	    2, 0, 1, 0,          /* delivered on in 1 */
-	    2, 0, 1, 0,          /* delivered on in 1 */
-	    3, 2, 0, 2,          /* marker p1:1 on in 0, n = 2 */
-	    6, 2, 0, 0,          /* abort (refused: complete) */
+	    3, 0x12, 2, 0,    0, 0, /* delivered on in 0 */
+	    2, 0,    0, 0,          /* delivered on in 0 */
+	    3, 2,    1, 2,          /* marker p1:1 on in 1, n = 2 */
+	    5, 2,    0, 0x01,       /* state recorded, taken 1 on in 0 */
+	    2, 0,    1, 0,          /* delivered on in 1 */
+	    2, 0,    1, 0,          /* delivered on in 1 */
+	    3, 2,    0, 2,          /* marker p1:1 on in 0, n = 2 */
+	    6, 2,    0, 0,          /* abort (refused: complete) */
 	};
 	static const uint8_t classic[] = {
 	    0, 0x11, 3, 1, 0, 0, /* marker p0:2 on in 0 */
-	    4, 1, 0, 0,          /* state recorded */
-	    0, 3, 0, 0,          /* initiate p1:2 */
-	    6, 3, 0, 0,          /* abort it */
-	    8, 0, 0, 0,          /* reset in 0 */
-	    9, 0, 0, 0,          /* reset out 0 */
+	    4, 1,    0, 0,       /* state recorded */
+	    0, 3,    0, 0,       /* initiate p1:2 */
+	    6, 3,    0, 0,       /* abort it */
+	    8, 0,    0, 0,       /* reset in 0 */
+	    9, 0,    0, 0,       /* reset out 0 */
 	};
 
 	write_file("fuzz_engine", "aligned", aligned, sizeof(aligned));
