@@ -31,20 +31,23 @@ static const char *outdir;
 enum { FROM_PEER, FROM_APP, FROM_CONTROL, NONE };
 
 /* Frames written by the helpers below go to a mix input instead when
- * mix_sel is not NONE. */
-static int mix_sel = NONE;
+ * mix_sel is not NONE.  In mix mode every input of the single-socket
+ * harnesses is written for fuzz_daemon_mix too, its frames marked cur_sel
+ * (the socket of the harness being written). */
+static int mix_sel = NONE, mix_mode, cur_sel = NONE;
 
 static void
 add_frame(struct input *in, const ProtobufCMessage *m)
 {
-	size_t n = protobuf_c_message_get_packed_size(m) + (mix_sel != NONE);
+	int sel = mix_sel != NONE ? mix_sel : mix_mode ? cur_sel : NONE;
+	size_t n = protobuf_c_message_get_packed_size(m) + (sel != NONE);
 
 	if (in->len + 2 + n > sizeof(in->buf))
 		abort();
 	in->buf[in->len++] = (uint8_t)(n & 0xff);
 	in->buf[in->len++] = (uint8_t)(n >> 8);
-	if (mix_sel != NONE)
-		in->buf[in->len++] = (uint8_t)mix_sel;
+	if (sel != NONE)
+		in->buf[in->len++] = (uint8_t)sel;
 	in->len += protobuf_c_message_pack(m, in->buf + in->len);
 }
 
@@ -70,7 +73,14 @@ write_file(const char *harness, const char *name, const void *data, size_t len)
 static void
 write_input(const char *harness, const char *name, struct input *in)
 {
-	write_file(harness, name, in->buf, in->len);
+	char mixed[128];
+
+	if (mix_mode) {
+		snprintf(mixed, sizeof(mixed), "%s-%s", harness + 5, name);
+		write_file("fuzz_daemon_mix", mixed, in->buf, in->len);
+	} else {
+		write_file(harness, name, in->buf, in->len);
+	}
 	in->len = 0;
 }
 
@@ -534,9 +544,16 @@ main(int argc, char **argv)
 		perror(outdir);
 		return 1;
 	}
-	peer_corpus();
-	app_corpus();
-	control_corpus();
+	for (mix_mode = 0; mix_mode < 2; mix_mode++) {
+		cur_sel = FROM_PEER;
+		peer_corpus();
+		cur_sel = FROM_APP;
+		app_corpus();
+		cur_sel = FROM_CONTROL;
+		control_corpus();
+	}
+	mix_mode = 0;
+	cur_sel = NONE;
 	config_corpus();
 	engine_corpus();
 	libcut_corpus();
