@@ -15,6 +15,12 @@
 static char path[64];
 
 static void
+teardown(void)
+{
+	unlink(path);
+}
+
+static void
 setup(void)
 {
 	int fd;
@@ -23,6 +29,7 @@ setup(void)
 	if ((fd = mkstemp(path)) < 0)
 		abort();
 	close(fd);
+	atexit(teardown);
 }
 
 int

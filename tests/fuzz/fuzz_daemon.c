@@ -13,6 +13,24 @@
  * input would cost more than the input. */
 static struct config *cfg;
 static struct store *store;
+static char dir[] = "/tmp/cutd-fuzz.XXXXXX";
+
+/* At exit: the store, the configuration and the temporary directory go. */
+static void
+teardown(void)
+{
+	static const char *const files[] = {"cluster.ini", "p0.db", "p0.db-wal",
+	                                    "p0.db-shm"};
+	char path[128];
+
+	store_close(store);
+	config_free(cfg);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
 
 static void
 die(const char *what)
@@ -24,12 +42,13 @@ die(const char *what)
 static void
 setup(void)
 {
-	char dir[] = "/tmp/cutd-fuzz.XXXXXX", path[128], db[128];
+	char path[128], db[128];
 	char err[256], *errors = NULL;
 	FILE *f;
 
 	if (mkdtemp(dir) == NULL)
 		die("mkdtemp");
+	atexit(teardown);
 	snprintf(path, sizeof(path), "%s/cluster.ini", dir);
 	snprintf(db, sizeof(db), "%s/p0.db", dir);
 	if ((f = fopen(path, "w")) == NULL)
