@@ -67,6 +67,21 @@ app_start(struct cutd *d)
 	return control_listen(d, d->app, url);
 }
 
+void
+app_free(struct cutd *d)
+{
+	while (d->reqs != NULL) {
+		struct appreq *r = d->reqs;
+		d->reqs = r->next;
+		free(r);
+	}
+	if (d->app_pending != NULL) {
+		nng_msg_free(d->app_pending);
+		d->app_pending = NULL;
+	}
+	fifo_fini(&d->down);
+}
+
 /* tag2 of a down record: the sending node and the payload bytes.  (An
  * app_seq means the same message across restarts of either side.) */
 static uint64_t
@@ -521,26 +536,32 @@ item(struct cutd *d, uint32_t pipe, const Cut__V1__AppItem *it)
 }
 
 void
+app_batch(struct cutd *d, nng_msg *msg)
+{
+	uint32_t pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(msg));
+	Cut__V1__AppBatch *b;
+
+	b = (Cut__V1__AppBatch *)cutproto_unpack_arena(
+	    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
+	    nng_msg_body(msg), &d->arena);
+	if (b == NULL)
+		bad(d, pipe, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
+		    "batch does not decode");
+	else
+		for (size_t k = 0; k < b->n_items; k++)
+			item(d, pipe, b->items[k]);
+	cutproto_arena_reset(&d->arena);
+}
+
+void
 app_recv_all(struct cutd *d)
 {
 	for (int i = 0; i < RECV_PER_TURN; i++) {
-		Cut__V1__AppBatch *b;
 		nng_msg *msg;
-		uint32_t pipe;
 
 		if (nng_recvmsg(d->app, &msg, NNG_FLAG_NONBLOCK) != 0)
 			return;
-		pipe = (uint32_t)nng_pipe_id(nng_msg_get_pipe(msg));
-		b = (Cut__V1__AppBatch *)cutproto_unpack_arena(
-		    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
-		    nng_msg_body(msg), &d->arena);
-		if (b == NULL)
-			bad(d, pipe, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
-			    "batch does not decode");
-		else
-			for (size_t k = 0; k < b->n_items; k++)
-				item(d, pipe, b->items[k]);
-		cutproto_arena_reset(&d->arena);
+		app_batch(d, msg);
 		nng_msg_free(msg);
 	}
 }

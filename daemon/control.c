@@ -160,6 +160,16 @@ control_start(struct cutd *d)
 	return control_listen(d, d->ctl, url);
 }
 
+void
+control_free(struct cutd *d)
+{
+	for (size_t i = 0; i < 64; i++) {
+		if (d->replies[i].reply != NULL)
+			nng_msg_free(d->replies[i].reply);
+		d->replies[i].reply = NULL;
+	}
+}
+
 /* Sends reply r to the request req (whose header routes it back). */
 static void
 send_reply(struct cutd *d, nng_msg *req, uint64_t request_id,
@@ -891,8 +901,8 @@ denied(struct cutd *d, nng_msg *req, const char *method, struct reply *r)
 	return 1;
 }
 
-static void
-request(struct cutd *d, nng_msg *req)
+void
+control_request(struct cutd *d, nng_msg *req)
 {
 	Cut__V1__RpcRequest *rq;
 	struct reply r = {0};
@@ -927,6 +937,6 @@ control_recv_all(struct cutd *d)
 		nng_msg *msg;
 		if (nng_recvmsg(d->ctl, &msg, NNG_FLAG_NONBLOCK) != 0)
 			return;
-		request(d, msg);
+		control_request(d, msg);
 	}
 }

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,9 @@
 /* The loop sleeps until the nearest timer, but never longer than this,
  * so that the watchdog and status keep their pace. */
 #define MAX_SLEEP_MS 1000
+/* How long closing the sockets may take at exit before cutd gives up on
+ * it and leaves them to the kernel. */
+#define CLOSE_MS 2000
 
 int64_t
 cutd_wall_ms(void)
@@ -327,18 +331,115 @@ start(struct cutd *d)
 	return 0;
 }
 
-/* Marks what is in flight aborted and closes the database cleanly.  The
- * sockets are left to the kernel: nng 1.5.2 can hang in nng_close() on a
- * socket that is still receiving (nng issue #1219), and a daemon that
- * must stop should not wait on its peers' traffic.  main() therefore ends
- * with _exit(). */
-static void
+/* The sockets being closed by a helper thread, so that a close that
+ * hangs cannot hold up the daemon's exit. */
+struct closer {
+	struct cutd *d;
+	pthread_mutex_t mx;
+	pthread_cond_t cv;
+	int done;
+};
+
+/* Closes the dialers first, so that nothing connects again, then the
+ * sending sockets, then the receiving ones, and ends nng, which joins its
+ * threads: after this no pipe notification can touch d. */
+static void *
+close_all(void *arg)
+{
+	struct closer *c = arg;
+	struct cutd *d = c->d;
+
+	for (size_t v = 0; d->peers != NULL && v < d->cfg->nnodes; v++)
+		if (v != d->self)
+			nng_dialer_close(d->peers[v].dialer);
+	for (size_t v = 0; d->peers != NULL && v < d->cfg->nnodes; v++)
+		if (v != d->self)
+			nng_close(d->peers[v].push);
+	nng_close(d->app);
+	nng_close(d->ctl);
+	nng_close(d->pull);
+	nng_fini();
+	pthread_mutex_lock(&c->mx);
+	c->done = 1;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mx);
+	return NULL;
+}
+
+/* Closes every socket within CLOSE_MS.  Returns 0 when they are closed,
+ * or -1 when that did not finish in time (nng 1.5.2 can hang in
+ * nng_close() on a socket that is still receiving, nng issue #1219): the
+ * closing thread then still uses d and its closer, so the caller must
+ * free nothing and leave at once with _exit(). */
+static int
+close_sockets(struct cutd *d)
+{
+	struct closer *c = calloc(1, sizeof(*c));
+	pthread_condattr_t ca;
+	struct timespec ts;
+	pthread_t t;
+	int done;
+
+	if (c == NULL)
+		return -1;
+	c->d = d;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&c->mx, NULL);
+	if (pthread_create(&t, NULL, close_all, c) != 0) {
+		close_all(c);
+	} else {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += CLOSE_MS / 1000;
+		ts.tv_nsec += (CLOSE_MS % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&c->mx);
+		while (!c->done &&
+		       pthread_cond_timedwait(&c->cv, &c->mx, &ts) == 0)
+			;
+		done = c->done;
+		pthread_mutex_unlock(&c->mx);
+		if (!done) {
+			log_warnx("closing the sockets takes over %d ms; "
+			          "leaving them to the kernel",
+			          CLOSE_MS);
+			return -1; /* c stays: the thread still uses it */
+		}
+		pthread_join(t, NULL);
+	}
+	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->mx);
+	free(c);
+	return 0;
+}
+
+/* Marks what is in flight aborted, closes the database cleanly, closes
+ * the sockets and frees everything the daemon holds, so that
+ * LeakSanitizer sees a clean heap.  Returns -1 when the sockets could not
+ * be closed in time: then nothing else is freed and main() must leave
+ * with _exit().  Works on a daemon whose start() failed half-way. */
+static int
 stop(struct cutd *d)
 {
 	node_stop(d, "daemon stopped");
 	commit(d);
 	store_close(d->store);
 	d->store = NULL;
+	if (close_sockets(d) != 0)
+		return -1;
+	control_free(d);
+	app_free(d);
+	peer_free(d);
+	cutproto_arena_fini(&d->arena);
+	config_free(d->cfg);
+	/* Nothing may stay reachable from here but what leaked. */
+	memset(d, 0, sizeof(*d));
+	return 0;
 }
 
 /* Logs each line of a config_load() error text at error level, so that
@@ -571,8 +672,10 @@ main(int argc, char **argv)
 		sd_notify(0, "STOPPING=1");
 		log_notice("stopping");
 	}
-	stop(&d);
+	if (stop(&d) != 0) {
+		fflush(NULL);
+		_exit(rv);
+	}
 	close(sfd);
-	fflush(NULL);
-	_exit(rv);
+	return rv;
 }

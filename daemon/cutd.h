@@ -274,7 +274,14 @@ int peer_start(struct cutd *d);
  * in flight on them: the links must recover.  SIGUSR1 does it, for
  * tests. */
 void peer_drop_connections(struct cutd *d);
+/* Frees what the peer links hold.  The peer sockets must be closed
+ * first: their pipe notifications write to d->peers. */
+void peer_free(struct cutd *d);
 void peer_recv_all(struct cutd *d);
+/* Decodes, checks and handles one PeerBatch as it came in msg (borrowed):
+ * what peer_recv_all() does with each message.  Exposed for the fuzz
+ * harnesses (tests/fuzz). */
+void peer_batch(struct cutd *d, nng_msg *msg);
 void peer_flush(struct cutd *d);
 void peer_timers(struct cutd *d, int64_t now);
 /* Milliseconds until peer_timers() has something to do, at most max. */
@@ -303,7 +310,14 @@ int peer_connected(struct cutd *d, size_t node, int64_t now);
 int app_start(struct cutd *d);
 /* 1 if an application said hello and its connection is open. */
 int app_connected(struct cutd *d);
+/* Frees the down stream, the pending batch and the state requests; the
+ * application socket must be closed first. */
+void app_free(struct cutd *d);
 void app_recv_all(struct cutd *d);
+/* Decodes, checks and handles one AppBatch as it came in msg (borrowed),
+ * from the connection nng_msg_get_pipe(msg): what app_recv_all() does
+ * with each message.  Exposed for the fuzz harnesses. */
+void app_batch(struct cutd *d, nng_msg *msg);
 void app_flush(struct cutd *d);
 /* Appends a delivery or a state request to the down stream. */
 int app_deliver(struct cutd *d, size_t from, const char *content_type,
@@ -326,7 +340,13 @@ int control_start(struct cutd *d);
 /* Listens on url with socket s; an ipc:// socket gets mode 0660 and the
  * cluster file's socket_group.  Returns 0 or an NNG_E* code (logged). */
 int control_listen(struct cutd *d, nng_socket s, const char *url);
+/* Frees the kept replies. */
+void control_free(struct cutd *d);
 void control_recv_all(struct cutd *d);
+/* Decodes, checks and answers (or keeps, for Wait) one RpcRequest; takes
+ * ownership of req.  What control_recv_all() does with each message;
+ * exposed for the fuzz harnesses. */
+void control_request(struct cutd *d, nng_msg *req);
 /* Answers the Wait calls on s, which has ended, or those past their
  * deadline when s is still running. */
 void control_wake(struct cutd *d, struct snap *s, int64_t now);

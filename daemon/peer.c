@@ -218,6 +218,20 @@ peer_drop_connections(struct cutd *d)
 	}
 }
 
+void
+peer_free(struct cutd *d)
+{
+	for (size_t v = 0; d->peers != NULL && v < d->cfg->nnodes; v++) {
+		struct peer *p = &d->peers[v];
+		drop_pending(p);
+		link_free(p->out);
+		link_free(p->in);
+		fifo_fini(&p->inflight);
+	}
+	free(d->peers);
+	d->peers = NULL;
+}
+
 uint64_t
 peer_next_seq(struct cutd *d, size_t node)
 {
@@ -598,8 +612,8 @@ check_header(struct cutd *d, const Cut__V1__PeerBatch *b, nng_pipe pipe)
 	return p;
 }
 
-static void
-batch(struct cutd *d, nng_msg *msg)
+void
+peer_batch(struct cutd *d, nng_msg *msg)
 {
 	Cut__V1__PeerBatch *b;
 	struct peer *p;
@@ -625,7 +639,7 @@ peer_recv_all(struct cutd *d)
 		nng_msg *msg;
 		if (nng_recvmsg(d->pull, &msg, NNG_FLAG_NONBLOCK) != 0)
 			return;
-		batch(d, msg);
+		peer_batch(d, msg);
 		nng_msg_free(msg);
 	}
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs the Debian 12 packages cutd needs to build, test and run, but
 # only those that are missing.  Quiet when everything is present.  Uses sudo
-# when not run as root.
+# when not run as root.  "--fuzz" installs instead what tests/fuzz/run.sh
+# needs: clang and its libFuzzer and sanitizer runtimes.
 set -eu
 
 # systemd brings systemd-analyze, which checks the unit, and python3 parses
@@ -12,6 +13,9 @@ set -eu
 pkgs="build-essential cmake pkg-config libnng-dev libprotobuf-c-dev
 protobuf-c-compiler libsqlite3-dev sqlite3 libcriterion-dev libinih-dev
 libsystemd-dev systemd python3 nftables libssl-dev openssl"
+if [ "${1:-}" = --fuzz ]; then
+	pkgs="clang libclang-rt-14-dev"
+fi
 
 missing=""
 for p in $pkgs; do

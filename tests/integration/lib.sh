@@ -15,6 +15,7 @@ CUTFUZZ=$BIN/tests/cutfuzz
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/cutd-test.XXXXXX")
 PIDS=""
+DAEMON_PIDS=""
 NODES=0
 # A port range per test run, below the ephemeral range (32768 and up,
 # where outgoing connections take their ports), so parallel tests and
@@ -28,7 +29,43 @@ pick_base() {
 }
 BASE=$(pick_base)
 
+# Sanitizer reports: ASan, LeakSanitizer (at exit) and UBSan all write to
+# stderr, which every daemon's log receives.
+SANITIZER_RE='ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:'
+
+# sanitizer_check: 1 (and the reports on stderr) if a daemon's log holds
+# a sanitizer report.  stopped lists the daemons that cleanup stopped
+# with SIGTERM and that did not exit 0 (cutd exits 0 on SIGTERM): a
+# leak, a crash or a hang at exit.
+sanitizer_check() {
+	bad=0
+	for f in "$T"/cutd*.log; do
+		[ -f "$f" ] || continue
+		if grep -qE "$SANITIZER_RE" "$f"; then
+			echo "FAIL: sanitizer report in $f:" >&2
+			grep -E -A 12 "$SANITIZER_RE" "$f" | head -n 60 >&2
+			bad=1
+		fi
+	done
+	for s in $stopped; do
+		echo "FAIL: daemon $s on SIGTERM" >&2
+		bad=1
+	done
+	return $bad
+}
+
+# Stops everything; a test that passed fails here when one of its daemons
+# did not stop cleanly or a sanitizer reported on one.
 cleanup() {
+	rc=$?
+	# The daemons still running get SIGTERM, the normal shutdown, and
+	# must exit 0; those that already ended (a zombie is not running)
+	# were the test's business.
+	running=""
+	for p in $DAEMON_PIDS; do
+		st=$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)
+		[ -n "$st" ] && [ "$st" != Z ] && running="$running $p"
+	done
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
 	# Give them five seconds to stop, then make sure.
 	i=0
@@ -40,8 +77,20 @@ cleanup() {
 		i=$((i + 1))
 	done
 	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
-	for p in $PIDS; do wait "$p" 2>/dev/null; done
+	stopped=""
+	for p in $PIDS; do
+		wait "$p" 2>/dev/null
+		st=$?
+		case " $running " in
+		*" $p "*) [ "$st" = 0 ] || stopped="$stopped $p:exit-$st" ;;
+		esac
+	done
+	if ! sanitizer_check; then
+		KEEP=1
+		[ "$rc" = 0 ] && rc=1
+	fi
 	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf "$T"; fi
+	exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -83,6 +132,7 @@ start_daemon() {
 	"$CUTD" --cluster "$T/cluster.ini" --node "p$1" --log-level info \
 		2>>"$T/cutd-p$1.log" &
 	PIDS="$PIDS $!"
+	DAEMON_PIDS="$DAEMON_PIDS $!"
 	eval "DAEMON_$1=$!"
 }
 
