@@ -55,9 +55,12 @@ sanitizer_check() {
 }
 
 # Stops everything; a test that passed fails here when one of its daemons
-# did not stop cleanly or a sanitizer reported on one.
+# did not stop cleanly or a sanitizer reported on one.  $1 is the test's
+# exit status.  A test that must undo something of its own (a mount, an
+# nft table, users) puts the commands in AT_EXIT: they run after the
+# processes are gone and before the directory is removed.
 cleanup() {
-	rc=$?
+	rc=${1:-$?}
 	# The daemons still running get SIGTERM, the normal shutdown, and
 	# must exit 0; those that already ended (a zombie is not running)
 	# were the test's business.
@@ -89,10 +92,11 @@ cleanup() {
 		KEEP=1
 		[ "$rc" = 0 ] && rc=1
 	fi
+	[ -n "${AT_EXIT:-}" ] && eval "$AT_EXIT"
 	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf "$T"; fi
 	exit "$rc"
 }
-trap cleanup EXIT
+trap 'cleanup $?' EXIT
 trap 'exit 130' INT TERM
 
 fail() {

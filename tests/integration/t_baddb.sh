@@ -85,12 +85,11 @@ cp "$T/p0.db" "$T/ro/p0.db"
 sed -i "/^\[node p0\]/a database = $T/ro/p0.db" "$T/cluster.ini"
 if [ "$(id -u)" = 0 ]; then
 	mount --bind "$T/ro" "$T/ro" || fail "bind mount"
-	trap 'keep=${KEEP:-0}; KEEP=1; cleanup 2>/dev/null; umount "$T/ro";
-	      [ "$keep" = 1 ] || rm -rf "$T"' EXIT
+	AT_EXIT='umount "$T/ro"'
 	mount -o remount,ro,bind "$T/ro" || fail "read-only remount"
 	how="read-only bind mount"
 else
-	trap 'chmod u+w "$T/ro"; cleanup' EXIT
+	AT_EXIT='chmod u+w "$T/ro"'
 	chmod a-w "$T/ro/p0.db" "$T/ro"
 	how="file modes"
 fi

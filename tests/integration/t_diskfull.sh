@@ -27,8 +27,7 @@ SMALL1=$T/small1
 mkdir "$SMALL1"
 mount -t tmpfs -o size=8m,mode=0755 tmpfs "$SMALL1" ||
 	{ umount "$SMALL"; echo "SKIP: cannot mount a tmpfs"; exit 77; }
-trap 'keep=${KEEP:-0}; KEEP=1; cleanup 2>/dev/null; umount "$SMALL" "$SMALL1";
-      [ "$keep" = 1 ] || rm -rf "$T"' EXIT
+AT_EXIT='umount "$SMALL" "$SMALL1"'
 DB0=$SMALL/p0.db
 DB1=$SMALL1/p1.db
 sql() {

@@ -9,7 +9,7 @@ BENCH=$BIN/tests/bench/cutbench
 command -v nft >/dev/null 2>&1 || fail "nft not installed"
 TABLE="cutdtest$$"
 heal() { nft delete table inet "$TABLE" 2>/dev/null; }
-trap 'heal; cleanup' EXIT
+AT_EXIT=heal
 cluster 3
 start_daemons
 port=$((BASE + 2))

@@ -26,7 +26,7 @@ remove_users() {
 	for u in $MADE_USERS; do userdel "$u" 2>/dev/null; done
 	for g in $MADE_GROUPS; do groupdel "$g" 2>/dev/null; done
 }
-trap 'cleanup; remove_users' EXIT
+AT_EXIT=remove_users
 add_group() {
 	groupadd "$1" || fail "groupadd $1"
 	MADE_GROUPS="$MADE_GROUPS $1"

@@ -253,14 +253,14 @@ Test(peer, missing_required_field)
 	    cut__v1__peer_batch__unpack(NULL, sizeof(no_payload), no_payload));
 }
 
-/* An item with no kind, or of a kind a newer daemon added (field 8), still
+/* An item with no kind, or of a kind a newer daemon added (field 15), still
  * decodes: the daemon must check item_case. */
 Test(peer, item_without_known_kind)
 {
 	static const uint8_t empty[] = {0x0a, 1, 'c', 0x12, 1, 'a',
 	                                0x1a, 1, 'b', 0x22, 0};
 	static const uint8_t future[] = {0x0a, 1,   'c',  0x12, 1,    'a', 0x1a,
-	                                 1,    'b', 0x22, 2,    0x42, 0};
+	                                 1,    'b', 0x22, 2,    0x7a, 0};
 	Cut__V1__PeerBatch *b;
 
 	b = (Cut__V1__PeerBatch *)cutproto_unpack(
