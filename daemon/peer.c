@@ -187,9 +187,7 @@ peer_start(struct cutd *d)
 		if (v == d->self)
 			continue;
 		fifo_init(&p->inflight);
-		if ((rv = new_links(p)) != 0 ||
-		    (rv = fresh_link(&p->out)) != 0 ||
-		    (rv = fresh_link(&p->in)) != 0 || (rv = dial_peer(d, p)) != 0)
+		if ((rv = new_links(p)) != 0 || (rv = dial_peer(d, p)) != 0)
 			return rv;
 		p->progress_ms = p->heard_ms = p->sent_ms = cutd_now_ms();
 	}
@@ -370,8 +368,7 @@ restarted(struct cutd *d, struct peer *p)
 	size_t dropped = link_unacked(p->out), again;
 
 	node_peer_restarted(d, p->node);
-	if (new_links(p) != 0 || fresh_link(&p->out) != 0 ||
-	    fresh_link(&p->in) != 0) {
+	if (new_links(p) != 0) {
 		log_err("out of memory resetting links");
 		return;
 	}

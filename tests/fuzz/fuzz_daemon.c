@@ -103,6 +103,12 @@ fuzz_daemon_new(void)
 	d->epoch = FUZZ_EPOCH;
 	d->start_ms = cutd_now_ms();
 	d->store = store;
+	{
+		char err[256];
+		/* A plaintext cluster: TLS admits every batch. */
+		if (tls_open(cfg, d->self, &d->tls, err, sizeof(err)) != 0)
+			die(err);
+	}
 	if (node_start(d) != 0)
 		die("node_start");
 	cutd_db(d);
@@ -124,6 +130,7 @@ fuzz_daemon_free(struct cutd *d)
 	control_free(d);
 	app_free(d);
 	peer_free(d);
+	tls_free(d->tls);
 	cutproto_arena_fini(&d->arena);
 	free(d);
 }
@@ -135,8 +142,8 @@ fuzz_turn(struct cutd *d)
 
 	node_timers(d, now);
 	peer_timers(d, now);
-	/* The application that said hello is the one connected. */
-	atomic_store(&d->app_live, d->app_hello);
+	/* The application that said hello is the one connected: no
+	 * connection of it closes here (app_gone stays 0). */
 	app_flush(d);
 }
 
