@@ -167,6 +167,29 @@ start_app() {
 	eval "APP_$n=$!"
 }
 
+# start_streams RATE [cutbench options...]: one cutbench application per
+# node (APP_i, output in $T/appI.out), each sending numbered 64-byte
+# messages to every other node at RATE messages a second in all, and
+# checking that every stream it receives is whole, in order and once.
+# They start together once $T/go exists; each creates $T/doneI when the
+# streams it expects have ended (after SIGUSR1 to the senders).
+start_streams() {
+	rate=$1
+	shift
+	all=$(i=0; while [ "$i" -lt "$NODES" ]; do echo "p$i"; i=$((i + 1)); done)
+	i=0
+	while [ "$i" -lt "$NODES" ]; do
+		others=$(echo "$all" | grep -vx "p$i" | paste -sd, -)
+		"$BIN/tests/bench/cutbench" app --app "ipc://$T/p$i.app" \
+			--node "p$i" --to "$others" --expect "$others" --size 64 \
+			--rate "$rate" --start-file "$T/go" --done-file "$T/done$i" \
+			--linger "$@" >"$T/app$i.out" 2>>"$T/app$i.log" &
+		PIDS="$PIDS $!"
+		eval "APP_$i=$!"
+		i=$((i + 1))
+	done
+}
+
 # wait_for COMMAND SECONDS: retries COMMAND until it succeeds.
 wait_for() {
 	end=$(($(date +%s) + $2))

@@ -7,24 +7,12 @@
 # snapshot ended complete and consistent or aborted with a reason, and
 # every database passes integrity_check.
 . "$(dirname "$0")/lib.sh"
-BENCH=$BIN/tests/bench/cutbench
 ROUNDS=${ROUNDS:-2}
 NODES_N=4
 DEADLINE_MS=4000
 cluster $NODES_N
 start_daemons
-all="p0,p1,p2,p3"
-i=0
-while [ $i -lt $NODES_N ]; do
-	others=$(echo "$all" | tr ',' '\n' | grep -vx "p$i" | paste -sd, -)
-	"$BENCH" app --app "ipc://$T/p$i.app" --node "p$i" --to "$others" \
-		--expect "$others" --size 64 --rate 3000 --start-file "$T/go" \
-		--done-file "$T/done$i" --linger --deadline-ms 180000 \
-		>"$T/app$i.out" 2>>"$T/app$i.log" &
-	PIDS="$PIDS $!"
-	eval "APP_$i=$!"
-	i=$((i + 1))
-done
+start_streams 3000 --deadline-ms 180000
 sleep 0.5
 touch "$T/go"
 # Snapshots one after another from p0..p3 in turn, whatever happens.

@@ -9,22 +9,10 @@
 # stream arrives whole, in order and once (a forged message reaching an
 # application would break its stream).
 . "$(dirname "$0")/lib.sh"
-BENCH=$BIN/tests/bench/cutbench
 FORGE=$BIN/tests/cutforge
 cluster 3
 start_daemons
-all="p0,p1,p2"
-i=0
-while [ $i -lt 3 ]; do
-	others=$(echo "$all" | tr ',' '\n' | grep -vx "p$i" | paste -sd, -)
-	"$BENCH" app --app "ipc://$T/p$i.app" --node "p$i" --to "$others" \
-		--expect "$others" --size 64 --rate 2000 --start-file "$T/go" \
-		--done-file "$T/done$i" --linger --deadline-ms 120000 \
-		>"$T/app$i.out" 2>>"$T/app$i.log" &
-	PIDS="$PIDS $!"
-	eval "APP_$i=$!"
-	i=$((i + 1))
-done
+start_streams 2000 --deadline-ms 120000
 sleep 0.5
 touch "$T/go"
 sleep 1
