@@ -435,6 +435,7 @@ stop(struct cutd *d)
 	control_free(d);
 	app_free(d);
 	peer_free(d);
+	tls_free(d->tls);
 	cutproto_arena_fini(&d->arena);
 	config_free(d->cfg);
 	/* Nothing may stay reachable from here but what leaked. */

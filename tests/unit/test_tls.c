@@ -167,6 +167,17 @@ connect_pair(struct pair *p, struct config *cfg)
 	cr_assert_eq(tls_dial(p->t1, p->s1, 0, url, &p->dialer), 0);
 }
 
+/* Closes the pair and frees what it holds. */
+static void
+pair_free(struct pair *p)
+{
+	nng_close(p->s1);
+	nng_close(p->s0);
+	tls_free(p->t1);
+	tls_free(p->t0);
+	config_free(p->cfg);
+}
+
 /* Sends a batch from `from` to p0 over the pair, with auth if not NULL,
  * and returns tls_admit()'s verdict on it at p0. */
 static int
@@ -228,7 +239,7 @@ Test(tls, hello_binds_the_pipe)
 	                   ps.last_error);
 	tls_status(p.t0, &ts);
 	cr_assert_eq(ts.unauthenticated, 3);
-	config_free(p.cfg);
+	pair_free(&p);
 }
 
 Test(tls, hello_for_another_name_is_refused)
@@ -246,7 +257,7 @@ Test(tls, hello_for_another_name_is_refused)
 	cr_assert_eq(ps.failures, 1);
 	cr_assert_not_null(strstr(ps.last_error, "does not name it"), "%s",
 	                   ps.last_error);
-	config_free(p.cfg);
+	pair_free(&p);
 }
 
 Test(tls, hello_with_a_changed_header_is_refused)
@@ -262,5 +273,5 @@ Test(tls, hello_with_a_changed_header_is_refused)
 	tls_peer_status(p.t0, 1, &ps);
 	cr_assert_not_null(strstr(ps.last_error, "signature does not verify"),
 	                   "%s", ps.last_error);
-	config_free(p.cfg);
+	pair_free(&p);
 }
