@@ -1912,3 +1912,27 @@ Test(engine_unaligned, abort_while_requested)
 	OK(engine_set_cut(e, ENGINE_CUT_ALIGNED));
 	engine_free(e);
 }
+
+/* A daemon that restarted resumes a channel's numbering where its
+ * application says it stands; never under a snapshot in progress. */
+Test(engine, resume_sets_the_counts_outside_snapshots)
+{
+	struct engine *e = mk(ENGINE_COUNTED, 1, 1);
+	uint64_t seq = 0;
+
+	OK(engine_resume_out(e, 0, 41));
+	OK(engine_sent(e, 0, &seq));
+	cr_assert_eq(seq, 42);
+	OK(engine_resume_in(e, 0, 7));
+	cr_assert_eq(engine_delivered_count(e, 0), 7);
+	OK(engine_delivered(e, 0, 8));
+	cr_assert_eq(engine_delivered_count(e, 0), 8);
+	FAILS(engine_resume_in(e, 1, 0), ENGINE_ENOCHAN);
+	FAILS(engine_resume_out(e, 1, 0), ENGINE_ENOCHAN);
+	OK(engine_initiate(e, "p0:1"));
+	FAILS(engine_resume_in(e, 0, 100), ENGINE_ESTATE);
+	FAILS(engine_resume_out(e, 0, 100), ENGINE_ESTATE);
+	cr_assert_eq(engine_delivered_count(e, 0), 8);
+	cr_assert_eq(engine_sent_count(e, 0), 42);
+	engine_free(e);
+}
