@@ -8,6 +8,7 @@
 
 #include "fuzz_daemon.h"
 #include "log.h"
+#include "tls.h"
 
 /* Built once per process: parsing the file and opening SQLite for every
  * input would cost more than the input. */
