@@ -100,7 +100,9 @@ for cut in unaligned aligned; do
 		fail "$cut: snapshot $id: audit says $(sql 0 "SELECT audit_reason FROM snapshots WHERE id = '$id'")"
 	transit=$(sql 0 "SELECT in_transit FROM snapshot_summary WHERE id = '$id'")
 	if [ $cut = unaligned ]; then
-		[ "$ms" -lt 800 ] || fail "unaligned: the snapshot took $ms ms"
+		# It did not wait for the backlog: what was queued for the
+		# application when it recorded is channel state.  (Not a
+		# time bound: those fail on a loaded machine.)
 		[ "$transit" -ge 40 ] || fail "unaligned: only $transit in transit"
 	else
 		# 50 or more messages at 20 ms each were queued before it.
