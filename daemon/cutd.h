@@ -81,7 +81,8 @@ struct peer {
 	/* The connection of ours that p's batches come on (a pipe of
 	 * d->pull), 0 when none or closed (set to 0 by an nng thread). */
 	atomic_uint in_pipe;
-	uint64_t refused_conns; /* connections closed for posing as p */
+	uint64_t refused_conns; /* connections ignored for posing as p */
+	unsigned refused_pipe;  /* the latest of them */
 
 	/* Outgoing channel: flow control and reliability across restarts.
 	 * inflight holds each application message sent and not yet taken by

@@ -19,7 +19,7 @@
  *
  * Connections.  The listener binds each peer to the connection its
  * batches come on (bind_pipe()).  A batch naming that peer on another
- * connection is dropped and that connection closed while the bound one is
+ * connection is dropped while the bound one is
  * open and was heard from within DEAD_MS, unless the new one proves it
  * hears us (its to_epoch is our random epoch).  A stranger who can reach
  * the port but not read our traffic can therefore not reset, take over or
@@ -547,7 +547,7 @@ item(struct cutd *d, struct peer *p, const Cut__V1__PeerItem *it)
  * came on p's bound connection, or the bound one is closed or silent for
  * DEAD_MS, or b proves it hears us (to_epoch is our epoch, which we send
  * only to p): p dialed again, and its old connection, if still open, is
- * stale.  Otherwise the connection poses as p: it is closed.
+ * stale.  Otherwise the connection poses as p: its batches are dropped.
  */
 static int
 bind_pipe(struct cutd *d, struct peer *p, const Cut__V1__PeerBatch *b,
@@ -562,11 +562,15 @@ bind_pipe(struct cutd *d, struct peer *p, const Cut__V1__PeerBatch *b,
 		atomic_store(&p->in_pipe, id);
 		return 1;
 	}
-	p->refused_conns++;
+	/* Dropped, not closed: closing a connection nng has just accepted
+	 * can stop nng 1.5.2's listener accepting at all (seen under
+	 * ASan), which would let a stranger cut a node off. */
+	if (p->refused_pipe != id) {
+		p->refused_pipe = id;
+		p->refused_conns++;
+	}
 	bad(d, b->from,
-	    "a second connection speaks for a node whose connection is live; "
-	    "closed");
-	nng_pipe_close(pipe);
+	    "a second connection speaks for a node whose connection is live");
 	return 0;
 }
 

@@ -453,7 +453,7 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 			fputs(" ago", f);
 		}
 		if (p->refused_connections > 0)
-			fprintf(f, ", %" PRIu64 " impostor connections closed",
+			fprintf(f, ", %" PRIu64 " impostor connections ignored",
 			        p->refused_connections);
 		fputc('\n', f);
 		print_peer_tls(f, p, now);
