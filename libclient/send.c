@@ -332,7 +332,7 @@ cut_send_timed(struct cut *c, const char *to, const void *data, size_t len,
 {
 	Cut__V1__AppSend send = CUT__V1__APP_SEND__INIT;
 	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
-	nng_time deadline = nng_clock() + (timeout_ms > 0 ? timeout_ms : 0);
+	nng_time deadline = timeout_ms > 0 ? nng_clock() + timeout_ms : 0;
 	int i, rv;
 
 	if (c == NULL || to == NULL || (data == NULL && len > 0) ||
@@ -356,7 +356,8 @@ cut_send_timed(struct cut *c, const char *to, const void *data, size_t len,
 	item.item_case = CUT__V1__APP_ITEM__ITEM_SEND;
 	item.send = &send;
 	for (;;) {
-		nng_time now = nng_clock();
+		/* The clock is read only for a finite timeout. */
+		nng_time now = timeout_ms > 0 ? nng_clock() : 0;
 		int left = timeout_ms <= 0 ? timeout_ms
 		           : deadline > now ? (int)(deadline - now)
 		                            : 0;

@@ -148,21 +148,10 @@ fuzz_turn(struct cutd *d)
 	app_flush(d);
 }
 
-void
-fuzz_peer_frame(struct cutd *d, const uint8_t *data, size_t len)
-{
-	nng_msg *msg;
-
-	if (nng_msg_alloc(&msg, len) != 0)
-		die("out of memory");
-	if (len > 0)
-		memcpy(nng_msg_body(msg), data, len);
-	peer_batch(d, msg);
-	nng_msg_free(msg);
-}
-
-void
-fuzz_app_frame(struct cutd *d, const uint8_t *data, size_t len)
+/* A new nng message holding len bytes at data, from connection pipe_id
+ * (0: none). */
+static nng_msg *
+frame(const uint8_t *data, size_t len, uint32_t pipe_id)
 {
 	nng_pipe pipe = NNG_PIPE_INITIALIZER;
 	nng_msg *msg;
@@ -171,8 +160,27 @@ fuzz_app_frame(struct cutd *d, const uint8_t *data, size_t len)
 		die("out of memory");
 	if (len > 0)
 		memcpy(nng_msg_body(msg), data, len);
-	pipe.id = 1;
-	nng_msg_set_pipe(msg, pipe);
+	if (pipe_id != 0) {
+		pipe.id = pipe_id;
+		nng_msg_set_pipe(msg, pipe);
+	}
+	return msg;
+}
+
+void
+fuzz_peer_frame(struct cutd *d, const uint8_t *data, size_t len)
+{
+	nng_msg *msg = frame(data, len, 0);
+
+	peer_batch(d, msg);
+	nng_msg_free(msg);
+}
+
+void
+fuzz_app_frame(struct cutd *d, const uint8_t *data, size_t len)
+{
+	nng_msg *msg = frame(data, len, 1);
+
 	app_batch(d, msg);
 	nng_msg_free(msg);
 }
@@ -180,13 +188,7 @@ fuzz_app_frame(struct cutd *d, const uint8_t *data, size_t len)
 void
 fuzz_control_frame(struct cutd *d, const uint8_t *data, size_t len)
 {
-	nng_msg *msg;
-
-	if (nng_msg_alloc(&msg, len) != 0)
-		die("out of memory");
-	if (len > 0)
-		memcpy(nng_msg_body(msg), data, len);
-	control_request(d, msg); /* takes msg */
+	control_request(d, frame(data, len, 0)); /* takes the message */
 }
 
 void
