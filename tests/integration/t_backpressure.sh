@@ -110,7 +110,7 @@ for cut in unaligned aligned; do
 		# message: it waits for that, the unaligned cut did not.
 		# Compared with the unaligned run beside it, not with a fixed
 		# time, which a loaded machine breaks.
-		[ "$ms" -ge $((unaligned_ms * 4 + 100)) ] ||
+		[ "$ms" -ge $((unaligned_ms * 2)) ] ||
 			fail "aligned: the snapshot did not wait for the backlog ($ms ms, unaligned $unaligned_ms ms)"
 	fi
 	echo "ok: $cut: snapshot $id consistent in $ms ms, $transit messages in transit"
