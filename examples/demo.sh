@@ -41,14 +41,14 @@ EOT
 
 echo "== a three-node cluster in $T"
 for n in p0 p1 p2; do
-	build/daemon/cutd --cluster "$T/cluster.ini" --node $n \
+	build/bin/cutd --cluster "$T/cluster.ini" --node $n \
 		--log-level warning 2>>"$T/cutd-$n.log" &
 	PIDS="$PIDS $!"
 done
-ctl() { build/libclient/cutctl --control "ipc://$T/$1.ctl" "$@"; }
+ctl() { build/bin/cutctl --control "ipc://$T/$1.ctl" "$@"; }
 for n in p0 p1 p2; do
 	i=0
-	until build/libclient/cutctl --control "ipc://$T/$n.ctl" status >/dev/null 2>&1; do
+	until build/bin/cutctl --control "ipc://$T/$n.ctl" status >/dev/null 2>&1; do
 		i=$((i + 1))
 		[ $i -lt 100 ] || { echo "cutd $n did not start:"; cat "$T/cutd-$n.log"; exit 1; }
 		sleep 0.1
@@ -70,15 +70,15 @@ echo "== snapshot from p0 while tokens move"
 # and show one that caught some on the wire, if any did.
 tries=0
 while :; do
-	id=$(build/libclient/cutctl --control "ipc://$T/p0.ctl" snapshot)
-	build/libclient/cutctl --control "ipc://$T/p0.ctl" wait "$id"
+	id=$(build/bin/cutctl --control "ipc://$T/p0.ctl" snapshot)
+	build/bin/cutctl --control "ipc://$T/p0.ctl" wait "$id"
 	tries=$((tries + 1))
 	n=$(sqlite3 "$T/p0.db" "SELECT count(*) FROM in_transit WHERE snapshot_id = '$id'")
 	[ "$n" -gt 0 ] || [ $tries -ge 10 ] && break
 	sleep 0.3
 done
 echo
-build/libclient/cutctl --control "ipc://$T/p0.ctl" show "$id"
+build/bin/cutctl --control "ipc://$T/p0.ctl" show "$id"
 
 echo
 echo "== sqlite3 $T/p0.db: recorded balances plus tokens in transit"

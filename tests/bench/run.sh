@@ -186,8 +186,8 @@ cmake --build "$BUILD" -j "$(nproc)" --target cutd cutctl cutbench nngrelay \
 	>"$BUILD/bench-build.log" 2>&1 ||
 	die "build failed; see $BUILD/bench-build.log:
 $(grep -m5 -E 'error|Error' "$BUILD/bench-build.log")"
-CUTD=$BUILD/daemon/cutd
-CUTCTL=$BUILD/libclient/cutctl
+CUTD=$BUILD/bin/cutd
+CUTCTL=$BUILD/bin/cutctl
 CUTBENCH=$BUILD/tests/bench/cutbench
 NNGRELAY=$BUILD/tests/bench/nngrelay
 for b in "$CUTD" "$CUTCTL" "$CUTBENCH" "$NNGRELAY"; do

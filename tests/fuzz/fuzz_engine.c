@@ -150,7 +150,7 @@ check_states(struct engine *e, const struct model *m)
 		int rv = engine_state(e, ids[j], &st);
 
 		if (!s->known) {
-			CHECK(rv == ENGINE_ENOENT);
+			CHECK(rv == E_NOENT);
 			continue;
 		}
 		CHECK(rv == 0);

@@ -8,8 +8,8 @@
 
 set -u
 : "${BIN:?BIN must name the build directory}"
-CUTD=$BIN/daemon/cutd
-CUTCTL=$BIN/libclient/cutctl
+CUTD=$BIN/bin/cutd
+CUTCTL=$BIN/bin/cutctl
 TOKENBANK=$BIN/examples/tokenbank
 CUTFUZZ=$BIN/tests/cutfuzz
 

@@ -9,7 +9,7 @@ set -u
 : "${BIN:?BIN must name the build directory}"
 # UNIT may name another copy, e.g. the one cmake configured for install.
 UNIT=${UNIT:-$(dirname "$0")/../../deploy/cutd@.service}
-CUTD=$BIN/daemon/cutd
+CUTD=$BIN/bin/cutd
 MAX_EXPOSURE=3.5
 
 fail() {

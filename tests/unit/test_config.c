@@ -53,7 +53,7 @@ load_ok(const char *text)
 
 	write_file(text);
 	rv = config_load("c.ini", &cfg, &errs);
-	cr_assert_eq(rv, 0, "config_load: %s\n%s", config_strerror(rv),
+	cr_assert_eq(rv, 0, "config_load: %s\n%s", err_str(rv),
 	             errs ? errs : "");
 	cr_assert_null(errs);
 	cr_assert_not_null(cfg);
@@ -68,7 +68,7 @@ expect_errors(const char *text, const char *want)
 	char *errs = NULL;
 
 	write_file(text);
-	cr_assert_eq(config_load("c.ini", &cfg, &errs), CONFIG_EINVAL);
+	cr_assert_eq(config_load("c.ini", &cfg, &errs), E_CONFIG);
 	cr_assert_null(cfg);
 	cr_assert_not_null(errs);
 	cr_assert_str_eq(errs, want);
@@ -222,18 +222,17 @@ Test(config, cannot_read)
 	struct config *cfg = NULL;
 	char *errs = NULL;
 
-	cr_assert_eq(config_load("missing.ini", &cfg, &errs), CONFIG_EIO);
+	cr_assert_eq(config_load("missing.ini", &cfg, &errs), E_IO);
 	cr_assert_null(cfg);
 	cr_assert_str_eq(errs, "missing.ini: cannot open the cluster file: No "
 	                       "such file or directory\n");
 	free(errs);
-	cr_assert_eq(config_load("/", &cfg, &errs), CONFIG_EIO);
+	cr_assert_eq(config_load("/", &cfg, &errs), E_IO);
 	cr_assert_str_eq(errs, "/: cannot read the cluster file: Is a "
 	                       "directory\n");
 	free(errs);
-	cr_assert_eq(config_load("missing.ini", &cfg, NULL), CONFIG_EIO);
-	cr_assert_str_eq(config_strerror(CONFIG_EIO),
-	                 "cannot read the cluster file");
+	cr_assert_eq(config_load("missing.ini", &cfg, NULL), E_IO);
+	cr_assert_str_eq(err_str(E_IO), "I/O error");
 }
 
 Test(config, syntax_errors)
@@ -264,7 +263,7 @@ Test(config, long_line_and_nul)
 		fwrite(CLUSTER "x = \0\n" NODE("p0", "1"), 1,
 		       sizeof(CLUSTER "x = \0\n" NODE("p0", "1")) - 1, f);
 		fclose(f);
-		cr_assert_eq(config_load("c.ini", &cfg, &errs), CONFIG_EINVAL);
+		cr_assert_eq(config_load("c.ini", &cfg, &errs), E_CONFIG);
 		cr_assert_str_eq(errs, "c.ini:3: line contains a NUL byte\n");
 		free(errs);
 	}

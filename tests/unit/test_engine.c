@@ -50,7 +50,7 @@ struct want {
 #define OK(call)                                                               \
 	do {                                                                   \
 		int rv_ = (call);                                              \
-		cr_assert_eq(rv_, 0, "%s: %s", #call, engine_strerror(rv_));   \
+		cr_assert_eq(rv_, 0, "%s: %s", #call, err_str(rv_));   \
 	} while (0)
 
 /* Asserts that call fails with err. */
@@ -58,7 +58,7 @@ struct want {
 	do {                                                                   \
 		int rv_ = (call);                                              \
 		cr_assert_eq(rv_, (err), "%s: got \"%s\", want \"%s\"", #call, \
-		             engine_strerror(rv_), engine_strerror(err));      \
+		             err_str(rv_), err_str(err));      \
 	} while (0)
 
 /* Runs the body once per marker mode, as engine_classic::name and
@@ -329,7 +329,7 @@ Test(engine, new_rejects_unknown_mode)
 {
 	struct engine *e = (struct engine *)&e;
 
-	FAILS(engine_new((enum engine_mode)7, 1, 1, &e), ENGINE_EINVAL);
+	FAILS(engine_new((enum engine_mode)7, 1, 1, &e), E_INVAL);
 	cr_assert_eq(e, (struct engine *)&e, "out-parameter written on error");
 }
 
@@ -389,28 +389,6 @@ Test(engine, id_valid)
 		cr_assert_eq(engine_id_valid(bad_ids[i]), 0, "id %zu", i);
 }
 
-Test(engine, strerror_names_every_code)
-{
-	static const struct {
-		int err;
-		const char *text;
-	} codes[] = {
-	    {0, "success"},
-	    {ENGINE_EINVAL, "invalid argument"},
-	    {ENGINE_ENOMEM, "out of memory"},
-	    {ENGINE_ENOCHAN, "no such channel"},
-	    {ENGINE_EEXIST, "snapshot already exists"},
-	    {ENGINE_ENOENT, "no such snapshot"},
-	    {ENGINE_EDUP, "duplicate marker"},
-	    {ENGINE_ESTATE, "not allowed in the snapshot's state"},
-	};
-
-	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
-		cr_assert_str_eq(engine_strerror(codes[i].err), codes[i].text);
-	cr_assert_str_eq(engine_strerror(999), "unknown engine error");
-	cr_assert_str_eq(engine_strerror(-1), "unknown engine error");
-}
-
 Test(engine, sent_numbers_each_channel_from_one)
 {
 	struct engine *e = mk(ENGINE_CLASSIC, 1, 3);
@@ -436,9 +414,9 @@ Test(engine, sent_on_missing_channel)
 	uint64_t seq = 77;
 
 	send_n(e, 1, 2);
-	UNCHANGED(e, engine_sent(e, 2, &seq), ENGINE_ENOCHAN);
-	UNCHANGED(e, engine_sent(e, SIZE_MAX, &seq), ENGINE_ENOCHAN);
-	UNCHANGED(e, engine_sent(e, 2, NULL), ENGINE_ENOCHAN);
+	UNCHANGED(e, engine_sent(e, 2, &seq), E_NOCHAN);
+	UNCHANGED(e, engine_sent(e, SIZE_MAX, &seq), E_NOCHAN);
+	UNCHANGED(e, engine_sent(e, 2, NULL), E_NOCHAN);
 	cr_assert_eq(seq, 77, "ret_seq written on error");
 	cr_assert_eq(engine_sent_count(e, 1), 2);
 	/* Counts of channels that do not exist read as zero. */
@@ -446,7 +424,7 @@ Test(engine, sent_on_missing_channel)
 	engine_free(e);
 
 	e = mk(ENGINE_COUNTED, 1, 0);
-	UNCHANGED(e, engine_sent(e, 0, &seq), ENGINE_ENOCHAN);
+	UNCHANGED(e, engine_sent(e, 0, &seq), E_NOCHAN);
 	engine_free(e);
 }
 
@@ -455,8 +433,8 @@ Test(engine, delivered_on_missing_channel)
 	struct engine *e = mk(ENGINE_COUNTED, 2, 1);
 
 	OK(engine_initiate(e, "A"));
-	UNCHANGED(e, engine_delivered(e, 2, 1), ENGINE_ENOCHAN);
-	UNCHANGED(e, engine_delivered(e, SIZE_MAX, 1), ENGINE_ENOCHAN);
+	UNCHANGED(e, engine_delivered(e, 2, 1), E_NOCHAN);
+	UNCHANGED(e, engine_delivered(e, SIZE_MAX, 1), E_NOCHAN);
 	cr_assert_eq(engine_delivered_count(e, 2), 0);
 	/* The snapshot still records real channels, from m = 0. */
 	deliver(e, 1, 1);
@@ -464,7 +442,7 @@ Test(engine, delivered_on_missing_channel)
 	engine_free(e);
 
 	e = mk(ENGINE_CLASSIC, 0, 1);
-	UNCHANGED(e, engine_delivered(e, 0, 1), ENGINE_ENOCHAN);
+	UNCHANGED(e, engine_delivered(e, 0, 1), E_NOCHAN);
 	engine_free(e);
 }
 
@@ -490,14 +468,14 @@ Test(engine, queries_of_unknown_ids_leave_out_parameters)
 	size_t open = 42;
 
 	OK(engine_initiate(e, "known"));
-	FAILS(engine_state(e, "unknown", &st), ENGINE_ENOENT);
-	FAILS(engine_state(e, "", &st), ENGINE_ENOENT);
-	FAILS(engine_state(e, "bad id", &st), ENGINE_ENOENT);
-	FAILS(engine_state(e, "know", &st), ENGINE_ENOENT);
-	FAILS(engine_state(e, "known2", &st), ENGINE_ENOENT);
+	FAILS(engine_state(e, "unknown", &st), E_NOENT);
+	FAILS(engine_state(e, "", &st), E_NOENT);
+	FAILS(engine_state(e, "bad id", &st), E_NOENT);
+	FAILS(engine_state(e, "know", &st), E_NOENT);
+	FAILS(engine_state(e, "known2", &st), E_NOENT);
 	cr_assert_eq(st, ENGINE_S_ABORTED);
-	FAILS(engine_channels_open(e, "unknown", &open), ENGINE_ENOENT);
-	FAILS(engine_channels_open(e, "", &open), ENGINE_ENOENT);
+	FAILS(engine_channels_open(e, "unknown", &open), E_NOENT);
+	FAILS(engine_channels_open(e, "", &open), E_NOENT);
 	cr_assert_eq(open, 42);
 	OK(engine_state(e, "known", &st));
 	cr_assert_eq(st, ENGINE_S_REQUESTED);
@@ -552,7 +530,7 @@ Test(engine, actions_are_cleared_by_the_next_event)
 	expect_none(e);
 	OK(engine_initiate(e, "B"));
 	EXPECT(e, REQ("B"));
-	FAILS(engine_initiate(e, "B"), ENGINE_EEXIST);
+	FAILS(engine_initiate(e, "B"), E_EXIST);
 	expect_none(e);
 	OK(engine_delivered(e, 0, 1));
 	EXPECT(e, REC("A", 0, 1), REC("B", 0, 1));
@@ -597,11 +575,11 @@ BOTH_MODES(initiate_rejects_invalid_ids)
 
 	OK(engine_initiate(e, "A"));
 	for (size_t i = 0; i < NBAD; i++)
-		UNCHANGED(e, engine_initiate(e, bad_ids[i]), ENGINE_EINVAL);
+		UNCHANGED(e, engine_initiate(e, bad_ids[i]), E_INVAL);
 	UNCHANGED(e, engine_initiate(e, id_of_len(id, ENGINE_ID_MAX + 1)),
-	          ENGINE_EINVAL);
-	UNCHANGED(e, engine_initiate(e, id_of_len(id, 200)), ENGINE_EINVAL);
-	UNCHANGED(e, engine_initiate(e, NULL), ENGINE_EINVAL);
+	          E_INVAL);
+	UNCHANGED(e, engine_initiate(e, id_of_len(id, 200)), E_INVAL);
+	UNCHANGED(e, engine_initiate(e, NULL), E_INVAL);
 	cr_assert_eq(engine_in_progress(e), 1);
 	engine_free(e);
 }
@@ -611,15 +589,15 @@ BOTH_MODES(initiate_twice_is_eexist)
 	struct engine *e = mk(mode, 1, 1);
 
 	OK(engine_initiate(e, "A"));
-	UNCHANGED(e, engine_initiate(e, "A"), ENGINE_EEXIST);
+	UNCHANGED(e, engine_initiate(e, "A"), E_EXIST);
 	OK(engine_state_recorded(e, "A"));
-	UNCHANGED(e, engine_initiate(e, "A"), ENGINE_EEXIST);
+	UNCHANGED(e, engine_initiate(e, "A"), E_EXIST);
 	OK(engine_marker(e, 0, "A", 0));
 	cr_assert_eq(state_of(e, "A"), ENGINE_S_COMPLETE);
-	UNCHANGED(e, engine_initiate(e, "A"), ENGINE_EEXIST);
+	UNCHANGED(e, engine_initiate(e, "A"), E_EXIST);
 	/* A snapshot started by a marker is known just the same. */
 	OK(engine_marker(e, 0, "B", 0));
-	UNCHANGED(e, engine_initiate(e, "B"), ENGINE_EEXIST);
+	UNCHANGED(e, engine_initiate(e, "B"), E_EXIST);
 	engine_free(e);
 }
 
@@ -677,10 +655,10 @@ BOTH_MODES(marker_rejects_invalid_ids)
 
 	OK(engine_initiate(e, "A"));
 	for (size_t i = 0; i < NBAD; i++)
-		UNCHANGED(e, engine_marker(e, 0, bad_ids[i], 0), ENGINE_EINVAL);
+		UNCHANGED(e, engine_marker(e, 0, bad_ids[i], 0), E_INVAL);
 	UNCHANGED(e, engine_marker(e, 0, id_of_len(id, ENGINE_ID_MAX + 1), 0),
-	          ENGINE_EINVAL);
-	UNCHANGED(e, engine_marker(e, 1, NULL, 0), ENGINE_EINVAL);
+	          E_INVAL);
+	UNCHANGED(e, engine_marker(e, 1, NULL, 0), E_INVAL);
 	cr_assert_eq(engine_in_progress(e), 1);
 	cr_assert_eq(open_of(e, "A"), 2);
 	engine_free(e);
@@ -691,18 +669,18 @@ BOTH_MODES(marker_on_missing_channel_is_enochan)
 	struct engine *e = mk(mode, 2, 1);
 
 	/* Neither starts an unknown snapshot ... */
-	UNCHANGED(e, engine_marker(e, 2, "A", 0), ENGINE_ENOCHAN);
-	UNCHANGED(e, engine_marker(e, SIZE_MAX, "A", 0), ENGINE_ENOCHAN);
+	UNCHANGED(e, engine_marker(e, 2, "A", 0), E_NOCHAN);
+	UNCHANGED(e, engine_marker(e, SIZE_MAX, "A", 0), E_NOCHAN);
 	cr_assert_eq(state_of(e, "A"), -1);
 	cr_assert_eq(engine_in_progress(e), 0);
 	/* ... nor touches a live one. */
 	OK(engine_initiate(e, "A"));
-	UNCHANGED(e, engine_marker(e, 2, "A", 0), ENGINE_ENOCHAN);
+	UNCHANGED(e, engine_marker(e, 2, "A", 0), E_NOCHAN);
 	cr_assert_eq(open_of(e, "A"), 2);
 	engine_free(e);
 
 	e = mk(mode, 0, 1);
-	UNCHANGED(e, engine_marker(e, 0, "A", 0), ENGINE_ENOCHAN);
+	UNCHANGED(e, engine_marker(e, 0, "A", 0), E_NOCHAN);
 	engine_free(e);
 }
 
@@ -713,8 +691,8 @@ BOTH_MODES(duplicate_marker_is_edup)
 	OK(engine_initiate(e, "A"));
 	OK(engine_marker(e, 0, "A", 0));
 	EXPECT(e, DONE("A", 0, 0, 0, 0));
-	UNCHANGED(e, engine_marker(e, 0, "A", 0), ENGINE_EDUP);
-	UNCHANGED(e, engine_marker(e, 0, "A", 9), ENGINE_EDUP);
+	UNCHANGED(e, engine_marker(e, 0, "A", 0), E_DUP);
+	UNCHANGED(e, engine_marker(e, 0, "A", 9), E_DUP);
 	cr_assert_eq(state_of(e, "A"), ENGINE_S_REQUESTED);
 	cr_assert_eq(open_of(e, "A"), 1);
 	/* The channel stays closed: nothing is recorded on it. */
@@ -725,8 +703,8 @@ BOTH_MODES(duplicate_marker_is_edup)
 	OK(engine_marker(e, 1, "A", 0));
 	EXPECT(e, DONE("A", 1, 0, 0, 0), PART("A"));
 	/* A complete snapshot has had every marker: any more are dups. */
-	UNCHANGED(e, engine_marker(e, 0, "A", 0), ENGINE_EDUP);
-	UNCHANGED(e, engine_marker(e, 1, "A", 0), ENGINE_EDUP);
+	UNCHANGED(e, engine_marker(e, 0, "A", 0), E_DUP);
+	UNCHANGED(e, engine_marker(e, 1, "A", 0), E_DUP);
 	cr_assert_eq(state_of(e, "A"), ENGINE_S_COMPLETE);
 	engine_free(e);
 }
@@ -737,7 +715,7 @@ BOTH_MODES(duplicate_first_marker_is_edup)
 
 	OK(engine_marker(e, 1, "B", 0));
 	EXPECT(e, REQ("B"), DONE("B", 1, 0, 0, 0));
-	UNCHANGED(e, engine_marker(e, 1, "B", 0), ENGINE_EDUP);
+	UNCHANGED(e, engine_marker(e, 1, "B", 0), E_DUP);
 	cr_assert_eq(engine_in_progress(e), 1);
 	engine_free(e);
 }
@@ -772,21 +750,21 @@ BOTH_MODES(state_recorded_errors)
 	struct engine *e = mk(mode, 1, 1);
 	char id[ENGINE_ID_MAX + 2];
 
-	UNCHANGED(e, engine_state_recorded(e, "A"), ENGINE_ENOENT);
+	UNCHANGED(e, engine_state_recorded(e, "A"), E_NOENT);
 	OK(engine_initiate(e, "A"));
-	UNCHANGED(e, engine_state_recorded(e, "B"), ENGINE_ENOENT);
-	UNCHANGED(e, engine_state_recorded(e, ""), ENGINE_EINVAL);
-	UNCHANGED(e, engine_state_recorded(e, "A B"), ENGINE_EINVAL);
-	UNCHANGED(e, engine_state_recorded(e, NULL), ENGINE_EINVAL);
+	UNCHANGED(e, engine_state_recorded(e, "B"), E_NOENT);
+	UNCHANGED(e, engine_state_recorded(e, ""), E_INVAL);
+	UNCHANGED(e, engine_state_recorded(e, "A B"), E_INVAL);
+	UNCHANGED(e, engine_state_recorded(e, NULL), E_INVAL);
 	UNCHANGED(e, engine_state_recorded(e, id_of_len(id, 65)),
-	          ENGINE_EINVAL);
+	          E_INVAL);
 	OK(engine_state_recorded(e, "A"));
 	EXPECT(e, MARK("A", 0, 0));
 	/* Twice: no second round of markers. */
-	UNCHANGED(e, engine_state_recorded(e, "A"), ENGINE_ESTATE);
+	UNCHANGED(e, engine_state_recorded(e, "A"), E_STATE);
 	OK(engine_marker(e, 0, "A", 0));
 	EXPECT(e, DONE("A", 0, 0, 0, 0), PART("A"));
-	UNCHANGED(e, engine_state_recorded(e, "A"), ENGINE_ESTATE);
+	UNCHANGED(e, engine_state_recorded(e, "A"), E_STATE);
 	engine_free(e);
 }
 
@@ -917,10 +895,10 @@ BOTH_MODES(abort_requested)
 	/* An aborted snapshot records nothing and takes no markers. */
 	deliver(e, 0, 1);
 	expect_none(e);
-	UNCHANGED(e, engine_marker(e, 0, "A", 0), ENGINE_ESTATE);
-	UNCHANGED(e, engine_state_recorded(e, "A"), ENGINE_ESTATE);
-	UNCHANGED(e, engine_abort(e, "A"), ENGINE_ESTATE);
-	UNCHANGED(e, engine_initiate(e, "A"), ENGINE_EEXIST);
+	UNCHANGED(e, engine_marker(e, 0, "A", 0), E_STATE);
+	UNCHANGED(e, engine_state_recorded(e, "A"), E_STATE);
+	UNCHANGED(e, engine_abort(e, "A"), E_STATE);
+	UNCHANGED(e, engine_initiate(e, "A"), E_EXIST);
 	cr_assert_eq(state_of(e, "A"), ENGINE_S_ABORTED);
 	engine_free(e);
 }
@@ -941,8 +919,8 @@ BOTH_MODES(abort_recorded)
 	deliver(e, 1, 2);
 	expect_none(e);
 	/* Even the marker that would have completed it is refused. */
-	UNCHANGED(e, engine_marker(e, 1, "A", 2), ENGINE_ESTATE);
-	UNCHANGED(e, engine_marker(e, 0, "A", 0), ENGINE_ESTATE);
+	UNCHANGED(e, engine_marker(e, 1, "A", 2), E_STATE);
+	UNCHANGED(e, engine_marker(e, 0, "A", 0), E_STATE);
 	engine_free(e);
 }
 
@@ -950,16 +928,16 @@ BOTH_MODES(abort_errors)
 {
 	struct engine *e = mk(mode, 1, 1);
 
-	UNCHANGED(e, engine_abort(e, "A"), ENGINE_ENOENT);
-	UNCHANGED(e, engine_abort(e, ""), ENGINE_EINVAL);
-	UNCHANGED(e, engine_abort(e, "a b"), ENGINE_EINVAL);
-	UNCHANGED(e, engine_abort(e, NULL), ENGINE_EINVAL);
+	UNCHANGED(e, engine_abort(e, "A"), E_NOENT);
+	UNCHANGED(e, engine_abort(e, ""), E_INVAL);
+	UNCHANGED(e, engine_abort(e, "a b"), E_INVAL);
+	UNCHANGED(e, engine_abort(e, NULL), E_INVAL);
 	OK(engine_initiate(e, "A"));
 	OK(engine_state_recorded(e, "A"));
 	OK(engine_marker(e, 0, "A", 0));
 	cr_assert_eq(state_of(e, "A"), ENGINE_S_COMPLETE);
 	/* A complete part cannot be taken back. */
-	UNCHANGED(e, engine_abort(e, "A"), ENGINE_ESTATE);
+	UNCHANGED(e, engine_abort(e, "A"), E_STATE);
 	engine_free(e);
 }
 
@@ -995,7 +973,7 @@ BOTH_MODES(forget_complete_then_marker_starts_afresh)
 	OK(engine_forget(e, "A"));
 	expect_none(e);
 	cr_assert_eq(state_of(e, "A"), -1);
-	FAILS(engine_channels_open(e, "A", &(size_t){0}), ENGINE_ENOENT);
+	FAILS(engine_channels_open(e, "A", &(size_t){0}), E_NOENT);
 	cr_assert_eq(engine_in_progress(e), 0);
 
 	deliver(e, 0, 1);
@@ -1029,17 +1007,17 @@ BOTH_MODES(forget_errors)
 {
 	struct engine *e = mk(mode, 1, 1);
 
-	UNCHANGED(e, engine_forget(e, "A"), ENGINE_ENOENT);
-	UNCHANGED(e, engine_forget(e, ""), ENGINE_EINVAL);
-	UNCHANGED(e, engine_forget(e, "\x01"), ENGINE_EINVAL);
-	UNCHANGED(e, engine_forget(e, NULL), ENGINE_EINVAL);
+	UNCHANGED(e, engine_forget(e, "A"), E_NOENT);
+	UNCHANGED(e, engine_forget(e, ""), E_INVAL);
+	UNCHANGED(e, engine_forget(e, "\x01"), E_INVAL);
+	UNCHANGED(e, engine_forget(e, NULL), E_INVAL);
 	OK(engine_initiate(e, "A"));
-	UNCHANGED(e, engine_forget(e, "A"), ENGINE_ESTATE);
+	UNCHANGED(e, engine_forget(e, "A"), E_STATE);
 	OK(engine_state_recorded(e, "A"));
-	UNCHANGED(e, engine_forget(e, "A"), ENGINE_ESTATE);
+	UNCHANGED(e, engine_forget(e, "A"), E_STATE);
 	OK(engine_marker(e, 0, "A", 0));
 	OK(engine_forget(e, "A"));
-	UNCHANGED(e, engine_forget(e, "A"), ENGINE_ENOENT);
+	UNCHANGED(e, engine_forget(e, "A"), E_NOENT);
 	engine_free(e);
 }
 
@@ -1084,23 +1062,23 @@ BOTH_MODES(failed_events_change_nothing)
 	OK(engine_state_recorded(e, "A"));
 	EXPECT(e, MARK("A", 0, 2), MARK("A", 1, 0));
 
-	UNCHANGED(e, engine_initiate(e, "A"), ENGINE_EEXIST);
-	UNCHANGED(e, engine_initiate(e, "B"), ENGINE_EEXIST);
-	UNCHANGED(e, engine_initiate(e, ""), ENGINE_EINVAL);
-	UNCHANGED(e, engine_sent(e, 2, &seq), ENGINE_ENOCHAN);
-	UNCHANGED(e, engine_delivered(e, 2, 3), ENGINE_ENOCHAN);
-	UNCHANGED(e, engine_marker(e, 2, "A", 0), ENGINE_ENOCHAN);
-	UNCHANGED(e, engine_marker(e, 2, "Z", 0), ENGINE_ENOCHAN);
-	UNCHANGED(e, engine_marker(e, 0, "bad id", 0), ENGINE_EINVAL);
-	UNCHANGED(e, engine_marker(e, 1, "B", 5), ENGINE_EDUP);
-	UNCHANGED(e, engine_state_recorded(e, "A"), ENGINE_ESTATE);
-	UNCHANGED(e, engine_state_recorded(e, "Z"), ENGINE_ENOENT);
-	UNCHANGED(e, engine_state_recorded(e, ""), ENGINE_EINVAL);
-	UNCHANGED(e, engine_abort(e, "Z"), ENGINE_ENOENT);
-	UNCHANGED(e, engine_abort(e, " "), ENGINE_EINVAL);
-	UNCHANGED(e, engine_forget(e, "A"), ENGINE_ESTATE);
-	UNCHANGED(e, engine_forget(e, "B"), ENGINE_ESTATE);
-	UNCHANGED(e, engine_forget(e, "Z"), ENGINE_ENOENT);
+	UNCHANGED(e, engine_initiate(e, "A"), E_EXIST);
+	UNCHANGED(e, engine_initiate(e, "B"), E_EXIST);
+	UNCHANGED(e, engine_initiate(e, ""), E_INVAL);
+	UNCHANGED(e, engine_sent(e, 2, &seq), E_NOCHAN);
+	UNCHANGED(e, engine_delivered(e, 2, 3), E_NOCHAN);
+	UNCHANGED(e, engine_marker(e, 2, "A", 0), E_NOCHAN);
+	UNCHANGED(e, engine_marker(e, 2, "Z", 0), E_NOCHAN);
+	UNCHANGED(e, engine_marker(e, 0, "bad id", 0), E_INVAL);
+	UNCHANGED(e, engine_marker(e, 1, "B", 5), E_DUP);
+	UNCHANGED(e, engine_state_recorded(e, "A"), E_STATE);
+	UNCHANGED(e, engine_state_recorded(e, "Z"), E_NOENT);
+	UNCHANGED(e, engine_state_recorded(e, ""), E_INVAL);
+	UNCHANGED(e, engine_abort(e, "Z"), E_NOENT);
+	UNCHANGED(e, engine_abort(e, " "), E_INVAL);
+	UNCHANGED(e, engine_forget(e, "A"), E_STATE);
+	UNCHANGED(e, engine_forget(e, "B"), E_STATE);
+	UNCHANGED(e, engine_forget(e, "Z"), E_NOENT);
 	cr_assert_eq(seq, 1234);
 
 	/* And the run goes on exactly as if they had not happened. */
@@ -1251,7 +1229,7 @@ Test(engine_counted, overtaking_marker_keeps_channel_open_until_n)
 	cr_assert_eq(state_of(e, "A"), ENGINE_S_RECORDED);
 	cr_assert_eq(open_of(e, "A"), 1);
 	/* A second marker on the still-open channel is a duplicate. */
-	UNCHANGED(e, engine_marker(e, 0, "A", 0), ENGINE_EDUP);
+	UNCHANGED(e, engine_marker(e, 0, "A", 0), E_DUP);
 
 	deliver(e, 0, 1);
 	EXPECT(e, REC("A", 0, 1));
@@ -1475,14 +1453,14 @@ Test(engine_unaligned, set_cut_needs_counted_markers)
 {
 	struct engine *e = mk(ENGINE_CLASSIC, 1, 1);
 
-	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_UNALIGNED), ENGINE_EINVAL);
+	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_UNALIGNED), E_INVAL);
 	cr_assert_eq(engine_cut(e), ENGINE_CUT_ALIGNED);
 	OK(engine_set_cut(e, ENGINE_CUT_ALIGNED));
-	UNCHANGED(e, engine_set_cut(e, (enum engine_cut)2), ENGINE_EINVAL);
+	UNCHANGED(e, engine_set_cut(e, (enum engine_cut)2), E_INVAL);
 	engine_free(e);
 
 	e = mk(ENGINE_COUNTED, 1, 1);
-	UNCHANGED(e, engine_set_cut(e, (enum engine_cut) - 1), ENGINE_EINVAL);
+	UNCHANGED(e, engine_set_cut(e, (enum engine_cut) - 1), E_INVAL);
 	OK(engine_set_cut(e, ENGINE_CUT_UNALIGNED));
 	OK(engine_set_cut(e, ENGINE_CUT_ALIGNED));
 	cr_assert_eq(engine_cut(e), ENGINE_CUT_ALIGNED);
@@ -1495,11 +1473,11 @@ Test(engine_unaligned, set_cut_refused_while_a_snapshot_runs)
 	static const uint64_t none[1] = {0};
 
 	OK(engine_initiate(e, "A"));
-	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_ALIGNED), ENGINE_ESTATE);
-	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_UNALIGNED), ENGINE_ESTATE);
+	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_ALIGNED), E_STATE);
+	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_UNALIGNED), E_STATE);
 	OK(engine_state_recorded_taken(e, "A", none));
 	cr_assert_eq(state_of(e, "A"), ENGINE_S_RECORDED);
-	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_ALIGNED), ENGINE_ESTATE);
+	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_ALIGNED), E_STATE);
 	OK(engine_marker(e, 0, "A", 0));
 	EXPECT(e, DONE("A", 0, 0, 0, 0), PART("A"));
 	/* Complete and aborted snapshots do not hold the cut. */
@@ -1515,8 +1493,8 @@ Test(engine_unaligned, plain_state_recorded_is_einval)
 	struct engine *e = mk_un(1, 1);
 
 	OK(engine_initiate(e, "A"));
-	UNCHANGED(e, engine_state_recorded(e, "A"), ENGINE_EINVAL);
-	UNCHANGED(e, engine_state_recorded(e, "Z"), ENGINE_EINVAL);
+	UNCHANGED(e, engine_state_recorded(e, "A"), E_INVAL);
+	UNCHANGED(e, engine_state_recorded(e, "Z"), E_INVAL);
 	cr_assert_eq(state_of(e, "A"), ENGINE_S_REQUESTED);
 	engine_free(e);
 }
@@ -1525,12 +1503,12 @@ Test(engine_unaligned, deliveries_must_come_in_seq_order)
 {
 	struct engine *e = mk_un(2, 1);
 
-	UNCHANGED(e, engine_delivered(e, 0, 2), ENGINE_EINVAL);
-	UNCHANGED(e, engine_delivered(e, 0, 0), ENGINE_EINVAL);
+	UNCHANGED(e, engine_delivered(e, 0, 2), E_INVAL);
+	UNCHANGED(e, engine_delivered(e, 0, 0), E_INVAL);
 	deliver(e, 0, 1);
-	UNCHANGED(e, engine_delivered(e, 0, 1), ENGINE_EINVAL);
-	UNCHANGED(e, engine_delivered(e, 0, 3), ENGINE_EINVAL);
-	UNCHANGED(e, engine_delivered(e, 2, 1), ENGINE_ENOCHAN);
+	UNCHANGED(e, engine_delivered(e, 0, 1), E_INVAL);
+	UNCHANGED(e, engine_delivered(e, 0, 3), E_INVAL);
+	UNCHANGED(e, engine_delivered(e, 2, 1), E_NOCHAN);
 	deliver(e, 0, 2);
 	deliver(e, 1, 1);
 	cr_assert_eq(engine_delivered_count(e, 0), 2);
@@ -1587,19 +1565,19 @@ Test(engine_unaligned, taken_beyond_the_request_is_refused)
 	deliver(e, 1, 2);
 	EXPECT(e, REC("A", 1, 2));
 	UNCHANGED(e, engine_state_recorded_taken(e, "A", too_many),
-	          ENGINE_EINVAL);
-	UNCHANGED(e, engine_state_recorded_taken(e, "A", later), ENGINE_EINVAL);
-	UNCHANGED(e, engine_state_recorded_taken(e, "A", NULL), ENGINE_EINVAL);
-	UNCHANGED(e, engine_state_recorded_taken(e, "Z", ok), ENGINE_ENOENT);
-	UNCHANGED(e, engine_state_recorded_taken(e, "", ok), ENGINE_EINVAL);
-	UNCHANGED(e, engine_state_recorded_taken(e, NULL, ok), ENGINE_EINVAL);
+	          E_INVAL);
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", later), E_INVAL);
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", NULL), E_INVAL);
+	UNCHANGED(e, engine_state_recorded_taken(e, "Z", ok), E_NOENT);
+	UNCHANGED(e, engine_state_recorded_taken(e, "", ok), E_INVAL);
+	UNCHANGED(e, engine_state_recorded_taken(e, NULL, ok), E_INVAL);
 	cr_assert_eq(state_of(e, "A"), ENGINE_S_REQUESTED);
 
 	/* The refusals changed nothing: the run goes on as if they had not
 	 * happened. */
 	OK(engine_state_recorded_taken(e, "A", ok));
 	EXPECT(e, MARK("A", 0, 0));
-	UNCHANGED(e, engine_state_recorded_taken(e, "A", ok), ENGINE_ESTATE);
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", ok), E_STATE);
 	OK(engine_marker(e, 0, "A", 2));
 	EXPECT(e, DONE("A", 0, 2, 2, 0));
 	OK(engine_marker(e, 1, "A", 2));
@@ -1633,13 +1611,13 @@ BOTH_MODES(aligned_taken_must_equal_m)
 	OK(engine_initiate(e, "B"));
 	deliver(e, 1, 1);
 	EXPECT(e, REC("A", 1, 1), REC("B", 1, 1));
-	UNCHANGED(e, engine_state_recorded_taken(e, "A", fewer), ENGINE_EINVAL);
-	UNCHANGED(e, engine_state_recorded_taken(e, "A", more), ENGINE_EINVAL);
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", fewer), E_INVAL);
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", more), E_INVAL);
 	OK(engine_state_recorded_taken(e, "A", m));
 	EXPECT(e, MARK("A", 0, 1));
 	OK(engine_state_recorded_taken(e, "B", NULL));
 	EXPECT(e, MARK("B", 0, 1));
-	UNCHANGED(e, engine_state_recorded_taken(e, "A", m), ENGINE_ESTATE);
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", m), E_STATE);
 	OK(engine_marker(e, 0, "A", 2));
 	EXPECT(e, DONE("A", 0, 2, 2, 0));
 	OK(engine_marker(e, 1, "A", 1));
@@ -1886,11 +1864,11 @@ Test(engine_unaligned, failed_events_change_nothing)
 	OK(engine_initiate(e, "A"));
 	OK(engine_marker(e, 1, "A", 0));
 	expect_none(e);
-	UNCHANGED(e, engine_marker(e, 1, "A", 0), ENGINE_EDUP);
-	UNCHANGED(e, engine_delivered(e, 0, 4), ENGINE_EINVAL);
-	UNCHANGED(e, engine_state_recorded(e, "A"), ENGINE_EINVAL);
-	UNCHANGED(e, engine_state_recorded_taken(e, "A", bad), ENGINE_EINVAL);
-	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_ALIGNED), ENGINE_ESTATE);
+	UNCHANGED(e, engine_marker(e, 1, "A", 0), E_DUP);
+	UNCHANGED(e, engine_delivered(e, 0, 4), E_INVAL);
+	UNCHANGED(e, engine_state_recorded(e, "A"), E_INVAL);
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", bad), E_INVAL);
+	UNCHANGED(e, engine_set_cut(e, ENGINE_CUT_ALIGNED), E_STATE);
 	OK(engine_state_recorded_taken(e, "A", taken));
 	EXPECT(e, QUEUED("A", 0, 2, 1), MARK("A", 0, 0), DONE("A", 1, 0, 0, 0));
 	OK(engine_marker(e, 0, "A", 2));
@@ -1906,7 +1884,7 @@ Test(engine_unaligned, abort_while_requested)
 	deliver(e, 0, 1);
 	OK(engine_initiate(e, "A"));
 	OK(engine_abort(e, "A"));
-	UNCHANGED(e, engine_state_recorded_taken(e, "A", taken), ENGINE_ESTATE);
+	UNCHANGED(e, engine_state_recorded_taken(e, "A", taken), E_STATE);
 	deliver(e, 0, 2);
 	expect_none(e);
 	OK(engine_set_cut(e, ENGINE_CUT_ALIGNED));
@@ -1927,11 +1905,11 @@ Test(engine, resume_sets_the_counts_outside_snapshots)
 	cr_assert_eq(engine_delivered_count(e, 0), 7);
 	OK(engine_delivered(e, 0, 8));
 	cr_assert_eq(engine_delivered_count(e, 0), 8);
-	FAILS(engine_resume_in(e, 1, 0), ENGINE_ENOCHAN);
-	FAILS(engine_resume_out(e, 1, 0), ENGINE_ENOCHAN);
+	FAILS(engine_resume_in(e, 1, 0), E_NOCHAN);
+	FAILS(engine_resume_out(e, 1, 0), E_NOCHAN);
 	OK(engine_initiate(e, "p0:1"));
-	FAILS(engine_resume_in(e, 0, 100), ENGINE_ESTATE);
-	FAILS(engine_resume_out(e, 0, 100), ENGINE_ESTATE);
+	FAILS(engine_resume_in(e, 0, 100), E_STATE);
+	FAILS(engine_resume_out(e, 0, 100), E_STATE);
 	cr_assert_eq(engine_delivered_count(e, 0), 8);
 	cr_assert_eq(engine_sent_count(e, 0), 42);
 	engine_free(e);

@@ -32,15 +32,15 @@ Test(lab, rejects_bad_events)
 	struct lab *lab = two_nodes(ENGINE_COUNTED);
 	size_t ch;
 
-	cr_assert_eq(lab_send(lab, "p", "q", 11), LAB_EFUNDS);
-	cr_assert_eq(lab_send(lab, "p", "q", 0), LAB_EINVAL);
-	cr_assert_eq(lab_send(lab, "p", "x", 1), LAB_EINVAL);
+	cr_assert_eq(lab_send(lab, "p", "q", 11), E_FUNDS);
+	cr_assert_eq(lab_send(lab, "p", "q", 0), E_INVAL);
+	cr_assert_eq(lab_send(lab, "p", "x", 1), E_INVAL);
 	cr_assert_eq(lab_channel(lab, "p", "q", &ch), 0);
-	cr_assert_eq(lab_deliver(lab, ch, 1), LAB_EEMPTY);
-	cr_assert_eq(lab_add_node(lab, "r", 1), LAB_EORDER);
+	cr_assert_eq(lab_deliver(lab, ch, 1), E_EMPTY);
+	cr_assert_eq(lab_add_node(lab, "r", 1), E_ORDER);
 	cr_assert_eq(lab_send(lab, "p", "q", 4), 0);
 	cr_assert_eq(lab_balance(lab, 0), 6);
-	cr_assert_eq(lab_deliver(lab, ch, 2), LAB_EEMPTY);
+	cr_assert_eq(lab_deliver(lab, ch, 2), E_EMPTY);
 	cr_assert_eq(lab_deliver(lab, ch, 1), 0);
 	cr_assert_eq(lab_balance(lab, 1), 14);
 	lab_free(lab);
@@ -54,7 +54,7 @@ Test(lab, rejects_graph_not_strongly_connected)
 	cr_assert_eq(lab_add_node(lab, "p", 1), 0);
 	cr_assert_eq(lab_add_node(lab, "q", 1), 0);
 	cr_assert_eq(lab_add_channel(lab, "p", "q"), 0);
-	cr_assert_eq(lab_snapshot(lab, "p", NULL), LAB_ENOTSC);
+	cr_assert_eq(lab_snapshot(lab, "p", NULL), E_NOTSC);
 	lab_free(lab);
 }
 
@@ -136,8 +136,8 @@ Test(lab, cut_and_queue_options)
 	cr_assert_eq(lab_new(ENGINE_CLASSIC, &lab), 0);
 	cr_assert_eq(lab_cut(lab), ENGINE_CUT_ALIGNED);
 	cr_assert_eq(lab_queued_apps(lab), 0);
-	cr_assert_eq(lab_set_cut(lab, ENGINE_CUT_UNALIGNED), LAB_EINVAL);
-	cr_assert_eq(lab_set_cut(lab, (enum engine_cut)5), LAB_EINVAL);
+	cr_assert_eq(lab_set_cut(lab, ENGINE_CUT_UNALIGNED), E_INVAL);
+	cr_assert_eq(lab_set_cut(lab, (enum engine_cut)5), E_INVAL);
 	cr_assert_eq(lab_cut(lab), ENGINE_CUT_ALIGNED);
 	cr_assert_eq(lab_set_queued_apps(lab, 1), 0);
 	lab_free(lab);
@@ -145,8 +145,8 @@ Test(lab, cut_and_queue_options)
 	lab = two_nodes(ENGINE_COUNTED);
 	cr_assert_eq(lab_set_cut(lab, ENGINE_CUT_UNALIGNED), 0);
 	cr_assert_eq(lab_start(lab), 0);
-	cr_assert_eq(lab_set_cut(lab, ENGINE_CUT_ALIGNED), LAB_EORDER);
-	cr_assert_eq(lab_set_queued_apps(lab, 1), LAB_EORDER);
+	cr_assert_eq(lab_set_cut(lab, ENGINE_CUT_ALIGNED), E_ORDER);
+	cr_assert_eq(lab_set_queued_apps(lab, 1), E_ORDER);
 	cr_assert_eq(lab_cut(lab), ENGINE_CUT_UNALIGNED);
 	cr_assert_eq(lab_queued_apps(lab), 0);
 	/* Immediate applications take at once: nothing is ever queued. */
@@ -154,8 +154,8 @@ Test(lab, cut_and_queue_options)
 	cr_assert_eq(lab_deliver(lab, 0, 1), 0);
 	cr_assert_eq(lab_down_len(lab, 1), 0);
 	cr_assert_eq(lab_balance(lab, 1), 13);
-	cr_assert_eq(lab_take(lab, 1), LAB_EEMPTY);
-	cr_assert_eq(lab_take(lab, 2), LAB_EINVAL);
+	cr_assert_eq(lab_take(lab, 1), E_EMPTY);
+	cr_assert_eq(lab_take(lab, 2), E_INVAL);
 	lab_free(lab);
 }
 
@@ -200,13 +200,13 @@ lagging(enum engine_cut cut, struct lab_snapshot_result *r)
 		cr_assert_eq(lab_down_at(lab, 1, 2)->amount, 2);
 		cr_assert_eq(lab_down_at(lab, 1, 3)->amount, 3);
 	}
-	cr_assert_eq(lab_recorded_tokens(lab, s, 1, &tokens), LAB_EINVAL);
+	cr_assert_eq(lab_recorded_tokens(lab, s, 1, &tokens), E_INVAL);
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(lab_take(lab, 1), 0);
-	cr_assert_eq(lab_take(lab, 1), LAB_EEMPTY);
+	cr_assert_eq(lab_take(lab, 1), E_EMPTY);
 	cr_assert_eq(lab_balance(lab, 1), 15);
 	cr_assert_eq(lab_deliver(lab, qp, 1), 0); /* q's marker */
-	cr_assert_eq(lab_take(lab, 0), LAB_EEMPTY, "markers skip the queue");
+	cr_assert_eq(lab_take(lab, 0), E_EMPTY, "markers skip the queue");
 	cr_assert_eq(lab_deliver(lab, pq, 1), 0);
 	cr_assert_eq(lab_take(lab, 1), 0);
 	cr_assert_eq(lab_balance(lab, 1), 16);
@@ -286,10 +286,10 @@ Test(lab, unaligned_refuses_a_message_passing_an_older_one)
 	cr_assert_eq(lab_send(lab, "p", "q", 2), 0);
 	cr_assert_eq(lab_snapshot(lab, "p", NULL), 0);
 	cr_assert_eq(lab_take(lab, 0), 0); /* p's marker joins p -> q */
-	cr_assert_eq(lab_deliver(lab, pq, 2), LAB_ESEQ);
+	cr_assert_eq(lab_deliver(lab, pq, 2), E_SEQ);
 	cr_assert_eq(lab_queue_len(lab, pq), 3, "refusal changed the queue");
 	cr_assert_eq(lab_down_len(lab, 1), 0);
-	cr_assert_str_eq(lab_strerror(LAB_ESEQ),
+	cr_assert_str_eq(err_str(E_SEQ),
 	                 "the unaligned cut needs each channel's messages "
 	                 "delivered in order");
 	/* A marker may still pass them. */
@@ -332,7 +332,7 @@ Test(labaudit, unaligned_grid_keeps_44)
 
 	cr_assert_eq(
 	    labaudit_run_cut(ENGINE_CLASSIC, ENGINE_CUT_UNALIGNED, rows),
-	    LAB_EINVAL);
+	    E_INVAL);
 	cr_assert_eq(
 	    labaudit_run_cut(ENGINE_COUNTED, ENGINE_CUT_UNALIGNED, rows), 0);
 	for (int i = 0; i < LABAUDIT_CASES; i++) {
@@ -502,7 +502,7 @@ Test(script, caller_cut_is_the_default)
 	cr_assert_not_null(f);
 	cr_assert_eq(script_run_cut(f, "t.lab", ENGINE_CUT_UNALIGNED, &lab, err,
 	                            sizeof(err)),
-	             LAB_EINVAL);
+	             E_INVAL);
 	fclose(f);
 	cr_assert_null(lab);
 	cr_assert_str_eq(err, "t.lab:2: the unaligned cut needs counted "
@@ -698,9 +698,9 @@ Test(props, unaligned_refuses_classic_and_any_order)
 	struct labprops_options o = {ENGINE_CLASSIC, LABPROPS_FIFO,
 	                             ENGINE_CUT_UNALIGNED, 1};
 
-	cr_assert_eq(labprops_run_opts(1, 10, &o, &r), LAB_EINVAL);
+	cr_assert_eq(labprops_run_opts(1, 10, &o, &r), E_INVAL);
 	o.mode = ENGINE_COUNTED;
 	o.order = LABPROPS_ANY;
-	cr_assert_eq(labprops_run_opts(1, 10, &o, &r), LAB_EINVAL);
+	cr_assert_eq(labprops_run_opts(1, 10, &o, &r), E_INVAL);
 	cr_assert_eq(r.scenarios, 77, "result written on refusal");
 }

@@ -59,7 +59,7 @@ Test(link, numbers_from_one_and_acks_free_a_prefix)
 	cr_assert_eq(link_next(l, &data, &len, &seq), 0);
 	cr_assert_eq(link_ack(l, 1), 0, "an old ack is harmless");
 	cr_assert_eq(link_acked(l), 2);
-	cr_assert_eq(link_ack(l, 4), LINK_EINVAL, "beyond what was sent");
+	cr_assert_eq(link_ack(l, 4), E_INVAL, "beyond what was sent");
 	cr_assert_eq(link_ack(l, 3), 0);
 	cr_assert_eq(link_unacked(l), 0);
 	link_free(l);
@@ -89,7 +89,7 @@ Test(link, window_full)
 
 	push_str(l, "a");
 	push_str(l, "b");
-	cr_assert_eq(link_push(l, "c", 2), LINK_EFULL);
+	cr_assert_eq(link_push(l, "c", 2), E_FULL);
 	cr_assert_eq(link_ack(l, 1), 0);
 	push_str(l, "c");
 	cr_assert_eq(link_next_seq(l), 4);
@@ -177,7 +177,7 @@ Test(link, push_space_peek_and_bytes)
 	cr_assert_not_null(link_push_space(l, 0));
 	cr_assert_eq(link_next_seq(l), 4);
 	cr_assert_null(link_push_space(l, 1));
-	cr_assert_eq(link_push(l, "x", 1), LINK_EFULL);
+	cr_assert_eq(link_push(l, "x", 1), E_FULL);
 	cr_assert_eq(link_next_seq(l), 4);
 	cr_assert_eq(link_unacked_bytes(l), 8);
 
@@ -317,7 +317,7 @@ Test(link, many_items_against_a_model)
 			if (pushed - acked == STRESS_WINDOW) {
 				cr_assert_null(link_push_space(l, len));
 				cr_assert_eq(link_push(l, buf, len),
-				             LINK_EFULL);
+				             E_FULL);
 			} else if (seq % 2) {
 				p = link_push_space(l, len);
 				cr_assert_not_null(p);
@@ -373,7 +373,7 @@ Test(link, many_items_against_a_model)
 			}
 		} else {
 			cr_assert_eq(link_ack(l, pushed + 1 + rnd(3)),
-			             LINK_EINVAL);
+			             E_INVAL);
 		}
 		cr_assert_eq(link_next_seq(l), pushed + 1);
 		cr_assert_eq(link_acked(l), acked);

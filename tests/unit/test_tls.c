@@ -86,7 +86,7 @@ path(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "%s/%s", dir, name);
 }
 
-/* tls_open(cfg, self) must fail with TLS_ECONFIG and an error holding
+/* tls_open(cfg, self) must fail with E_CONFIG and an error holding
  * want. */
 static void
 expect_refused(struct config *cfg, size_t self, const char *want)
@@ -94,7 +94,7 @@ expect_refused(struct config *cfg, size_t self, const char *want)
 	struct tls *t = NULL;
 	char err[512] = "";
 
-	cr_assert_eq(tls_open(cfg, self, &t, err, sizeof(err)), TLS_ECONFIG);
+	cr_assert_eq(tls_open(cfg, self, &t, err, sizeof(err)), E_CONFIG);
 	cr_assert_null(t);
 	cr_assert_not_null(strstr(err, want), "error: %s\nwant: %s", err, want);
 }
@@ -220,7 +220,7 @@ Test(tls, hello_binds_the_pipe)
 
 	connect_pair(&p, cluster(NULL, NULL));
 	/* Before any hello, nothing is admitted. */
-	cr_assert_eq(send_batch(&p, "p1", 7, NULL), TLS_EAUTH);
+	cr_assert_eq(send_batch(&p, "p1", 7, NULL), E_AUTH);
 	cr_assert_eq(tls_hello(p.t1, 0, 7, 0, &auth), 0);
 	cr_assert_not_null(auth);
 	cr_assert_eq(send_batch(&p, "p1", 7, auth), 0);
@@ -230,9 +230,9 @@ Test(tls, hello_binds_the_pipe)
 	cr_assert_eq(ps.authenticated, 1);
 	cr_assert_eq(ps.failures, 0);
 	/* The pipe is p1's: a batch on it claiming p2 is dropped. */
-	cr_assert_eq(send_batch(&p, "p2", 7, NULL), TLS_EAUTH);
+	cr_assert_eq(send_batch(&p, "p2", 7, NULL), E_AUTH);
 	/* The same hello again is a replay; it closes the pipe. */
-	cr_assert_eq(send_batch(&p, "p1", 7, auth), TLS_EAUTH);
+	cr_assert_eq(send_batch(&p, "p1", 7, auth), E_AUTH);
 	tls_peer_status(p.t0, 1, &ps);
 	cr_assert_eq(ps.failures, 1);
 	cr_assert_not_null(strstr(ps.last_error, "not newer"), "%s",
@@ -251,7 +251,7 @@ Test(tls, hello_for_another_name_is_refused)
 	connect_pair(&p, cluster(NULL, NULL));
 	/* p1 signs, with its own certificate, a hello claiming to be p2. */
 	cr_assert_eq(tls_hello(p.t1, 0, 9, 0, &auth), 0);
-	cr_assert_eq(send_batch(&p, "p2", 9, auth), TLS_EAUTH);
+	cr_assert_eq(send_batch(&p, "p2", 9, auth), E_AUTH);
 	tls_peer_status(p.t0, 2, &ps);
 	cr_assert_eq(ps.authenticated, 0);
 	cr_assert_eq(ps.failures, 1);
@@ -269,7 +269,7 @@ Test(tls, hello_with_a_changed_header_is_refused)
 	connect_pair(&p, cluster(NULL, NULL));
 	/* Signed for epoch 9, sent with epoch 10. */
 	cr_assert_eq(tls_hello(p.t1, 0, 9, 0, &auth), 0);
-	cr_assert_eq(send_batch(&p, "p1", 10, auth), TLS_EAUTH);
+	cr_assert_eq(send_batch(&p, "p1", 10, auth), E_AUTH);
 	tls_peer_status(p.t0, 1, &ps);
 	cr_assert_not_null(strstr(ps.last_error, "signature does not verify"),
 	                   "%s", ps.last_error);

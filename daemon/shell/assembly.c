@@ -1,0 +1,531 @@
+/*
+ * assembly.c - parts travel to the initiator, which stores them, audits
+ * the whole cut and stores the verdict.
+ *
+ * A part is one PeerPart item (local state and, per incoming channel, m, n
+ * and what was recorded) followed, when anything was recorded, by
+ * PeerPartMessages chunks of at most CHUNK_BYTES read back from the
+ * sender's database, the last one marked final.  The initiator does not
+ * trust the sender's summary of the recorded messages: it recomputes it
+ * from the messages that actually arrived, so the audit judges the data
+ * stored, not a claim about it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cutd.h"
+#include "cutproto.h"
+#include "log.h"
+
+/* The local state, read back from this node's database. */
+struct state_copy {
+	const char *node;
+	char *ctype;
+	uint8_t *data;
+	size_t len;
+	int found;
+};
+
+static int
+copy_state(const char *node, const char *ctype, const void *state, size_t len,
+           void *arg)
+{
+	struct state_copy *sc = arg;
+
+	if (strcmp(node, sc->node) != 0)
+		return 0;
+	sc->ctype = strdup(ctype ? ctype : "");
+	sc->data = malloc(len ? len : 1);
+	if (sc->ctype == NULL || sc->data == NULL)
+		return E_NOMEM;
+	memcpy(sc->data, state, len);
+	sc->len = len;
+	sc->found = 1;
+	return 0;
+}
+
+/* A chunk of recorded messages being filled. */
+struct chunk {
+	struct cutd *d;
+	struct snap *s;
+	const char *src;
+	Cut__V1__ChannelMessage *msgs;
+	Cut__V1__ChannelMessage **ptrs;
+	size_t n, cap, bytes;
+	int rv;
+};
+
+static void
+chunk_clear(struct chunk *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->msgs[i].content_type);
+		free(c->msgs[i].payload.data);
+	}
+	c->n = 0;
+	c->bytes = 0;
+}
+
+static int
+chunk_flush(struct chunk *c, int final)
+{
+	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerPartMessages pm = CUT__V1__PEER_PART_MESSAGES__INIT;
+	size_t node = c->s->initiator;
+	int rv;
+
+	if (c->n == 0 && !final)
+		return 0;
+	for (size_t i = 0; i < c->n; i++)
+		c->ptrs[i] = &c->msgs[i];
+	pm.seq = peer_next_seq(c->d, node);
+	pm.snapshot_id = c->s->id;
+	pm.src = (char *)c->src;
+	pm.messages = c->ptrs;
+	pm.n_messages = c->n;
+	pm.final = final;
+	item.item_case = CUT__V1__PEER_ITEM__ITEM_PART_MESSAGES;
+	item.part_messages = &pm;
+	rv = node_push_item(c->d, node, &item);
+	chunk_clear(c);
+	return rv;
+}
+
+static int
+chunk_add(uint64_t seq, const char *ctype, const void *payload, size_t len,
+          void *arg)
+{
+	struct chunk *c = arg;
+	Cut__V1__ChannelMessage *m;
+
+	if (c->bytes > 0 && c->bytes + len > CHUNK_BYTES &&
+	    (c->rv = chunk_flush(c, 0)) != 0)
+		return c->rv;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		void *v = realloc(c->msgs, cap * sizeof(*c->msgs));
+		void *p = v ? realloc(c->ptrs, cap * sizeof(*c->ptrs)) : NULL;
+		if (v != NULL)
+			c->msgs = v;
+		if (p == NULL)
+			return c->rv = E_NOMEM;
+		c->ptrs = p;
+		c->cap = cap;
+	}
+	m = &c->msgs[c->n];
+	cut__v1__channel_message__init(m);
+	m->seq = seq;
+	m->content_type = ctype ? strdup(ctype) : NULL;
+	m->payload.data = malloc(len ? len : 1);
+	if (m->payload.data == NULL)
+		return c->rv = E_NOMEM;
+	memcpy(m->payload.data, payload, len);
+	m->payload.len = len;
+	c->n++;
+	c->bytes += len + 32;
+	return 0;
+}
+
+/* Streams the recorded messages of s from the database, in chunks. */
+static int
+send_messages(struct cutd *d, struct snap *s)
+{
+	struct chunk c = {.d = d, .s = s};
+	size_t last = SIZE_MAX;
+	int rv = 0;
+
+	for (size_t i = 0; i < d->n_in; i++)
+		if (s->in[i].seqs.count > 0)
+			last = i;
+	for (size_t i = 0; last != SIZE_MAX && i <= last && rv == 0; i++) {
+		if (s->in[i].seqs.count == 0)
+			continue;
+		c.src = d->cfg->nodes[s->in[i].src].name;
+		rv = store_foreach_message(d->store, s->id, c.src, d->name,
+		                           chunk_add, &c);
+		if (rv == 0)
+			rv = c.rv;
+		if (rv == 0)
+			rv = chunk_flush(&c, i == last);
+	}
+	chunk_clear(&c);
+	free(c.msgs);
+	free(c.ptrs);
+	return rv;
+}
+
+int
+assembly_send_part(struct cutd *d, struct snap *s)
+{
+	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerPart part = CUT__V1__PEER_PART__INIT;
+	Cut__V1__PartChannel *chans, **ptrs;
+	struct state_copy sc = {.node = d->name};
+	int rv = E_NOMEM;
+
+	chans = calloc(d->n_in + 1, sizeof(*chans));
+	ptrs = calloc(d->n_in + 1, sizeof(*ptrs));
+	if (chans == NULL || ptrs == NULL)
+		goto out;
+	if ((rv = store_foreach_state(d->store, s->id, copy_state, &sc)) != 0)
+		goto out;
+	if (!sc.found) {
+		rv = E_NOENT; /* the local state never made it to disk */
+		goto out;
+	}
+	for (size_t i = 0; i < d->n_in; i++) {
+		const struct part_chan *pc = &s->in[i];
+		cut__v1__part_channel__init(&chans[i]);
+		chans[i].src = (char *)d->cfg->nodes[pc->src].name;
+		chans[i].m = pc->m;
+		chans[i].n = pc->n;
+		chans[i].count = pc->seqs.count;
+		chans[i].first_seq = pc->seqs.first;
+		chans[i].last_seq = pc->seqs.last;
+		chans[i].consecutive = pc->seqs.consecutive;
+		ptrs[i] = &chans[i];
+	}
+	part.seq = peer_next_seq(d, s->initiator);
+	part.snapshot_id = s->id;
+	part.node = (char *)d->name;
+	part.content_type = sc.ctype;
+	part.state.data = sc.data;
+	part.state.len = sc.len;
+	part.channels = ptrs;
+	part.n_channels = d->n_in;
+	item.item_case = CUT__V1__PEER_ITEM__ITEM_PART;
+	item.part = &part;
+	if ((rv = node_push_item(d, s->initiator, &item)) == 0)
+		rv = send_messages(d, s);
+out:
+	free(sc.ctype);
+	free(sc.data);
+	free(chans);
+	free(ptrs);
+	return rv;
+}
+
+/* Builds the audit's view of s from the initiator's database. */
+struct collect {
+	struct cutd *d;
+	struct audit_channel *rec;
+	size_t n, cap;
+	int bad;
+	const char **parts;
+	size_t *nparts, maxparts;
+};
+
+static int
+collect_state(const char *node, const char *ctype, const void *state,
+              size_t len, void *arg)
+{
+	struct collect *c = arg;
+	int v = config_node_index(c->d->cfg, node);
+
+	(void)ctype;
+	(void)state;
+	(void)len;
+	if (v < 0 || *c->nparts == c->maxparts) {
+		c->bad = 1;
+		return 0;
+	}
+	c->parts[(*c->nparts)++] = c->d->cfg->nodes[v].name;
+	return 0;
+}
+
+static int
+collect_channel(const struct store_channel *ch, void *arg)
+{
+	struct collect *c = arg;
+	int src = config_node_index(c->d->cfg, ch->src);
+	int dst = config_node_index(c->d->cfg, ch->dst);
+	struct audit_channel *a;
+
+	if (src < 0 || dst < 0) {
+		c->bad = 1;
+		return 0;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		void *v = realloc(c->rec, cap * sizeof(*c->rec));
+		if (v == NULL)
+			return E_NOMEM;
+		c->rec = v;
+		c->cap = cap;
+	}
+	a = &c->rec[c->n++];
+	memset(a, 0, sizeof(*a));
+	a->src = c->d->cfg->nodes[src].name;
+	a->dst = c->d->cfg->nodes[dst].name;
+	a->m = ch->m;
+	a->n = ch->n;
+	a->seqs.count = ch->recorded;
+	a->seqs.first = ch->first_seq;
+	a->seqs.last = ch->last_seq;
+	a->seqs.consecutive = ch->consecutive;
+	return 0;
+}
+
+static int
+audit_snap(struct cutd *d, struct snap *s, struct audit_report *ret)
+{
+	const struct config *cfg = d->cfg;
+	const char **names, **parts, **src, **dst;
+	struct collect c = {.d = d};
+	struct audit_input in;
+	int rv = E_NOMEM;
+
+	memset(&in, 0, sizeof(in));
+	names = calloc(cfg->nnodes + 1, sizeof(*names));
+	parts = calloc(cfg->nnodes + 1, sizeof(*parts));
+	src = calloc(cfg->nchans + 1, sizeof(*src));
+	dst = calloc(cfg->nchans + 1, sizeof(*dst));
+	if (!names || !parts || !src || !dst)
+		goto out;
+	for (size_t v = 0; v < cfg->nnodes; v++)
+		names[v] = cfg->nodes[v].name;
+	c.parts = parts;
+	c.nparts = &in.nparts;
+	c.maxparts = cfg->nnodes;
+	/* A part counts when its state is in the database, not because a
+	 * message said so. */
+	if ((rv = store_foreach_state(d->store, s->id, collect_state, &c)) != 0)
+		goto out;
+	for (size_t i = 0; i < cfg->nchans; i++) {
+		src[i] = cfg->nodes[cfg->chans[i].src].name;
+		dst[i] = cfg->nodes[cfg->chans[i].dst].name;
+	}
+	if ((rv = store_foreach_channel(d->store, s->id, collect_channel,
+	                                &c)) != 0)
+		goto out;
+	in.nodes = names;
+	in.nnodes = cfg->nnodes;
+	in.chan_src = src;
+	in.chan_dst = dst;
+	in.nchans = cfg->nchans;
+	in.parts = parts;
+	in.recorded = c.rec;
+	in.nrecorded = c.n;
+	audit_run(&in, ret);
+	if (c.bad) {
+		ret->consistent = 0;
+		snprintf(
+		    ret->reason, sizeof(ret->reason),
+		    "the database holds rows for nodes not in the cluster");
+	}
+out:
+	free(names);
+	free(parts);
+	free(src);
+	free(dst);
+	free(c.rec);
+	return rv;
+}
+
+static void
+maybe_complete(struct cutd *d, struct snap *s)
+{
+	struct audit_report r;
+
+	if (s->state != SNAP_WAITING || s->parts_done < s->nparts)
+		return;
+	cutd_db(d);
+	store_finish(d->store, s->id, STORE_COMPLETE, NULL, cutd_wall_ms());
+	if (audit_snap(d, s, &r) != 0) {
+		log_err("snapshot %s: cannot audit: %s", s->id,
+		        store_errmsg(d->store));
+		r.consistent = 0;
+		snprintf(r.reason, sizeof(r.reason), "audit failed: %s",
+		         store_errmsg(d->store));
+	}
+	store_put_audit(d->store, s->id, r.consistent,
+	                r.consistent ? NULL : r.reason);
+	s->state = SNAP_DONE;
+	s->ended_ms = cutd_now_ms();
+	s->ended_gen = d->batch_gen; /* Wait hears of it once committed */
+	if (r.consistent)
+		log_info("snapshot %s: complete, audit consistent", s->id);
+	else
+		log_warnx("snapshot %s: complete, audit INCONSISTENT: %s",
+		          s->id, r.reason);
+	control_wake(d, s, cutd_now_ms());
+}
+
+void
+assembly_own_part(struct cutd *d, struct snap *s)
+{
+	s->parts[d->self].done = 1;
+	s->parts_done++;
+	maybe_complete(d, s);
+}
+
+static void
+finish_part(struct cutd *d, struct snap *s, size_t from)
+{
+	struct incoming_part *ip = &s->parts[from];
+
+	for (size_t i = 0; i < ip->nchans; i++) {
+		const struct part_chan *pc = &ip->chans[i];
+		struct store_channel sc = {
+		    .src = d->cfg->nodes[pc->src].name,
+		    .dst = d->cfg->nodes[from].name,
+		    .m = pc->m,
+		    .n = pc->n,
+		    .recorded = pc->seqs.count,
+		    .first_seq = pc->seqs.first,
+		    .last_seq = pc->seqs.last,
+		    .consecutive = pc->seqs.consecutive,
+		};
+		if (store_put_channel(d->store, s->id, &sc) != 0)
+			log_err("snapshot %s: cannot store channel %s -> %s: "
+			        "%s",
+			        s->id, sc.src, sc.dst, store_errmsg(d->store));
+	}
+	ip->done = 1;
+	s->parts_done++;
+	log_debug("snapshot %s: part of %s in", s->id,
+	          d->cfg->nodes[from].name);
+	maybe_complete(d, s);
+}
+
+/* The snapshot a part or chunk from another node belongs to, if this node
+ * initiated it and it is still being assembled. */
+static struct snap *
+assembling(struct cutd *d, const char *id, int *ret_rv)
+{
+	struct snap *s = node_find(d, id);
+
+	*ret_rv = 0;
+	if (s == NULL || s->initiator != d->self) {
+		*ret_rv = E_NOENT;
+		return NULL;
+	}
+	if (s->state == SNAP_ABORTED)
+		return NULL; /* late: the verdict is in */
+	return s;
+}
+
+static int
+declared(const struct config *cfg, size_t src, size_t dst)
+{
+	for (size_t i = 0; i < cfg->nchans; i++)
+		if (cfg->chans[i].src == src && cfg->chans[i].dst == dst)
+			return 1;
+	return 0;
+}
+
+static int
+part_channels(struct cutd *d, size_t from, const Cut__V1__PeerPart *p,
+              struct incoming_part *ip, uint64_t *ret_total)
+{
+	uint64_t total = 0;
+	size_t declared_in = 0;
+
+	if ((ip->chans = calloc(p->n_channels + 1, sizeof(*ip->chans))) == NULL)
+		return E_NOMEM;
+	for (size_t i = 0; i < p->n_channels; i++) {
+		int src = config_node_index(d->cfg, p->channels[i]->src);
+		if (src < 0 || !declared(d->cfg, (size_t)src, from))
+			return E_INVAL;
+		for (size_t j = 0; j < ip->nchans; j++)
+			if (ip->chans[j].src == (size_t)src)
+				return E_INVAL;
+		ip->chans[ip->nchans].src = (size_t)src;
+		ip->chans[ip->nchans].m = p->channels[i]->m;
+		ip->chans[ip->nchans].n = p->channels[i]->n;
+		audit_seqs_init(&ip->chans[ip->nchans].seqs);
+		ip->nchans++;
+		if (total + p->channels[i]->count < total)
+			return E_INVAL;
+		total += p->channels[i]->count;
+	}
+	/* Every channel into the sender, no more and no fewer. */
+	for (size_t c = 0; c < d->cfg->nchans; c++)
+		declared_in += d->cfg->chans[c].dst == from;
+	if (ip->nchans != declared_in)
+		return E_INVAL;
+	*ret_total = total;
+	return 0;
+}
+
+int
+node_part(struct cutd *d, size_t from, const void *msg)
+{
+	const Cut__V1__PeerPart *p = msg;
+	struct incoming_part *ip;
+	struct snap *s;
+	uint64_t total;
+	int rv;
+
+	if ((s = assembling(d, p->snapshot_id, &rv)) == NULL)
+		return rv;
+	if (strcmp(p->node, d->cfg->nodes[from].name) != 0 ||
+	    cutd_ctype(p->content_type) == NULL ||
+	    p->state.len > d->cfg->max_message)
+		return E_INVAL;
+	ip = &s->parts[from];
+	if (ip->started)
+		return E_DUP;
+	if ((rv = part_channels(d, from, p, ip, &total)) != 0) {
+		free(ip->chans);
+		ip->chans = NULL;
+		ip->nchans = 0;
+		return rv;
+	}
+	ip->started = 1;
+	cutd_db(d);
+	if (store_put_state(d->store, s->id, p->node,
+	                    cutd_ctype(p->content_type), p->state.data,
+	                    p->state.len, cutd_wall_ms()) != 0) {
+		node_give_up(d, s, "cannot store a part's state");
+		return 0;
+	}
+	if (total == 0)
+		finish_part(d, s, from);
+	return 0;
+}
+
+int
+node_part_messages(struct cutd *d, size_t from, const void *msg)
+{
+	const Cut__V1__PeerPartMessages *pm = msg;
+	struct part_chan *pc = NULL;
+	struct incoming_part *ip;
+	struct snap *s;
+	int src, rv;
+
+	if ((s = assembling(d, pm->snapshot_id, &rv)) == NULL)
+		return rv;
+	ip = &s->parts[from];
+	if (!ip->started || ip->done ||
+	    (src = config_node_index(d->cfg, pm->src)) < 0)
+		return E_INVAL;
+	for (size_t i = 0; i < ip->nchans; i++)
+		if (ip->chans[i].src == (size_t)src)
+			pc = &ip->chans[i];
+	if (pc == NULL)
+		return E_INVAL;
+	cutd_db(d);
+	for (size_t i = 0; i < pm->n_messages; i++) {
+		const Cut__V1__ChannelMessage *m = pm->messages[i];
+		/* A message that cannot be stored is left out, and the
+		 * audit, which counts what was stored, says so. */
+		if (cutd_ctype(m->content_type) == NULL ||
+		    store_put_message(d->store, s->id, pm->src,
+		                      d->cfg->nodes[from].name, m->seq,
+		                      cutd_ctype(m->content_type),
+		                      m->payload.data, m->payload.len) != 0) {
+			log_warnx("snapshot %s: message %llu of %s -> %s not "
+			          "stored: %s",
+			          s->id, (unsigned long long)m->seq, pm->src,
+			          d->cfg->nodes[from].name,
+			          store_errmsg(d->store));
+			continue;
+		}
+		audit_seqs_add(&pc->seqs, m->seq);
+	}
+	if (pm->final)
+		finish_part(d, s, from);
+	return 0;
+}

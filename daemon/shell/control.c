@@ -1,0 +1,942 @@
+/*
+ * control.c - the control service: gRPC-style calls over nng req/rep.
+ *
+ * Every request is an RpcRequest naming a method; every reply an RpcReply
+ * with a gRPC status code and a message.  The socket is a raw rep0 socket,
+ * so a Wait call can be answered later without holding up other calls.
+ * Recent replies are kept by request id: a resent request gets the same
+ * answer and is not executed twice.
+ *
+ * Who may call what is perm.c's decision, made here from the credentials
+ * of the request's connection before the method runs; Start calls are
+ * also bounded (snapshots in flight, a token bucket).  Refusals answer
+ * PERMISSION_DENIED or RESOURCE_EXHAUSTED with a sentence naming the
+ * method and the reason, and change nothing.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/reqrep0/rep.h>
+
+#include "cutd.h"
+#include "cutproto.h"
+#include "log.h"
+#include "perm.h"
+#include "tls.h"
+
+#define RECV_PER_TURN 64
+#define MAX_WAIT_MS   (10 * 60 * 1000)
+
+/* Allocations that live until a reply is packed. */
+struct arena {
+	void **v;
+	size_t n, cap;
+};
+
+static void *
+arena_alloc(struct arena *a, size_t len)
+{
+	void *p;
+
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 32;
+		void **v = realloc(a->v, cap * sizeof(*v));
+		if (v == NULL)
+			return NULL;
+		a->v = v;
+		a->cap = cap;
+	}
+	if ((p = calloc(1, len ? len : 1)) != NULL)
+		a->v[a->n++] = p;
+	return p;
+}
+
+static char *
+arena_dup(struct arena *a, const void *s, size_t len)
+{
+	char *p = arena_alloc(a, len + 1);
+
+	if (p != NULL)
+		memcpy(p, s, len);
+	return p;
+}
+
+static void
+arena_free(struct arena *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+}
+
+/* A reply being built: status, message and packed body. */
+struct reply {
+	int32_t status;
+	char message[256];
+	uint8_t *body;
+	size_t len;
+	int has_body;
+	int deferred; /* a Wait call kept the request for later */
+};
+
+static void
+fail(struct reply *r, int32_t status, const char *message)
+{
+	r->status = status;
+	snprintf(r->message, sizeof(r->message), "%s", message);
+}
+
+static void
+set_body(struct reply *r, const ProtobufCMessage *m)
+{
+	r->len = protobuf_c_message_get_packed_size(m);
+	if ((r->body = malloc(r->len ? r->len : 1)) == NULL) {
+		fail(r, CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED,
+		     "out of memory");
+		return;
+	}
+	protobuf_c_message_pack(m, r->body);
+	r->has_body = 1;
+}
+
+/* Gives the socket at path (of an ipc:// URL) to the socket group.  A
+ * socket that has it already (the group is the daemon's own) is left
+ * alone: the systemd unit forbids chown() (@privileged), and a forbidden
+ * system call kills the daemon. */
+static int
+chown_socket(struct cutd *d, const char *path)
+{
+	const struct config *cfg = d->cfg;
+	struct stat sb;
+
+	if (cfg->socket_gid < 0 ||
+	    (stat(path, &sb) == 0 && (long)sb.st_gid == cfg->socket_gid) ||
+	    chown(path, (uid_t)-1, (gid_t)cfg->socket_gid) == 0)
+		return 0;
+	log_err("cannot give %s to group %s: %s (the daemon's user must be "
+	        "a member of the group, or root)",
+	        path, cfg->socket_group, strerror(errno));
+	return NNG_EPERM;
+}
+
+int
+control_listen(struct cutd *d, nng_socket s, const char *url)
+{
+	int ipc = strncmp(url, "ipc://", 6) == 0;
+	nng_listener l;
+	int rv;
+
+	/* nng sets the mode after bind(), whatever the umask: no moment
+	 * when the socket is open to others. */
+	if ((rv = nng_listener_create(&l, s, url)) != 0 ||
+	    (ipc && (rv = nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS,
+	                                       0660)) != 0) ||
+	    (rv = nng_listener_start(l, 0)) != 0) {
+		log_err("cannot listen on %s: %s", url, nng_strerror(rv));
+		return rv;
+	}
+	return ipc ? chown_socket(d, url + 6) : 0;
+}
+
+int
+control_start(struct cutd *d)
+{
+	const char *url = d->cfg->nodes[d->self].control;
+	int rv;
+
+	if ((rv = nng_rep0_open_raw(&d->ctl)) != 0)
+		return rv;
+	nng_socket_set_size(d->ctl, NNG_OPT_RECVMAXSZ, 64 * 1024);
+	/* Replies are sent without blocking.  With nng's default send
+	 * buffer of 0, such a send fails whenever nng's own thread has not
+	 * yet come back for the previous reply, and the client waits out
+	 * its timeout: seen as Wait calls taking 7.5 s under load. */
+	nng_socket_set_int(d->ctl, NNG_OPT_SENDBUF, 64);
+	return control_listen(d, d->ctl, url);
+}
+
+void
+control_free(struct cutd *d)
+{
+	for (size_t i = 0; i < 64; i++) {
+		if (d->replies[i].reply != NULL)
+			nng_msg_free(d->replies[i].reply);
+		d->replies[i].reply = NULL;
+	}
+}
+
+/* Sends reply r to the request req (whose header routes it back). */
+static void
+send_reply(struct cutd *d, nng_msg *req, uint64_t request_id,
+           const struct reply *r)
+{
+	Cut__V1__RpcReply rr = CUT__V1__RPC_REPLY__INIT;
+	nng_msg *msg, *copy;
+	size_t len;
+
+	rr.request_id = request_id;
+	rr.status = r->status;
+	rr.message = (char *)r->message;
+	rr.has_body = r->has_body;
+	rr.body.data = r->body;
+	rr.body.len = r->len;
+	len = cut__v1__rpc_reply__get_packed_size(&rr);
+	if (nng_msg_alloc(&msg, len) != 0)
+		return;
+	cut__v1__rpc_reply__pack(&rr, nng_msg_body(msg));
+	if (request_id != 0 && nng_msg_dup(&copy, msg) == 0) {
+		size_t k = d->next_reply++ % 64;
+		if (d->replies[k].reply != NULL)
+			nng_msg_free(d->replies[k].reply);
+		d->replies[k].id = request_id;
+		d->replies[k].reply = copy;
+	}
+	nng_msg_header_append(msg, nng_msg_header(req),
+	                      nng_msg_header_len(req));
+	if (nng_sendmsg(d->ctl, msg, NNG_FLAG_NONBLOCK) != 0) {
+		log_warnx("control reply dropped: the send buffer is full; "
+		          "the client will resend");
+		nng_msg_free(msg);
+	}
+}
+
+/* Resends the kept reply to a request id seen before; 1 if there was one. */
+static int
+resend(struct cutd *d, nng_msg *req, uint64_t request_id)
+{
+	nng_msg *msg;
+
+	for (size_t i = 0; i < 64; i++) {
+		if (d->replies[i].reply == NULL ||
+		    d->replies[i].id != request_id)
+			continue;
+		if (nng_msg_dup(&msg, d->replies[i].reply) != 0)
+			return 1;
+		nng_msg_header_append(msg, nng_msg_header(req),
+		                      nng_msg_header_len(req));
+		if (nng_sendmsg(d->ctl, msg, NNG_FLAG_NONBLOCK) != 0)
+			nng_msg_free(msg);
+		return 1;
+	}
+	return 0;
+}
+
+struct info_ctx {
+	struct cutd *d;
+	struct arena *a;
+	Cut__V1__SnapshotInfo *info;
+	int states, messages;
+	Cut__V1__ChannelState *chan; /* messages being collected */
+	size_t cap;
+	int rv;
+};
+
+static int
+add_state(const char *node, const char *ctype, const void *state, size_t len,
+          void *arg)
+{
+	struct info_ctx *c = arg;
+	Cut__V1__SnapshotInfo *in = c->info;
+	Cut__V1__NodeState *ns = arena_alloc(c->a, sizeof(*ns));
+
+	if (ns == NULL)
+		return E_NOMEM;
+	cut__v1__node_state__init(ns);
+	ns->node = arena_dup(c->a, node, strlen(node));
+	ns->content_type = arena_dup(c->a, ctype, strlen(ctype));
+	ns->state_size = len;
+	if (c->states) {
+		ns->has_state = 1;
+		ns->state.data = (uint8_t *)arena_dup(c->a, state, len);
+		ns->state.len = len;
+	}
+	in->nodes[in->n_nodes++] = ns;
+	return 0;
+}
+
+static int
+add_message(uint64_t seq, const char *ctype, const void *p, size_t len,
+            void *arg)
+{
+	struct info_ctx *c = arg;
+	Cut__V1__ChannelState *cs = c->chan;
+	Cut__V1__ChannelMessage *m;
+
+	if (cs->n_messages == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		Cut__V1__ChannelMessage **v =
+		    arena_alloc(c->a, cap * sizeof(*v));
+		if (v == NULL)
+			return E_NOMEM;
+		if (cs->n_messages > 0)
+			memcpy(v, cs->messages, cs->n_messages * sizeof(*v));
+		cs->messages = v;
+		c->cap = cap;
+	}
+	if ((m = arena_alloc(c->a, sizeof(*m))) == NULL)
+		return E_NOMEM;
+	cut__v1__channel_message__init(m);
+	m->seq = seq;
+	m->content_type = ctype ? arena_dup(c->a, ctype, strlen(ctype)) : NULL;
+	m->payload.data = (uint8_t *)arena_dup(c->a, p, len);
+	m->payload.len = len;
+	cs->messages[cs->n_messages++] = m;
+	return 0;
+}
+
+static int
+add_channel(const struct store_channel *ch, void *arg)
+{
+	struct info_ctx *c = arg;
+	Cut__V1__SnapshotInfo *in = c->info;
+	Cut__V1__ChannelState *cs = arena_alloc(c->a, sizeof(*cs));
+
+	if (cs == NULL)
+		return E_NOMEM;
+	cut__v1__channel_state__init(cs);
+	cs->src = arena_dup(c->a, ch->src, strlen(ch->src));
+	cs->dst = arena_dup(c->a, ch->dst, strlen(ch->dst));
+	cs->m = ch->m;
+	cs->n = ch->n;
+	cs->count = ch->recorded;
+	in->channels[in->n_channels++] = cs;
+	return 0;
+}
+
+static void
+fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
+             Cut__V1__SnapshotInfo *in)
+{
+	struct snap *s = node_find(d, ss->id);
+	size_t open = 0;
+
+	cut__v1__snapshot_info__init(in);
+	in->id = arena_dup(a, ss->id, strlen(ss->id));
+	in->initiator = arena_dup(a, ss->initiator, strlen(ss->initiator));
+	in->status = ss->status == STORE_COMPLETE
+	                 ? CUT__V1__SNAPSHOT_INFO__STATUS__COMPLETE
+	             : ss->status == STORE_ABORTED
+	                 ? CUT__V1__SNAPSHOT_INFO__STATUS__ABORTED
+	                 : CUT__V1__SNAPSHOT_INFO__STATUS__IN_PROGRESS;
+	in->reason = arena_dup(a, ss->reason, strlen(ss->reason));
+	in->started_ms = (uint64_t)ss->started_ms;
+	in->finished_ms = (uint64_t)ss->finished_ms;
+	in->parts_expected = ss->parts_expected;
+	in->parts_received = ss->parts;
+	if (s != NULL && s->parts != NULL)
+		in->parts_received = (uint32_t)s->parts_done;
+	if (s != NULL && engine_channels_open(d->eng, s->id, &open) == 0 &&
+	    s->state == SNAP_RUNNING)
+		in->channels_recording = (uint32_t)open;
+	if (ss->consistent >= 0) {
+		Cut__V1__AuditVerdict *v = arena_alloc(a, sizeof(*v));
+		if (v != NULL) {
+			cut__v1__audit_verdict__init(v);
+			v->consistent = ss->consistent == 1;
+			v->reason = arena_dup(a, ss->audit_reason,
+			                      strlen(ss->audit_reason));
+			in->audit = v;
+		}
+	}
+	/* The database's row is older than the end it could not store. */
+	if (s != NULL && s->unsaved) {
+		in->status = CUT__V1__SNAPSHOT_INFO__STATUS__ABORTED;
+		in->reason = arena_dup(a, s->why, strlen(s->why));
+		in->audit = NULL;
+	}
+}
+
+/* Fills info for snapshot id from the store: E_NOENT if unknown. */
+static int
+build_info(struct cutd *d, struct arena *a, const char *id, int states,
+           int messages, Cut__V1__SnapshotInfo *in)
+{
+	struct info_ctx c = {
+	    .d = d, .a = a, .info = in, .states = states, .messages = messages};
+	struct store_snapshot ss;
+	size_t max = d->cfg->nnodes + d->cfg->nchans + 1;
+	int rv;
+
+	if ((rv = store_get(d->store, id, &ss)) == E_NOENT &&
+	    node_unsaved(d, id, &ss))
+		rv = 0; /* its row was in a batch that was lost */
+	if (rv != 0)
+		return rv;
+	fill_summary(d, a, &ss, in);
+	in->nodes = arena_alloc(a, max * sizeof(*in->nodes));
+	in->channels = arena_alloc(a, max * sizeof(*in->channels));
+	if (in->nodes == NULL || in->channels == NULL)
+		return E_NOMEM;
+	if ((rv = store_foreach_state(d->store, id, add_state, &c)) != 0 ||
+	    (rv = store_foreach_channel(d->store, id, add_channel, &c)) != 0)
+		return rv;
+	for (size_t i = 0; messages && i < in->n_channels; i++) {
+		c.chan = in->channels[i];
+		c.cap = 0;
+		if ((rv = store_foreach_message(d->store, id, c.chan->src,
+		                                c.chan->dst, add_message,
+		                                &c)) != 0)
+			return rv;
+	}
+	return 0;
+}
+
+static void
+info_reply(struct cutd *d, struct reply *r, const char *id, int states,
+           int messages)
+{
+	Cut__V1__SnapshotInfo in;
+	struct arena a = {0};
+	int rv = build_info(d, &a, id, states, messages, &in);
+
+	if (rv == E_NOENT)
+		fail(r, CUT__V1__STATUS_CODE__NOT_FOUND, "no such snapshot");
+	else if (rv != 0)
+		fail(r, CUT__V1__STATUS_CODE__INTERNAL, store_errmsg(d->store));
+	else
+		set_body(r, &in.base);
+	arena_free(&a);
+}
+
+/* Snapshots this node initiated that have not ended. */
+static size_t
+initiated_in_flight(const struct cutd *d)
+{
+	size_t n = 0;
+
+	for (const struct snap *s = d->snaps; s != NULL; s = s->next)
+		n += s->initiator == d->self &&
+		     (s->state == SNAP_RUNNING || s->state == SNAP_WAITING);
+	return n;
+}
+
+/* Refuses a Start beyond the limits, in r; returns 1 if it did.  The
+ * in-flight bound is checked first, so that a call it refuses costs no
+ * token. */
+static int
+start_limited(struct cutd *d, struct reply *r)
+{
+	const struct config *cfg = d->cfg;
+	size_t n = initiated_in_flight(d);
+	int64_t now = cutd_now_ms();
+
+	if (n >= cfg->max_inflight) {
+		snprintf(r->message, sizeof(r->message),
+		         "%s refused: %zu snapshots started at %s are still in "
+		         "flight (max_snapshots_in_flight = %u); wait for one "
+		         "to end",
+		         CUTPROTO_METHOD_START, n, d->name, cfg->max_inflight);
+	} else if (!perm_bucket_take(&d->start_bucket, cfg->start_rate,
+	                             cfg->start_burst, now)) {
+		snprintf(r->message, sizeof(r->message),
+		         "%s refused: over start_rate = %u per second "
+		         "(start_burst = %u); try again in %" PRId64 " ms",
+		         CUTPROTO_METHOD_START, cfg->start_rate,
+		         cfg->start_burst,
+		         perm_bucket_wait_ms(&d->start_bucket, cfg->start_rate,
+		                             cfg->start_burst, now));
+	} else {
+		return 0;
+	}
+	r->status = CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED;
+	d->starts_limited++;
+	log_notice("control: %s", r->message);
+	return 1;
+}
+
+/* While the database does not take writes, calls that write are refused:
+ * UNAVAILABLE, since retrying later may succeed.  Returns 1 if refused. */
+static int
+storage_degraded(struct cutd *d, struct reply *r)
+{
+	if (d->degraded[0] == '\0')
+		return 0;
+	snprintf(r->message, sizeof(r->message), "storage degraded: %.200s",
+	         d->degraded);
+	r->status = CUT__V1__STATUS_CODE__UNAVAILABLE;
+	return 1;
+}
+
+static void
+do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
+{
+	Cut__V1__StartRequest *rq =
+	    cut__v1__start_request__unpack(NULL, body->len, body->data);
+	Cut__V1__StartReply rp = CUT__V1__START_REPLY__INIT;
+	char id[ENGINE_ID_MAX + 1];
+	uint32_t timeout = 0;
+	int rv;
+
+	if (rq == NULL) {
+		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT, "bad request");
+		return;
+	}
+	if (rq->has_timeout_ms)
+		timeout = rq->timeout_ms;
+	cut__v1__start_request__free_unpacked(rq, NULL);
+	if (timeout != 0 && (timeout < 100 || timeout > 3600000)) {
+		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
+		     "timeout_ms must be 100..3600000");
+		return;
+	}
+	if (storage_degraded(d, r) || start_limited(d, r))
+		return;
+	if ((rv = node_initiate(d, timeout, id)) == E_STORAGE) {
+		snprintf(r->message, sizeof(r->message), "storage: %.200s",
+		         store_errmsg(d->store));
+		r->status = CUT__V1__STATUS_CODE__UNAVAILABLE;
+		return;
+	}
+	if (rv != 0) {
+		fail(r, CUT__V1__STATUS_CODE__INTERNAL,
+		     "cannot start a snapshot");
+		return;
+	}
+	rp.snapshot_id = id;
+	rp.started_ms = (uint64_t)cutd_wall_ms();
+	set_body(r, &rp.base);
+}
+
+static void
+do_get(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
+{
+	Cut__V1__GetRequest *rq =
+	    cut__v1__get_request__unpack(NULL, body->len, body->data);
+
+	if (rq == NULL || !engine_id_valid(rq->snapshot_id))
+		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
+		     "bad request or snapshot id");
+	else
+		info_reply(d, r, rq->snapshot_id, rq->include_states,
+		           rq->include_messages);
+	if (rq != NULL)
+		cut__v1__get_request__free_unpacked(rq, NULL);
+}
+
+struct list_ctx {
+	struct cutd *d;
+	struct arena *a;
+	Cut__V1__ListReply *rp;
+	size_t cap;
+	uint32_t limit;
+	int status; /* 0 any */
+};
+
+static int
+list_one(const struct store_snapshot *ss, void *arg)
+{
+	struct list_ctx *c = arg;
+	Cut__V1__SnapshotInfo *in;
+
+	if (c->limit && c->rp->n_snapshots >= c->limit)
+		return 1;
+	if ((in = arena_alloc(c->a, sizeof(*in))) == NULL)
+		return E_NOMEM;
+	fill_summary(c->d, c->a, ss, in);
+	if (c->status != 0 && (int)in->status != c->status)
+		return 0;
+	if (c->rp->n_snapshots == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 32;
+		void *v = arena_alloc(c->a, cap * sizeof(in));
+		if (v == NULL)
+			return E_NOMEM;
+		if (c->cap)
+			memcpy(v, c->rp->snapshots, c->cap * sizeof(in));
+		c->rp->snapshots = v;
+		c->cap = cap;
+	}
+	c->rp->snapshots[c->rp->n_snapshots++] = in;
+	return 0;
+}
+
+static void
+do_list(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
+{
+	Cut__V1__ListRequest *rq =
+	    cut__v1__list_request__unpack(NULL, body->len, body->data);
+	Cut__V1__ListReply rp = CUT__V1__LIST_REPLY__INIT;
+	struct arena a = {0};
+	struct list_ctx c = {.d = d, .a = &a, .rp = &rp};
+	int rv;
+
+	if (rq == NULL) {
+		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT, "bad request");
+		return;
+	}
+	c.limit = rq->limit;
+	c.status = rq->has_status ? (int)rq->status : 0;
+	cut__v1__list_request__free_unpacked(rq, NULL);
+	rv = store_list(d->store, list_one, &c);
+	if (rv != 0 && rv != 1)
+		fail(r, CUT__V1__STATUS_CODE__INTERNAL, store_errmsg(d->store));
+	else
+		set_body(r, &rp.base);
+	arena_free(&a);
+}
+
+static void
+do_wait(struct cutd *d, nng_msg *req, uint64_t request_id,
+        const ProtobufCBinaryData *body, struct reply *r)
+{
+	Cut__V1__WaitRequest *rq =
+	    cut__v1__wait_request__unpack(NULL, body->len, body->data);
+	struct waiter *w;
+	struct snap *s;
+
+	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
+		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
+		     "bad request or snapshot id");
+		goto out;
+	}
+	s = node_find(d, rq->snapshot_id);
+	/* A resent Wait that is already waiting: answer once, later. */
+	for (w = s != NULL ? s->waiters : NULL; w != NULL; w = w->next)
+		if (w->request_id == request_id && request_id != 0) {
+			nng_msg_free(w->req);
+			w->req = req;
+			r->deferred = 1;
+			goto out;
+		}
+	/* A completion not yet committed is told once it is. */
+	if (s == NULL || (s->state == SNAP_DONE && !node_end_pending(d, s)) ||
+	    s->state == SNAP_ABORTED || (w = calloc(1, sizeof(*w))) == NULL) {
+		info_reply(d, r, rq->snapshot_id, rq->include_states,
+		           rq->include_messages);
+		goto out;
+	}
+	w->req = req;
+	w->request_id = request_id;
+	w->deadline_ms =
+	    cutd_now_ms() +
+	    (rq->timeout_ms > MAX_WAIT_MS ? MAX_WAIT_MS : rq->timeout_ms);
+	w->include_states = rq->include_states;
+	w->include_messages = rq->include_messages;
+	w->next = s->waiters;
+	s->waiters = w;
+	r->deferred = 1;
+	if (node_end_pending(d, s))
+		d->wake_due = 1;
+out:
+	if (rq != NULL)
+		cut__v1__wait_request__free_unpacked(rq, NULL);
+}
+
+void
+control_wake(struct cutd *d, struct snap *s, int64_t now)
+{
+	int ended = (s->state == SNAP_DONE && !node_end_pending(d, s)) ||
+	            s->state == SNAP_ABORTED;
+	struct waiter **pw = &s->waiters, *w;
+
+	if (s->waiters != NULL && node_end_pending(d, s))
+		d->wake_due = 1; /* node_committed() comes back */
+	while ((w = *pw) != NULL) {
+		struct reply r = {0};
+		if (!ended && now < w->deadline_ms) {
+			pw = &w->next;
+			continue;
+		}
+		*pw = w->next;
+		info_reply(d, &r, s->id, w->include_states,
+		           w->include_messages);
+		if (!ended && r.status == 0)
+			fail(&r, CUT__V1__STATUS_CODE__DEADLINE_EXCEEDED,
+			     "snapshot still in progress");
+		send_reply(d, w->req, w->request_id, &r);
+		free(r.body);
+		nng_msg_free(w->req);
+		free(w);
+	}
+}
+
+static void
+do_delete(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
+{
+	Cut__V1__DeleteRequest *rq =
+	    cut__v1__delete_request__unpack(NULL, body->len, body->data);
+	Cut__V1__DeleteReply rp = CUT__V1__DELETE_REPLY__INIT;
+	struct snap *s;
+	int rv;
+
+	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
+		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
+		     "bad request or snapshot id");
+		goto out;
+	}
+	s = node_find(d, rq->snapshot_id);
+	if (s != NULL &&
+	    (s->state == SNAP_RUNNING || s->state == SNAP_WAITING)) {
+		fail(r, CUT__V1__STATUS_CODE__FAILED_PRECONDITION,
+		     "snapshot still in progress");
+		goto out;
+	}
+	if (storage_degraded(d, r))
+		goto out;
+	cutd_db(d);
+	if ((rv = store_delete(d->store, rq->snapshot_id)) == E_NOENT)
+		fail(r, CUT__V1__STATUS_CODE__NOT_FOUND, "no such snapshot");
+	else if (rv != 0)
+		fail(r, CUT__V1__STATUS_CODE__INTERNAL, store_errmsg(d->store));
+	else {
+		rp.snapshot_id = rq->snapshot_id;
+		set_body(r, &rp.base);
+	}
+out:
+	if (rq != NULL)
+		cut__v1__delete_request__free_unpacked(rq, NULL);
+}
+
+static void
+status_channels(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
+{
+	rp->channels =
+	    arena_alloc(a, (d->cfg->nchans + 1) * sizeof(*rp->channels));
+	if (rp->channels == NULL)
+		return;
+	for (size_t i = 0; i < d->cfg->nchans; i++) {
+		const struct config_channel *ch = &d->cfg->chans[i];
+		Cut__V1__ChannelStatus *cs;
+		struct peer *p;
+
+		if (ch->src != d->self && ch->dst != d->self)
+			continue;
+		if ((cs = arena_alloc(a, sizeof(*cs))) == NULL)
+			return;
+		cut__v1__channel_status__init(cs);
+		cs->src = d->cfg->nodes[ch->src].name;
+		cs->dst = d->cfg->nodes[ch->dst].name;
+		if (ch->src == d->self) {
+			p = &d->peers[ch->dst];
+			cs->sent =
+			    engine_sent_count(d->eng, (size_t)p->out_chan);
+			cs->acked = p->app_taken;
+			cs->queued = cs->sent - cs->acked;
+			cs->has_window_used_bytes = 1;
+			cs->window_used_bytes = p->inflight_bytes;
+			cs->has_stalls = 1;
+			cs->stalls = p->stalls;
+			cs->has_resent = 1;
+			cs->resent = p->resent;
+			cs->has_duplicates = 1;
+			cs->duplicates = p->dups;
+		} else {
+			p = &d->peers[ch->src];
+			cs->delivered =
+			    engine_delivered_count(d->eng, (size_t)p->in_chan);
+			cs->has_duplicates = 1;
+			cs->duplicates = p->dups;
+			cs->has_taken = 1;
+			cs->taken = p->taken;
+		}
+		rp->channels[rp->n_channels++] = cs;
+	}
+}
+
+/* A peer's authentication, for TLS links; nothing for plaintext ones.  The
+ * error text is borrowed from d->tls until the reply is packed. */
+static void
+status_tls(struct cutd *d, size_t v, Cut__V1__PeerStatus *ps)
+{
+	struct tls_peer_status t;
+
+	tls_peer_status(d->tls, v, &t);
+	if (!t.tls)
+		return;
+	ps->has_tls = ps->has_authenticated = ps->has_auth_failures = 1;
+	ps->tls = 1;
+	ps->authenticated = t.authenticated;
+	ps->auth_failures = t.failures;
+	if (t.last_error != NULL) {
+		ps->last_auth_error = (char *)t.last_error;
+		ps->has_last_auth_error_ms = 1;
+		ps->last_auth_error_ms = (uint64_t)t.last_error_ms;
+	}
+}
+
+static void
+do_status(struct cutd *d, struct reply *r)
+{
+	Cut__V1__StatusReply rp = CUT__V1__STATUS_REPLY__INIT;
+	struct arena a = {0};
+	struct tls_status ts;
+	size_t n = d->cfg->nnodes;
+
+	rp.node = (char *)d->name;
+	rp.cluster = d->cfg->cluster;
+	rp.version = CUTD_VERSION;
+	rp.uptime_ms = (uint64_t)(cutd_now_ms() - d->start_ms);
+	rp.app_connected = app_connected(d);
+	rp.peers = arena_alloc(&a, n * sizeof(*rp.peers));
+	rp.snapshots_in_progress = arena_alloc(&a, 16 * sizeof(char *));
+	if (rp.peers == NULL || rp.snapshots_in_progress == NULL) {
+		fail(r, CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED,
+		     "out of memory");
+		arena_free(&a);
+		return;
+	}
+	for (size_t v = 0; v < n; v++) {
+		Cut__V1__PeerStatus *ps;
+		if (v == d->self || (ps = arena_alloc(&a, sizeof(*ps))) == NULL)
+			continue;
+		cut__v1__peer_status__init(ps);
+		ps->node = d->cfg->nodes[v].name;
+		ps->connected = peer_connected(d, v, cutd_now_ms());
+		ps->last_seen_ms = (uint64_t)d->peers[v].last_seen_ms;
+		ps->has_refused_connections = 1;
+		ps->refused_connections = d->peers[v].refused_conns;
+		status_tls(d, v, ps);
+		rp.peers[rp.n_peers++] = ps;
+	}
+	status_channels(d, &a, &rp);
+	for (struct snap *s = d->snaps; s != NULL; s = s->next)
+		if ((s->state == SNAP_RUNNING || s->state == SNAP_WAITING) &&
+		    rp.n_snapshots_in_progress < 16)
+			rp.snapshots_in_progress[rp.n_snapshots_in_progress++] =
+			    s->id;
+	rp.bad_frames = d->bad_peer + d->bad_app + d->bad_control;
+	rp.bad_frames_peer = d->bad_peer;
+	rp.bad_frames_app = d->bad_app;
+	rp.bad_frames_control = d->bad_control;
+	rp.has_calls_denied = rp.has_starts_limited = 1;
+	rp.calls_denied = d->calls_denied;
+	rp.starts_limited = d->starts_limited;
+	if (d->degraded[0] != '\0')
+		rp.storage_degraded = d->degraded;
+	tls_status(d->tls, &ts);
+	rp.has_tls_listener_failures = rp.has_auth_failures_unknown =
+	    rp.has_unauthenticated_batches = 1;
+	rp.tls_listener_failures = ts.listener_failures;
+	rp.auth_failures_unknown = ts.unknown_failures;
+	rp.unauthenticated_batches = ts.unauthenticated;
+	set_body(r, &rp.base);
+	arena_free(&a);
+}
+
+/* The one dispatch of control methods.  Returns 1 if the request was kept
+ * to be answered later. */
+static int
+dispatch(struct cutd *d, nng_msg *req, const Cut__V1__RpcRequest *rq,
+         struct reply *r)
+{
+	const char *m = rq->method;
+
+	if (strcmp(m, CUTPROTO_METHOD_START) == 0)
+		do_start(d, &rq->body, r);
+	else if (strcmp(m, CUTPROTO_METHOD_GET) == 0)
+		do_get(d, &rq->body, r);
+	else if (strcmp(m, CUTPROTO_METHOD_LIST) == 0)
+		do_list(d, &rq->body, r);
+	else if (strcmp(m, CUTPROTO_METHOD_WAIT) == 0)
+		do_wait(d, req, rq->request_id, &rq->body, r);
+	else if (strcmp(m, CUTPROTO_METHOD_DELETE) == 0)
+		do_delete(d, &rq->body, r);
+	else if (strcmp(m, CUTPROTO_METHOD_STATUS) == 0)
+		do_status(d, r);
+	else
+		fail(r, CUT__V1__STATUS_CODE__UNIMPLEMENTED, "unknown method");
+	return r->deferred;
+}
+
+/* The uid of the application connected to this daemon, or -1. */
+static long
+app_uid(struct cutd *d)
+{
+	nng_pipe p = NNG_PIPE_INITIALIZER;
+	uint64_t uid;
+
+	p.id = d->app_hello;
+	if (!app_connected(d) ||
+	    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) != 0)
+		return -1;
+	return (long)uid;
+}
+
+/* Decides whether the caller of req may call method; if not, fills r with
+ * PERMISSION_DENIED and returns 1. */
+static int
+denied(struct cutd *d, nng_msg *req, const char *method, struct reply *r)
+{
+	struct perm_policy pol = {.self_uid = geteuid(),
+	                          .admin_gid = d->cfg->admin_gid,
+	                          .tcp_full = d->cfg->tcp_control_full,
+	                          .app_uid = -1};
+	struct perm_caller c = {0};
+	gid_t groups[PERM_GROUPS_MAX];
+	nng_pipe p = nng_msg_get_pipe(req);
+	uint64_t uid, gid;
+	enum perm_verdict v;
+
+	if (perm_method_class(method) == PERM_READ)
+		return 0;
+	c.tcp = strncmp(d->cfg->nodes[d->self].control, "ipc://", 6) != 0;
+	if (!c.tcp && nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) == 0 &&
+	    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_GID, &gid) == 0) {
+		c.has_creds = 1;
+		c.uid = (uid_t)uid;
+		c.gid = (gid_t)gid;
+	}
+	/* The user and group databases are read only for callers that are
+	 * neither the daemon's user nor root, and only when an admin group
+	 * is set: a lookup can be slow (NSS over the network). */
+	if (c.has_creds && c.uid != 0 && c.uid != pol.self_uid) {
+		if (pol.admin_gid >= 0) {
+			c.groups = groups;
+			c.ngroups =
+			    perm_groups(c.uid, c.gid, groups, PERM_GROUPS_MAX);
+		}
+		pol.app_uid = app_uid(d);
+	}
+	if ((v = perm_check(method, &pol, &c)) == PERM_ALLOW)
+		return 0;
+	perm_explain(r->message, sizeof(r->message), v, method, &pol,
+	             d->cfg->admin_group, &c);
+	r->status = CUT__V1__STATUS_CODE__PERMISSION_DENIED;
+	d->calls_denied++;
+	log_notice("control: permission denied: %s", r->message);
+	return 1;
+}
+
+void
+control_request(struct cutd *d, nng_msg *req)
+{
+	Cut__V1__RpcRequest *rq;
+	struct reply r = {0};
+
+	rq = (Cut__V1__RpcRequest *)cutproto_unpack(
+	    &cut__v1__rpc_request__descriptor, nng_msg_len(req),
+	    nng_msg_body(req));
+	if (rq == NULL) {
+		d->bad_control++;
+		log_warnx("bad control request: does not decode; dropped");
+		fail(&r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
+		     "request does not decode");
+		send_reply(d, req, 0, &r);
+		nng_msg_free(req);
+		return;
+	}
+	if (rq->request_id != 0 && resend(d, req, rq->request_id)) {
+		nng_msg_free(req);
+	} else if (denied(d, req, rq->method, &r) ||
+	           !dispatch(d, req, rq, &r)) {
+		send_reply(d, req, rq->request_id, &r);
+		nng_msg_free(req);
+	}
+	free(r.body);
+	cut__v1__rpc_request__free_unpacked(rq, NULL);
+}
+
+void
+control_recv_all(struct cutd *d)
+{
+	for (int i = 0; i < RECV_PER_TURN; i++) {
+		nng_msg *msg;
+		if (nng_recvmsg(d->ctl, &msg, NNG_FLAG_NONBLOCK) != 0)
+			return;
+		control_request(d, msg);
+	}
+}

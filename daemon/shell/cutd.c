@@ -1,0 +1,682 @@
+/*
+ * cutd.c - the daemon beside one application process: options, start-up,
+ * signals and the event loop.
+ *
+ * The loop is one thread polling the receive descriptors of its three
+ * sockets and a signalfd, sleeping until the nearest timer.  Each turn
+ * reads everything that arrived, runs timers, commits the turn's database
+ * writes in one transaction, and only then sends, one batch per peer and
+ * one to the application holding everything queued: a part or an ack never
+ * leaves before what it stands for is on disk, and the cost of a turn is
+ * shared by all the messages it moves.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cutd.h"
+#include "log.h"
+#include "tls.h"
+
+#define EX_USAGE       64
+#define EX_UNAVAILABLE 69
+#define EX_SOFTWARE    70
+#define EX_CANTCREAT   73
+#define EX_CONFIG      78
+
+/* The loop sleeps until the nearest timer, but never longer than this,
+ * so that the watchdog and status keep their pace. */
+#define MAX_SLEEP_MS 1000
+/* How long closing the sockets may take at exit before cutd gives up on
+ * it and leaves them to the kernel. */
+#define CLOSE_MS 2000
+
+int64_t
+cutd_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+cutd_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *
+cutd_ctype(const char *ctype)
+{
+	size_t len;
+
+	if (ctype == NULL || ctype[0] == '\0')
+		return "application/octet-stream";
+	if ((len = strnlen(ctype, 256)) > 255)
+		return NULL;
+	for (size_t i = 0; i < len; i++)
+		if (ctype[i] < ' ' || ctype[i] > '~')
+			return NULL;
+	return ctype;
+}
+
+size_t
+cutd_field_size(size_t len)
+{
+	size_t n = 2;
+
+	for (uint64_t v = len; v > 0x7f; v >>= 7)
+		n++;
+	return n + len;
+}
+
+size_t
+cutd_put_header(uint8_t *dst, unsigned field, size_t len)
+{
+	size_t n = 0;
+	uint64_t v = len;
+
+	dst[n++] = (uint8_t)((field << 3) | 2);
+	do {
+		dst[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v != 0);
+	return n;
+}
+
+size_t
+cutd_put_field(uint8_t *dst, unsigned field, const void *data, size_t len)
+{
+	size_t n = cutd_put_header(dst, field, len);
+
+	if (len > 0)
+		memcpy(dst + n, data, len);
+	return n + len;
+}
+
+void
+cutd_db(struct cutd *d)
+{
+	int rv;
+
+	if (d->batch_open || d->begin_failed)
+		return;
+	d->batch_gen++;
+	if ((rv = store_begin(d->store)) != 0) {
+		/* The turn's writes fail or go one by one; commit() then
+		 * treats the turn as a lost batch. */
+		log_err("cannot begin a database transaction: %s",
+		        store_errmsg(d->store));
+		d->begin_failed = 1;
+		return;
+	}
+	d->batch_open = 1;
+}
+
+/* Commits the turn's batch.  A failed one is handed to node.c, which
+ * aborts what it held; while the database is degraded, a retry runs at
+ * most once a second (node_storage_retry()). */
+static void
+commit(struct cutd *d)
+{
+	int rv = 0;
+
+	if (d->batch_open || d->begin_failed) {
+		if (d->batch_open &&
+		    (rv = store_commit(d->store)) == E_BUSY) {
+			log_warnx("database busy; commit retried next turn");
+			return;
+		}
+		if (rv != 0 || d->begin_failed) {
+			node_storage_failed(d);
+			return;
+		}
+		d->batch_open = 0;
+		node_committed(d);
+	}
+	if (d->degraded[0] != '\0' && cutd_now_ms() - d->retry_ms >= 1000)
+		node_storage_retry(d);
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: cutd --cluster FILE --node NAME [--log-level LEVEL]\n"
+	        "       cutd --cluster FILE --check-config\n"
+	        "       cutd --version | --help\n"
+	        "LEVEL: error, warning, notice, info (default), debug\n");
+}
+
+struct options {
+	const char *cluster, *node;
+	int check, level;
+};
+
+static int
+parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+	    {"cluster", required_argument, NULL, 'c'},
+	    {"node", required_argument, NULL, 'n'},
+	    {"log-level", required_argument, NULL, 'l'},
+	    {"check-config", no_argument, NULL, 'k'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	o->level = LOG_INFO;
+	while ((ch = getopt_long(argc, argv, "c:n:l:kVh", longopts, NULL)) !=
+	       -1) {
+		switch (ch) {
+		case 'c':
+			o->cluster = optarg;
+			break;
+		case 'n':
+			o->node = optarg;
+			break;
+		case 'l':
+			if ((o->level = log_level_parse(optarg)) < 0) {
+				fprintf(stderr, "cutd: unknown log level %s\n",
+				        optarg);
+				return EX_USAGE;
+			}
+			break;
+		case 'k':
+			o->check = 1;
+			break;
+		case 'V':
+			printf("cutd %s\n", CUTD_VERSION);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return EX_USAGE;
+		}
+	}
+	if (optind != argc || o->cluster == NULL ||
+	    (o->node == NULL && !o->check)) {
+		usage(stderr);
+		return EX_USAGE;
+	}
+	return 0;
+}
+
+static int
+load_config(const char *path, struct config **ret)
+{
+	char *errors = NULL;
+
+	if (config_load(path, ret, &errors) != 0) {
+		fprintf(stderr, "%s", errors ? errors : "out of memory\n");
+		free(errors);
+		return EX_CONFIG;
+	}
+	return 0;
+}
+
+/* Makes the directory holding path (an ipc:// URL or a file path). */
+static void
+make_parent(const char *path)
+{
+	char dir[512];
+	char *slash;
+
+	if (strncmp(path, "ipc://", 6) == 0)
+		path += 6;
+	else if (strstr(path, "://") != NULL)
+		return;
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+		return;
+	*slash = '\0';
+	if (mkdir(dir, 0750) != 0 && errno != EEXIST)
+		log_warnx("cannot create %s: %s", dir, strerror(errno));
+}
+
+/* This run's epoch: random, so that a stranger on the network cannot
+ * guess it (peer.c trusts a connection that carries it), and never 0,
+ * which means "unknown". */
+static uint64_t
+run_id(void)
+{
+	uint64_t id = 0;
+
+	while (id == 0)
+		if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+			id = (uint64_t)cutd_wall_ms() ^ (uint64_t)getpid() << 40;
+	return id;
+}
+
+static int
+open_store(struct cutd *d)
+{
+	const char *path = d->cfg->nodes[d->self].database;
+	char err[768];
+	int rv;
+
+	make_parent(path);
+	if ((rv = store_open(path, &d->store, err, sizeof(err))) == 0)
+		return 0;
+	log_err("cannot open the database %s: %s", path, err);
+	if (rv == E_CORRUPT)
+		log_err("the database is damaged and cutd will not run on it. "
+		        "With cutd stopped, move it aside with its -wal and "
+		        "-shm files (mv %s %s.damaged; the same for %s-wal and "
+		        "%s-shm), then start cutd on a new database (snapshot "
+		        "ids stay new), or first recover what is readable: "
+		        "sqlite3 %s.damaged .recover | sqlite3 %s",
+		        path, path, path, path, path, path);
+	else if (rv == E_IO || rv == E_BUSY)
+		log_err("check that %s and its directory exist, are writable "
+		        "by this user and on a writable file system with free "
+		        "space",
+		        path);
+	return EX_CANTCREAT;
+}
+
+static int
+start(struct cutd *d)
+{
+	const struct config_node *me = &d->cfg->nodes[d->self];
+	int rv;
+
+	if ((d->peers = calloc(d->cfg->nnodes, sizeof(*d->peers))) == NULL)
+		return EX_SOFTWARE;
+	for (size_t v = 0; v < d->cfg->nnodes; v++) {
+		d->peers[v].node = v;
+		d->peers[v].in_chan = d->peers[v].out_chan = -1;
+	}
+	d->name = me->name;
+	fifo_init(&d->down);
+	cutproto_arena_init(&d->arena);
+	d->epoch = run_id();
+	d->start_ms = cutd_now_ms();
+	if ((rv = open_store(d)) != 0)
+		return rv;
+	make_parent(me->app);
+	make_parent(me->control);
+	if ((rv = node_start(d)) != 0)
+		return rv == E_STORAGE ? EX_CANTCREAT : EX_SOFTWARE;
+	commit(d);
+	if (peer_start(d) != 0 || app_start(d) != 0 || control_start(d) != 0)
+		return EX_UNAVAILABLE;
+	/* The sockets live as long as the daemon, so do their descriptors. */
+	if (nng_socket_get_int(d->pull, NNG_OPT_RECVFD, &d->pull_fd) != 0 ||
+	    nng_socket_get_int(d->app, NNG_OPT_RECVFD, &d->app_fd) != 0 ||
+	    nng_socket_get_int(d->ctl, NNG_OPT_RECVFD, &d->ctl_fd) != 0) {
+		log_err("cannot get the sockets' descriptors");
+		return EX_SOFTWARE;
+	}
+	return 0;
+}
+
+/* The sockets being closed by a helper thread, so that a close that
+ * hangs cannot hold up the daemon's exit. */
+struct closer {
+	struct cutd *d;
+	pthread_mutex_t mx;
+	pthread_cond_t cv;
+	int done;
+};
+
+/* Closes the dialers first, so that nothing connects again, then the
+ * sending sockets, then the receiving ones, and ends nng, which joins its
+ * threads: after this no pipe notification can touch d. */
+static void *
+close_all(void *arg)
+{
+	struct closer *c = arg;
+	struct cutd *d = c->d;
+
+	for (size_t v = 0; d->peers != NULL && v < d->cfg->nnodes; v++)
+		if (v != d->self)
+			nng_dialer_close(d->peers[v].dialer);
+	for (size_t v = 0; d->peers != NULL && v < d->cfg->nnodes; v++)
+		if (v != d->self)
+			nng_close(d->peers[v].push);
+	nng_close(d->app);
+	nng_close(d->ctl);
+	nng_close(d->pull);
+	nng_fini();
+	pthread_mutex_lock(&c->mx);
+	c->done = 1;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mx);
+	return NULL;
+}
+
+/* Closes every socket within CLOSE_MS.  Returns 0 when they are closed,
+ * or -1 when that did not finish in time (nng 1.5.2 can hang in
+ * nng_close() on a socket that is still receiving, nng issue #1219): the
+ * closing thread then still uses d and its closer, so the caller must
+ * free nothing and leave at once with _exit(). */
+static int
+close_sockets(struct cutd *d)
+{
+	struct closer *c = calloc(1, sizeof(*c));
+	pthread_condattr_t ca;
+	struct timespec ts;
+	pthread_t t;
+	int done;
+
+	if (c == NULL)
+		return -1;
+	c->d = d;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&c->mx, NULL);
+	if (pthread_create(&t, NULL, close_all, c) != 0) {
+		close_all(c);
+	} else {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += CLOSE_MS / 1000;
+		ts.tv_nsec += (CLOSE_MS % 1000) * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&c->mx);
+		while (!c->done &&
+		       pthread_cond_timedwait(&c->cv, &c->mx, &ts) == 0)
+			;
+		done = c->done;
+		pthread_mutex_unlock(&c->mx);
+		if (!done) {
+			log_warnx("closing the sockets takes over %d ms; "
+			          "leaving them to the kernel",
+			          CLOSE_MS);
+			return -1; /* c stays: the thread still uses it */
+		}
+		pthread_join(t, NULL);
+	}
+	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->mx);
+	free(c);
+	return 0;
+}
+
+/* Marks what is in flight aborted, closes the database cleanly, closes
+ * the sockets and frees everything the daemon holds, so that
+ * LeakSanitizer sees a clean heap.  Returns -1 when the sockets could not
+ * be closed in time: then nothing else is freed and main() must leave
+ * with _exit().  Works on a daemon whose start() failed half-way. */
+static int
+stop(struct cutd *d)
+{
+	node_stop(d, "daemon stopped");
+	commit(d);
+	store_close(d->store);
+	d->store = NULL;
+	if (close_sockets(d) != 0)
+		return -1;
+	control_free(d);
+	app_free(d);
+	peer_free(d);
+	tls_free(d->tls);
+	cutproto_arena_fini(&d->arena);
+	config_free(d->cfg);
+	/* Nothing may stay reachable from here but what leaked. */
+	memset(d, 0, sizeof(*d));
+	return 0;
+}
+
+/* Logs each line of a config_load() error text at error level, so that
+ * under the journal the file:line messages carry a priority too. */
+static void
+log_lines(char *text)
+{
+	char *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save))
+		log_err("%s", line);
+}
+
+/* The permission and limit settings of new take effect; old keeps the
+ * admin group's name, new gets old's to free. */
+static void
+reload_limits(struct config *old, struct config *new)
+{
+	char *name = old->admin_group;
+
+	old->admin_group = new->admin_group;
+	new->admin_group = name;
+	old->admin_gid = new->admin_gid;
+	old->tcp_control_full = new->tcp_control_full;
+	old->max_inflight = new->max_inflight;
+	old->start_rate = new->start_rate;
+	old->start_burst = new->start_burst;
+}
+
+/* SIGHUP: settings that can change do; the topology cannot, nor
+ * max_message and the flow-control settings, which sized the sockets and
+ * were told to the application, nor the cut. */
+static void
+reload(struct cutd *d)
+{
+	struct config *cfg;
+	char *errors = NULL;
+
+	log_notice("reloading %s", d->cfg_path);
+	if (config_load(d->cfg_path, &cfg, &errors) != 0) {
+		if (errors != NULL)
+			log_lines(errors);
+		else
+			log_err("%s: out of memory", d->cfg_path);
+		free(errors);
+		log_err("reload refused: the file is not valid; keeping the "
+		        "running configuration");
+		return;
+	}
+	if (!config_same_topology(d->cfg, cfg)) {
+		log_err("reload refused: nodes, endpoints or channels changed; "
+		        "restart cutd to change them");
+		config_free(cfg);
+		return;
+	}
+	/* The application learned these at its hello, and snapshots in
+	 * flight depend on the cut. */
+	if (cfg->max_message != d->cfg->max_message ||
+	    cfg->window != d->cfg->window ||
+	    cfg->app_window != d->cfg->app_window ||
+	    cfg->message_cost != d->cfg->message_cost ||
+	    cfg->aligned != d->cfg->aligned ||
+	    cfg->socket_gid != d->cfg->socket_gid) {
+		log_err("reload refused: max_message, window, app_window, "
+		        "message_cost, cut or socket_group changed; restart "
+		        "cutd to change them");
+		config_free(cfg);
+		return;
+	}
+	d->cfg->deadline_ms = cfg->deadline_ms;
+	reload_limits(d->cfg, cfg);
+	log_notice("reloaded: deadline_ms %u", d->cfg->deadline_ms);
+	config_free(cfg);
+}
+
+static int
+signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+	sigaddset(set, SIGPIPE);
+	if (sigprocmask(SIG_BLOCK, set, NULL) != 0)
+		return -1;
+	return signalfd(-1, set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+/* Reads pending signals; returns 1 when the daemon should stop. */
+static int
+handle_signals(struct cutd *d, int sfd)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			reload(d);
+		else if (si.ssi_signo == SIGUSR1)
+			peer_drop_connections(d);
+		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			return 1;
+	}
+	return 0;
+}
+
+static void
+notify_status(struct cutd *d, int64_t now, int64_t *last)
+{
+	size_t peers = 0;
+
+	if (now - *last < 1000)
+		return;
+	*last = now;
+	for (size_t v = 0; v < d->cfg->nnodes; v++)
+		peers += v != d->self && peer_connected(d, v, now);
+	sd_notifyf(
+	    0,
+	    "WATCHDOG=1\nSTATUS=%zu of %zu peers connected, "
+	    "%zu snapshots in flight, application %s%s%s",
+	    peers, d->cfg->nnodes - 1, engine_in_progress(d->eng),
+	    app_connected(d) ? "connected" : "not connected",
+	    d->degraded[0] != '\0' ? "; storage degraded: " : "", d->degraded);
+}
+
+/* How long the loop may sleep: until the nearest deadline of a snapshot,
+ * a Wait call, an owed ack, a heartbeat or a resend. */
+static int
+next_timeout(struct cutd *d, int64_t now)
+{
+	int ms = MAX_SLEEP_MS;
+
+	ms = node_next_timer(d, now, ms);
+	ms = peer_next_timer(d, now, ms);
+	ms = app_next_timer(d, ms);
+	return ms < 0 ? 0 : ms;
+}
+
+static int
+run(struct cutd *d, int sfd)
+{
+	struct pollfd pfd[4];
+	int64_t last_status = 0;
+
+	pfd[0].fd = d->pull_fd;
+	pfd[1].fd = d->app_fd;
+	pfd[2].fd = d->ctl_fd;
+	pfd[3].fd = sfd;
+	for (int i = 0; i < 4; i++)
+		pfd[i].events = POLLIN;
+	for (;;) {
+		int64_t now;
+
+		if (poll(pfd, 4, next_timeout(d, cutd_now_ms())) < 0 &&
+		    errno != EINTR) {
+			log_err("poll: %s", strerror(errno));
+			return EX_SOFTWARE;
+		}
+		/* nng's descriptors stay readable while a message waits, so
+		 * a socket poll() did not flag has nothing to read. */
+		if ((pfd[3].revents & POLLIN) && handle_signals(d, sfd))
+			return 0;
+		if (pfd[0].revents & POLLIN)
+			peer_recv_all(d);
+		if (pfd[1].revents & POLLIN)
+			app_recv_all(d);
+		if (pfd[2].revents & POLLIN)
+			control_recv_all(d);
+		now = cutd_now_ms();
+		node_timers(d, now);
+		peer_timers(d, now);
+		/* Deliveries and state requests stand for nothing stored, so
+		 * the application gets them while the turn commits. */
+		app_flush(d);
+		commit(d);
+		/* Nothing goes to a peer before what it stands for (a part,
+		 * an ack of what was recorded) is on disk. */
+		if (!d->batch_open)
+			peer_flush(d);
+		notify_status(d, now, &last_status);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options o;
+	struct cutd d;
+	sigset_t set;
+	char tlserr[512];
+	int rv, sfd, node;
+
+	if ((rv = parse_options(argc, argv, &o)) != 0)
+		return rv;
+	log_init(o.level);
+	memset(&d, 0, sizeof(d));
+	d.cfg_path = (char *)o.cluster;
+	if ((rv = load_config(o.cluster, &d.cfg)) != 0)
+		return rv;
+	if (o.check) {
+		rv = config_print(d.cfg, stdout) == 0 ? 0 : EX_SOFTWARE;
+		config_free(d.cfg);
+		return rv;
+	}
+	if ((node = config_node_index(d.cfg, o.node)) < 0) {
+		fprintf(stderr, "%s: no node named %s\n", o.cluster, o.node);
+		config_free(d.cfg);
+		return EX_CONFIG;
+	}
+	d.self = (size_t)node;
+	if ((sfd = signals(&set)) < 0) {
+		log_err("signalfd: %s", strerror(errno));
+		config_free(d.cfg);
+		return EX_SOFTWARE;
+	}
+	/* After signals(): nng starts its threads here, and they must inherit
+	 * the blocked signals, or one of them takes SIGUSR1 and dies of it. */
+	if ((rv = tls_open(d.cfg, d.self, &d.tls, tlserr, sizeof(tlserr))) !=
+	    0) {
+		fprintf(stderr, "%s\n", tlserr);
+		config_free(d.cfg);
+		return rv == E_NOMEM ? EX_SOFTWARE : EX_CONFIG;
+	}
+	if ((rv = start(&d)) == 0) {
+		log_notice("node %s of cluster %s ready", d.name,
+		           d.cfg->cluster);
+		sd_notify(0, "READY=1");
+		rv = run(&d, sfd);
+		sd_notify(0, "STOPPING=1");
+		log_notice("stopping");
+	}
+	if (stop(&d) != 0) {
+		fflush(NULL);
+		_exit(rv);
+	}
+	close(sfd);
+	return rv;
+}

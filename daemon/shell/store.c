@@ -1,0 +1,1084 @@
+/*
+ * store.c - the daemon's SQLite database of snapshots.
+ *
+ * The only file that includes sqlite3.h: SQLite's codes become STORE_E*
+ * codes here, and nothing here logs.  The file is in WAL mode, so the
+ * sqlite3 shell can read it while the daemon writes; synchronous=NORMAL,
+ * so a commit survives a daemon crash (an OS crash may lose the last ones).
+ * The database, its -wal and its -shm are 0640 or tighter, whatever the
+ * umask (narrow_modes()).
+ *
+ * Schema version 2 (PRAGMA user_version).  STRICT tables; a snapshot's
+ * rows in the other tables go with it.  Times are Unix milliseconds.
+ *   meta: key, value; never deleted.  'last_snapshot' is the counter of
+ *     the last snapshot id this node issued (store_next_id()); 'probe' is
+ *     when the daemon last proved, after a failure, that it can write.
+ *   snapshots: id, initiator, role ('initiator' if this node started it,
+ *     else 'participant'), status ('in_progress', 'complete', 'aborted'),
+ *     reason (why aborted: which node, which channel), started_ms,
+ *     finished_ms (NULL while in progress), parts_expected, consistent
+ *     (audit verdict 0/1, NULL until audited), audit_reason.
+ *   node_states: snapshot_id, node, content_type, state, recorded_ms.
+ *   channel_states: snapshot_id, src, dst, m (delivered by dst before it
+ *     recorded), n (sent by src before it recorded), recorded (n - m when
+ *     consistent), first_seq, last_seq (NULL if none recorded),
+ *     consecutive (1 if recorded in order without gaps).
+ *   channel_messages: snapshot_id, src, dst, seq (numbered by the sender
+ *     on src -> dst, from 1), content_type, payload.
+ * A state or payload is TEXT when its content type is JSON
+ * (application/json or type/subtype+json, parameters ignored) and its
+ * bytes are UTF-8 without NUL that json_valid() accepts, so json_extract()
+ * works on it; otherwise a BLOB.  Either way its bytes are those given.
+ * Views: snapshot_summary (snapshots plus started_at, finished_at in ISO
+ * 8601 UTC, duration_ms, nodes_recorded, channels_recorded, in_transit),
+ * recorded_states (node_states plus is_json, size in bytes, recorded_at),
+ * in_transit (channel_messages plus is_json, size).
+ *
+ * Example queries (sqlite3 /var/lib/cutd/p0.db); json_extract() fails on
+ * a BLOB, hence "is_json".  The last adds balances and amounts in flight.
+ *   SELECT id, status, started_at, duration_ms, nodes_recorded,
+ *     channels_recorded, in_transit, consistent, audit_reason
+ *     FROM snapshot_summary ORDER BY started_ms DESC;
+ *   SELECT node, json_extract(state, '$.balance') FROM recorded_states
+ *     WHERE snapshot_id = 'p0:1796116051122' AND is_json ORDER BY node;
+ *   SELECT src, dst, seq, payload FROM in_transit
+ *     WHERE snapshot_id = 'p0:1796116051122' ORDER BY src, dst, seq;
+ *   SELECT (SELECT sum(json_extract(state, '$.balance')) FROM
+ *     recorded_states WHERE snapshot_id = 'p0:1796116051122' AND is_json)
+ *     + (SELECT coalesce(sum(json_extract(payload, '$.amount')), 0) FROM
+ *     in_transit WHERE snapshot_id = 'p0:1796116051122' AND is_json)
+ *     AS total;
+ *
+ * Snapshot ids are never reused.  The counter lives in meta, bumped in
+ * the transaction that creates the snapshot, so deleting snapshots does
+ * not lower it.  Each id is at least the wall clock in milliseconds when
+ * it was issued (and above the last one and every id in snapshots), so a
+ * database that was lost and started afresh still issues ids above those
+ * the peers remember: the old one could only have issued ids ahead of the
+ * clock by issuing more than one per millisecond, or if the clock has
+ * since been set back.  Migration 1 -> 2 starts the counter the same way.
+ * Other designs were weighed: the daemon's run id in the id would change
+ * the id format every parser knows; asking the peers for the highest id
+ * they remember needs them up at start.  The clock costs neither, and the
+ * id stays "node:counter", ordered by time.
+ *
+ * Failures.  store_open() runs PRAGMA quick_check and refuses a damaged
+ * file (E_CORRUPT) rather than let the daemon run on it.  When SQLite
+ * rolls a batch back by itself (after a full disk or an I/O error), or the
+ * batch could not begin, every write fails until store_commit() or
+ * store_rollback() ends the batch, so no write of the lost batch lands on
+ * its own, outside a transaction.  store_checkpoint() gives the WAL's
+ * space back after a full disk.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "store.h"
+
+#define APPLICATION_ID  0x63757464 /* "cutd", set by migrations[0] */
+#define BUSY_TIMEOUT_MS 5000
+
+/* The wall clock in Unix milliseconds, in SQL (unixepoch('subsec') needs
+ * SQLite 3.42; Debian 12 has 3.40). */
+#define NOW_MS_SQL                                                             \
+	"CAST(round((julianday('now') - 2440587.5) * 86400000) AS INTEGER)"
+
+/* Run on every connection; says 1 if the file is in WAL mode. */
+#define SETUP_SQL                                                              \
+	"PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;"               \
+	"PRAGMA journal_mode = WAL;"                                           \
+	"SELECT journal_mode = 'wal' FROM pragma_journal_mode"
+
+/* migrations[v] takes the schema from version v to v + 1 and sets
+ * user_version; a released entry never changes, a change is a new entry.
+ * channel_messages keeps its rowid because payloads may be large. */
+static const char *const migrations[] = {
+    "CREATE TABLE snapshots (" /* version 0 -> 1 */
+    " id TEXT NOT NULL PRIMARY KEY, initiator TEXT NOT NULL,"
+    " role TEXT NOT NULL CHECK (role IN ('initiator', 'participant')),"
+    " status TEXT NOT NULL DEFAULT 'in_progress'"
+    "  CHECK (status IN ('in_progress', 'complete', 'aborted')),"
+    " reason TEXT, started_ms INTEGER NOT NULL, finished_ms INTEGER,"
+    " parts_expected INTEGER NOT NULL CHECK (parts_expected >= 0),"
+    " consistent INTEGER CHECK (consistent IN (0, 1)), audit_reason TEXT"
+    ") STRICT;"
+    "CREATE INDEX snapshots_by_start ON snapshots (started_ms);"
+    "CREATE TABLE node_states ("
+    " snapshot_id TEXT NOT NULL REFERENCES snapshots (id) ON DELETE CASCADE,"
+    " node TEXT NOT NULL, content_type TEXT NOT NULL,"
+    " state ANY NOT NULL CHECK (typeof(state) IN ('text', 'blob')),"
+    " recorded_ms INTEGER NOT NULL, PRIMARY KEY (snapshot_id, node)"
+    ") STRICT;"
+    "CREATE TABLE channel_states ("
+    " snapshot_id TEXT NOT NULL REFERENCES snapshots (id) ON DELETE CASCADE,"
+    " src TEXT NOT NULL, dst TEXT NOT NULL,"
+    " m INTEGER NOT NULL CHECK (m >= 0), n INTEGER NOT NULL CHECK (n >= 0),"
+    " recorded INTEGER NOT NULL CHECK (recorded >= 0),"
+    " first_seq INTEGER, last_seq INTEGER,"
+    " consecutive INTEGER NOT NULL CHECK (consecutive IN (0, 1)),"
+    " PRIMARY KEY (snapshot_id, src, dst)"
+    ") STRICT;"
+    "CREATE TABLE channel_messages ("
+    " snapshot_id TEXT NOT NULL REFERENCES snapshots (id) ON DELETE CASCADE,"
+    " src TEXT NOT NULL, dst TEXT NOT NULL,"
+    " seq INTEGER NOT NULL CHECK (seq >= 0), content_type TEXT NOT NULL,"
+    " payload ANY NOT NULL CHECK (typeof(payload) IN ('text', 'blob')),"
+    " PRIMARY KEY (snapshot_id, src, dst, seq)"
+    ") STRICT;"
+    "CREATE VIEW snapshot_summary AS SELECT s.id, s.initiator, s.role,"
+    " s.status, s.reason, s.started_ms, s.finished_ms,"
+    " strftime('%Y-%m-%dT%H:%M:%fZ', s.started_ms / 1000.0, 'unixepoch')"
+    "  AS started_at,"
+    " strftime('%Y-%m-%dT%H:%M:%fZ', s.finished_ms / 1000.0, 'unixepoch')"
+    "  AS finished_at,"
+    " s.finished_ms - s.started_ms AS duration_ms, s.parts_expected,"
+    " (SELECT count(*) FROM node_states x WHERE x.snapshot_id = s.id)"
+    "  AS nodes_recorded,"
+    " (SELECT count(*) FROM channel_states x WHERE x.snapshot_id = s.id)"
+    "  AS channels_recorded,"
+    " (SELECT count(*) FROM channel_messages x WHERE x.snapshot_id = s.id)"
+    "  AS in_transit, s.consistent, s.audit_reason FROM snapshots s;"
+    "CREATE VIEW recorded_states AS SELECT snapshot_id, node, content_type,"
+    " typeof(state) = 'text' AS is_json,"
+    " length(CAST(state AS BLOB)) AS size, state, recorded_ms,"
+    " strftime('%Y-%m-%dT%H:%M:%fZ', recorded_ms / 1000.0, 'unixepoch')"
+    "  AS recorded_at FROM node_states;"
+    "CREATE VIEW in_transit AS SELECT snapshot_id, src, dst, seq,"
+    " content_type, typeof(payload) = 'text' AS is_json,"
+    " length(CAST(payload AS BLOB)) AS size, payload FROM channel_messages;"
+    "PRAGMA application_id = 1668641892; PRAGMA user_version = 1;",
+    /* version 1 -> 2: the id counter, started above every id this node
+     * issued that is still here and at the wall clock, above those of
+     * snapshots deleted before there was a counter. */
+    "CREATE TABLE meta (key TEXT NOT NULL PRIMARY KEY,"
+    " value INTEGER NOT NULL) STRICT;"
+    "INSERT INTO meta (key, value) SELECT 'last_snapshot', max(" NOW_MS_SQL
+    ", coalesce(max(CAST(substr(id, instr(id, ':') + 1) AS INTEGER)), 0))"
+    " FROM snapshots WHERE role = 'initiator';"
+    "PRAGMA user_version = 2;",
+};
+
+#define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+/* A value bound as TEXT stays TEXT only if it is JSON; see bind_value(). */
+#define VALUE_SQL(p)                                                           \
+	"CASE WHEN typeof(" p ") = 'text' AND json_valid(" p ") THEN " p       \
+	" ELSE CAST(" p " AS BLOB) END"
+
+/* Columns 2 and 3 are is_initiator and enum store_status. */
+#define SUMMARY_SQL                                                            \
+	"SELECT id, initiator, role = 'initiator', CASE status"                \
+	" WHEN 'complete' THEN 1 WHEN 'aborted' THEN 2 ELSE 0 END, reason,"    \
+	" started_ms, finished_ms, parts_expected, nodes_recorded,"            \
+	" channels_recorded, in_transit, coalesce(consistent, -1),"            \
+	" audit_reason FROM snapshot_summary"
+
+/* The statements prepared at open, kept in struct store. */
+// clang-format off
+enum { S_EXISTS, S_CREATE, S_MESSAGE, S_STATE, S_CHANNEL, S_FINISH,
+       S_ABORT_ALL, S_AUDIT, S_DELETE, S_GET, S_LIST, S_STATES, S_CHANNELS,
+       S_MESSAGES, S_NEXT_ID, S_RECREATE, S_PROBE, S_COUNT };
+// clang-format on
+
+static const char *const statements[S_COUNT] = {
+    [S_EXISTS] = "SELECT 1 FROM snapshots WHERE id = ?1",
+    [S_CREATE] = "INSERT INTO snapshots (id, initiator, role, started_ms,"
+                 " parts_expected) VALUES (?1, ?2, ?3, ?4, ?5)",
+    [S_MESSAGE] = "INSERT INTO channel_messages (snapshot_id, src, dst, seq,"
+                  " content_type, payload) VALUES (?1, ?2, ?3, ?4, ?5,"
+                  " " VALUE_SQL("?6") ")",
+    [S_STATE] = "INSERT INTO node_states (snapshot_id, node, content_type,"
+                " recorded_ms, state) VALUES (?1, ?2, ?3, ?4,"
+                " " VALUE_SQL("?5") ")",
+    [S_CHANNEL] = "INSERT INTO channel_states (snapshot_id, src, dst, m, n,"
+                  " recorded, first_seq, last_seq, consecutive) VALUES (?1,"
+                  " ?2, ?3, ?4, ?5, ?6, CASE WHEN ?6 > 0 THEN ?7 END,"
+                  " CASE WHEN ?6 > 0 THEN ?8 END, ?9)",
+    [S_FINISH] = "UPDATE snapshots SET status = ?2, reason = ?3,"
+                 " finished_ms = ?4 WHERE id = ?1 AND status = 'in_progress'",
+    [S_ABORT_ALL] = "UPDATE snapshots SET status = 'aborted', reason = ?1,"
+                    " finished_ms = ?2 WHERE status = 'in_progress'",
+    [S_AUDIT] = "UPDATE snapshots SET consistent = ?2, audit_reason = ?3"
+                " WHERE id = ?1 AND status = 'complete'",
+    [S_DELETE] = "DELETE FROM snapshots WHERE id = ?1",
+    [S_GET] = SUMMARY_SQL " WHERE id = ?1",
+    [S_LIST] = SUMMARY_SQL " ORDER BY started_ms DESC, id DESC",
+    [S_STATES] = "SELECT node, content_type, state FROM node_states"
+                 " WHERE snapshot_id = ?1 ORDER BY node",
+    [S_CHANNELS] = "SELECT src, dst, m, n, recorded, first_seq, last_seq,"
+                   " consecutive FROM channel_states WHERE snapshot_id = ?1"
+                   " ORDER BY src, dst",
+    [S_MESSAGES] = "SELECT seq, content_type, payload FROM channel_messages"
+                   " WHERE snapshot_id = ?1 AND src = ?2 AND dst = ?3"
+                   " ORDER BY seq",
+    /* ?1 node, ?2 now, ?3 floor; ids are "node:counter". */
+    [S_NEXT_ID] = "UPDATE meta SET value = max(value + 1, ?2, ?3, (SELECT"
+                  " coalesce(max(CAST(substr(id, length(?1) + 2) AS"
+                  " INTEGER)), 0) + 1 FROM snapshots WHERE initiator = ?1"
+                  " AND role = 'initiator')) WHERE key = 'last_snapshot'"
+                  " RETURNING value",
+    [S_RECREATE] = "INSERT OR IGNORE INTO snapshots (id, initiator, role,"
+                   " started_ms, parts_expected) VALUES (?1, ?2, ?3, ?4, ?5)",
+    [S_PROBE] = "INSERT OR REPLACE INTO meta (key, value) VALUES ('probe', ?1)",
+};
+
+static const char *const status_names[] = {"in_progress", "complete",
+                                           "aborted"};
+
+/* Indexed by the STORE_E* codes. */
+
+struct store {
+	sqlite3 *db;
+	sqlite3_stmt *stmt[S_COUNT];
+	char errmsg[256];
+	int batch;      /* store_begin() opened a batch not yet ended */
+	char lost[256]; /* why SQLite rolled that batch back, or "" */
+};
+
+/* The callback of an iteration; the member used depends on the query and
+ * the others are NULL.  A struct, not a union: through a union gcc sees
+ * store_get()'s copy_snapshot() as the .chan callback too, inlines it on
+ * the S_CHANNELS path and warns (-Warray-bounds) that it reads a
+ * store_channel as a store_snapshot. */
+struct visit {
+	int (*snap)(const struct store_snapshot *, void *);
+	int (*state)(const char *, const char *, const void *, size_t, void *);
+	int (*chan)(const struct store_channel *, void *);
+	int (*msg)(uint64_t, const char *, const void *, size_t, void *);
+};
+
+#define FOUND (-1) /* S_EXISTS's "callback" result */
+
+/* Binds statement which following fmt (see vbind()) and runs it. */
+#define put(st, which, ...)                                                    \
+	iterate(st, which, (struct visit){0}, NULL, __VA_ARGS__)
+
+/* SQLite's primary result codes that mean more than E_IO here. */
+static const int codes[][2] = {
+    {SQLITE_NOMEM, E_NOMEM},    {SQLITE_BUSY, E_BUSY},
+    {SQLITE_LOCKED, E_BUSY},    {SQLITE_CORRUPT, E_CORRUPT},
+    {SQLITE_NOTADB, E_CORRUPT}, {SQLITE_CONSTRAINT, E_INVAL},
+    {SQLITE_TOOBIG, E_INVAL},   {SQLITE_RANGE, E_INVAL},
+};
+
+static int
+translate(int rc)
+{
+	size_t i;
+
+	if (rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE)
+		return 0;
+	if (rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+		return E_EXIST;
+	if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
+		return E_NOENT;
+	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		if ((rc & 0xff) == codes[i][0])
+			return codes[i][1];
+	return E_IO;
+}
+
+static int
+fail(struct store *st, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->errmsg, sizeof(st->errmsg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* Records SQLite's account of failure rc and returns its STORE_E* code. */
+static int
+db_fail(struct store *st, int rc)
+{
+	int prim = rc & 0xff,
+	    e = st->db != NULL ? sqlite3_system_errno(st->db) : 0;
+
+	/* The system's words say which I/O failed ("No space left on
+	 * device").  Not for a failed open: SQLite's fallbacks leave an
+	 * unrelated errno behind, and store_open() says why instead. */
+	if (e != 0 && (prim == SQLITE_IOERR || prim == SQLITE_FULL))
+		return fail(st, translate(rc), "%s (%s)",
+		            sqlite3_errmsg(st->db), strerror(e));
+	return fail(st, translate(rc), "%s", sqlite3_errmsg(st->db));
+}
+
+/* Ends a statement's run, given the last result of stepping it: resets it
+ * and drops its borrowed bindings. */
+static int
+finish(struct store *st, sqlite3_stmt *s, int rc)
+{
+	int err = translate(rc) != 0 ? db_fail(st, rc) : 0;
+
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return err;
+}
+
+static int
+first_int(void *ret, int ncols, char **values, char **names)
+{
+	(void)names;
+	if (ncols > 0 && values[0] != NULL)
+		*(long long *)ret = strtoll(values[0], NULL, 10);
+	return 0;
+}
+
+/* Runs sql; the first column of its last row, if any, goes to *ret. */
+static int
+exec(struct store *st, const char *sql, long long *ret)
+{
+	int rc = sqlite3_exec(st->db, sql, ret ? first_int : NULL, ret, NULL);
+
+	return rc == SQLITE_OK ? 0 : db_fail(st, rc);
+}
+
+/* UTF-8 without NUL, overlong forms, surrogates or code points past
+ * U+10FFFF. */
+static int
+utf8_valid(const unsigned char *p, size_t len)
+{
+	size_t i, k, n;
+	uint32_t cp, min;
+
+	for (i = 0; i < len; i += n + 1) {
+		if (p[i] == 0)
+			return 0;
+		if (p[i] < 0x80)
+			n = 0, cp = p[i], min = 0;
+		else if ((p[i] & 0xe0) == 0xc0)
+			n = 1, cp = p[i] & 0x1f, min = 0x80;
+		else if ((p[i] & 0xf0) == 0xe0)
+			n = 2, cp = p[i] & 0x0f, min = 0x800;
+		else if ((p[i] & 0xf8) == 0xf0)
+			n = 3, cp = p[i] & 0x07, min = 0x10000;
+		else
+			return 0;
+		if (len - i <= n)
+			return 0;
+		for (k = 1; k <= n; k++) {
+			if ((p[i + k] & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (p[i + k] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+	}
+	return 1;
+}
+
+/* application/json or type/subtype+json, ignoring case and parameters. */
+static int
+is_json_type(const char *ct)
+{
+	size_t n = strcspn(ct, ";");
+
+	while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+		n--;
+	if (n == 16 && strncasecmp(ct, "application/json", 16) == 0)
+		return 1;
+	return n > 5 && memchr(ct, '/', n - 5) != NULL &&
+	       strncasecmp(ct + n - 5, "+json", 5) == 0;
+}
+
+/* Binds a state or payload: as TEXT if it may be JSON (VALUE_SQL keeps
+ * it TEXT if json_valid() agrees), else as a BLOB. */
+static int
+bind_value(sqlite3_stmt *s, int i, const char *ct, const void *p, size_t len)
+{
+	if (len == 0)
+		p = ""; /* a NULL pointer would bind SQL NULL */
+	if (is_json_type(ct) && utf8_valid(p, len))
+		return sqlite3_bind_text64(s, i, p, len, SQLITE_STATIC,
+		                           SQLITE_UTF8);
+	return sqlite3_bind_blob64(s, i, p, len, SQLITE_STATIC);
+}
+
+/* Checks a string of kind I (snapshot id), N (node name) or C (content
+ * type): non-empty UTF-8 that fits. */
+static int
+check_name(struct store *st, char kind, const char *s)
+{
+	static const size_t max[] = {STORE_ID_MAX, STORE_NAME_MAX,
+	                             STORE_CTYPE_MAX};
+	static const char *const what[] = {"snapshot id", "node name",
+	                                   "content type"};
+	int k = (int)(strchr("INC", kind) - "INC");
+	size_t len;
+
+	if (s == NULL || (len = strnlen(s, max[k] + 1)) == 0 || len > max[k] ||
+	    !utf8_valid((const unsigned char *)s, len))
+		return fail(st, E_INVAL, "bad %s", what[k]);
+	return 0;
+}
+
+/*
+ * Checks the arguments and binds them to parameters 1, 2, ... of s,
+ * following fmt, one letter per parameter:
+ *   I  a snapshot id       N  a node name       C  a content type
+ *   t  a string, or NULL   i  an int64_t        u  a uint64_t <= INT64_MAX
+ *   v  a state or payload: const void *, size_t, typed by the last C
+ * Strings and data are borrowed until finish().
+ */
+static int
+vbind(struct store *st, sqlite3_stmt *s, const char *fmt, va_list ap)
+{
+	const char *t, *ct = "";
+	const void *p;
+	uint64_t u;
+	size_t len;
+	int i, rc = SQLITE_OK, rv = 0;
+
+	for (i = 1; *fmt != '\0' && rc == SQLITE_OK && rv == 0; fmt++, i++) {
+		switch (*fmt) {
+		case 'i':
+			rc = sqlite3_bind_int64(s, i, va_arg(ap, int64_t));
+			break;
+		case 'u':
+			if ((u = va_arg(ap, uint64_t)) > INT64_MAX)
+				rv = fail(st, E_INVAL, "%llu is too large",
+				          (unsigned long long)u);
+			rc = sqlite3_bind_int64(s, i, (int64_t)u);
+			break;
+		case 'v':
+			p = va_arg(ap, const void *);
+			if ((len = va_arg(ap, size_t)) > 0 && p == NULL)
+				rv = fail(st, E_INVAL, "NULL data");
+			else
+				rc = bind_value(s, i, ct, p, len);
+			break;
+		default:
+			t = va_arg(ap, const char *);
+			if (*fmt != 't')
+				rv = check_name(st, *fmt, t);
+			ct = *fmt == 'C' ? t : ct;
+			rc = t == NULL ? sqlite3_bind_null(s, i)
+			               : sqlite3_bind_text64(s, i, t, strlen(t),
+			                                     SQLITE_STATIC,
+			                                     SQLITE_UTF8);
+		}
+	}
+	return rv != 0 ? rv : rc != SQLITE_OK ? db_fail(st, rc) : 0;
+}
+
+static const char *
+text(sqlite3_stmt *s, int col)
+{
+	const char *t = (const char *)sqlite3_column_text(s, col);
+
+	return t != NULL ? t : "";
+}
+
+/* Copies a text column, cut at a character boundary to fit. */
+static void
+copy_text(char *dst, size_t size, sqlite3_stmt *s, int col)
+{
+	const char *t = text(s, col);
+	size_t n = strlen(t);
+
+	if (n >= size) {
+		n = size - 1;
+		while (n > 0 && (t[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(dst, t, n);
+	dst[n] = '\0';
+}
+
+/* Reads a row of SUMMARY_SQL. */
+static void
+read_snapshot(sqlite3_stmt *s, struct store_snapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	copy_text(snap->id, sizeof(snap->id), s, 0);
+	copy_text(snap->initiator, sizeof(snap->initiator), s, 1);
+	snap->is_initiator = sqlite3_column_int(s, 2);
+	snap->status = (enum store_status)sqlite3_column_int(s, 3);
+	copy_text(snap->reason, sizeof(snap->reason), s, 4);
+	snap->started_ms = sqlite3_column_int64(s, 5);
+	snap->finished_ms = sqlite3_column_int64(s, 6);
+	snap->parts_expected = (uint32_t)sqlite3_column_int64(s, 7);
+	snap->parts = (uint32_t)sqlite3_column_int64(s, 8);
+	snap->channels = (uint32_t)sqlite3_column_int64(s, 9);
+	snap->messages = (uint64_t)sqlite3_column_int64(s, 10);
+	snap->consistent = sqlite3_column_int(s, 11);
+	copy_text(snap->audit_reason, sizeof(snap->audit_reason), s, 12);
+}
+
+/* Hands one row of statement which to its callback. */
+static int
+visit_row(struct store *st, int which, sqlite3_stmt *s, struct visit cb,
+          void *arg)
+{
+	struct store_snapshot snap;
+	struct store_channel ch;
+	const void *p;
+	size_t len;
+
+	switch (which) {
+	case S_EXISTS:
+		return FOUND;
+	case S_NEXT_ID:
+		*(int64_t *)arg = sqlite3_column_int64(s, 0);
+		return FOUND;
+	case S_GET:
+	case S_LIST:
+		read_snapshot(s, &snap);
+		return cb.snap(&snap, arg);
+	case S_CHANNELS:
+		ch.src = text(s, 0);
+		ch.dst = text(s, 1);
+		ch.m = (uint64_t)sqlite3_column_int64(s, 2);
+		ch.n = (uint64_t)sqlite3_column_int64(s, 3);
+		ch.recorded = (uint64_t)sqlite3_column_int64(s, 4);
+		ch.first_seq = (uint64_t)sqlite3_column_int64(s, 5);
+		ch.last_seq = (uint64_t)sqlite3_column_int64(s, 6);
+		ch.consecutive = sqlite3_column_int(s, 7);
+		return cb.chan(&ch, arg);
+	}
+	/* S_STATES or S_MESSAGES: the exact bytes, TEXT or BLOB alike. */
+	p = sqlite3_column_blob(s, 2);
+	len = (size_t)sqlite3_column_bytes(s, 2);
+	if (p == NULL && sqlite3_errcode(st->db) == SQLITE_NOMEM)
+		return fail(st, E_NOMEM, "out of memory");
+	p = p != NULL ? p : ""; /* SQLite gives NULL for zero bytes */
+	if (which == S_STATES)
+		return cb.state(text(s, 0), text(s, 1), p, len, arg);
+	return cb.msg((uint64_t)sqlite3_column_int64(s, 0), text(s, 1), p, len,
+	              arg);
+}
+
+/* 1 if SQLite rolled back the open batch by itself. */
+static int
+batch_lost(const struct store *st)
+{
+	return st->batch && sqlite3_get_autocommit(st->db);
+}
+
+/* After a failed call: if it cost the batch, keeps why. */
+static void
+note_loss(struct store *st)
+{
+	if (batch_lost(st) && st->lost[0] == '\0')
+		snprintf(st->lost, sizeof(st->lost), "%s", st->errmsg);
+}
+
+/* Binds statement which following fmt (see vbind()) and calls cb once per
+ * row until cb returns nonzero, which it returns.  Not re-entrant. */
+static int
+iterate(struct store *st, int which, struct visit cb, void *arg,
+        const char *fmt, ...)
+{
+	sqlite3_stmt *s = st->stmt[which];
+	va_list ap;
+	int rc = SQLITE_OK, rv;
+
+	if (sqlite3_stmt_busy(s))
+		return fail(st, E_STATE, "iterator re-entered");
+	if (batch_lost(st) && !sqlite3_stmt_readonly(s))
+		return fail(st, E_IO, "the batch was rolled back: %s",
+		            st->lost);
+	va_start(ap, fmt);
+	rv = vbind(st, s, fmt, ap);
+	va_end(ap);
+	while (rv == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW)
+		rv = visit_row(st, which, s, cb, arg);
+	rc = finish(st, s, rc); /* rc is SQLITE_OK or _ROW if rv != 0 */
+	note_loss(st);
+	return rv != 0 ? rv : rc;
+}
+
+/* An update of snapshot id matched no row: says whether id is unknown
+ * (E_NOENT) or in the wrong state, and why (E_STATE). */
+static int
+no_row(struct store *st, const char *id, const char *why)
+{
+	int rv = put(st, S_EXISTS, "I", id);
+
+	if (rv != FOUND)
+		return rv != 0 ? rv
+		               : fail(st, E_NOENT, "no snapshot %s", id);
+	return fail(st, E_STATE, "snapshot %s %s", id, why);
+}
+
+/* The most a database file may grant: owner read-write, group read. */
+#define DB_MODE 0640
+
+/*
+ * Makes path exist with mode DB_MODE or tighter, whatever the umask.
+ * SQLite creates a database 0644 less the umask, and gives its -wal and
+ * -shm files the mode of the database (it fchmods them to it), so the
+ * main file is created here first with open(O_CREAT, 0640) and fchmod,
+ * rather than changing the process-wide umask around sqlite3_open.  A
+ * file left wider by an older cutd is narrowed, and so are its -wal and
+ * -shm when they exist.  O_NOFOLLOW: a symlink planted in the state
+ * directory does not get its target's mode changed.
+ */
+static int
+narrow_mode(struct store *st, const char *path, int create)
+{
+	struct stat sb;
+	int fd, flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
+
+	if ((fd = open(path, flags | (create ? O_CREAT : 0), DB_MODE)) < 0) {
+		if (!create && errno == ENOENT)
+			return 0;
+		return fail(st, E_IO, "cannot open %s: %s", path,
+		            strerror(errno));
+	}
+	if (fstat(fd, &sb) == 0 && (sb.st_mode & 0777 & ~DB_MODE) != 0 &&
+	    fchmod(fd, sb.st_mode & DB_MODE) != 0) {
+		fail(st, E_IO, "cannot narrow the mode of %s to %o: %s",
+		     path, DB_MODE, strerror(errno));
+		close(fd);
+		return E_IO;
+	}
+	close(fd);
+	return 0;
+}
+
+static int
+narrow_modes(struct store *st, const char *path)
+{
+	static const char *const suffixes[] = {"-wal", "-shm"};
+	char side[4096];
+	int rv;
+
+	if (strcmp(path, ":memory:") == 0 || path[0] == '\0')
+		return 0;
+	if ((rv = narrow_mode(st, path, 1)) != 0)
+		return rv;
+	for (size_t i = 0; i < 2; i++) {
+		if ((size_t)snprintf(side, sizeof(side), "%s%s", path,
+		                     suffixes[i]) >= sizeof(side))
+			return fail(st, E_INVAL, "path too long");
+		if ((rv = narrow_mode(st, side, 0)) != 0)
+			return rv;
+	}
+	return 0;
+}
+
+static int
+connect_db(struct store *st, const char *path)
+{
+	long long wal = 0;
+	int rc, rv;
+
+	if ((rv = narrow_modes(st, path)) != 0)
+		return rv;
+	rc = sqlite3_open_v2(path, &st->db,
+	                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+	                         SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
+	                     NULL);
+	if (rc != SQLITE_OK) /* st->db may be NULL: SQLite copes */
+		return db_fail(st, rc);
+	sqlite3_extended_result_codes(st->db, 1);
+	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
+	if ((rv = exec(st, SETUP_SQL, &wal)) != 0 || wal)
+		return rv;
+	return fail(st, E_IO, "cannot use WAL journal mode");
+}
+
+static int
+first_text(void *ret, int ncols, char **values, char **names)
+{
+	char *buf = ret;
+
+	(void)names;
+	if (buf[0] == '\0' && ncols > 0 && values[0] != NULL) {
+		snprintf(buf, 200, "%s", values[0]);
+		for (char *p = buf; *p != '\0'; p++)
+			*p = *p == '\n' ? ' ' : *p; /* one log line */
+	}
+	return 0;
+}
+
+/* PRAGMA quick_check: the b-trees and their pages are well formed (it
+ * reads every page, so it takes time in proportion to the file, but not
+ * the index cross-checks of integrity_check).  A file whose header is
+ * intact but whose pages are not would otherwise open, and fail, or
+ * mislead, at the first read of the damaged page. */
+static int
+quick_check(struct store *st)
+{
+	char first[200] = "";
+	int rc = sqlite3_exec(st->db, "PRAGMA quick_check(1)", first_text,
+	                      first, NULL);
+
+	if (rc != SQLITE_OK)
+		return db_fail(st, rc);
+	if (strcmp(first, "ok") != 0)
+		return fail(st, E_CORRUPT, "quick_check: %s", first);
+	return 0;
+}
+
+/* Brings the schema up to date, refusing files that are not cutd's or
+ * are newer than this code. */
+static int
+migrate(struct store *st)
+{
+	long long version = 0, appid = 0;
+	int rv;
+
+	/* IMMEDIATE: two daemons opening one new file migrate it once. */
+	if ((rv = exec(st, "BEGIN IMMEDIATE", NULL)) != 0)
+		return rv;
+	if ((rv = exec(st, "PRAGMA user_version", &version)) != 0 ||
+	    (rv = exec(st, "PRAGMA application_id", &appid)) != 0)
+		goto fail;
+	if ((appid && appid != APPLICATION_ID) || version > SCHEMA_VERSION) {
+		rv = fail(st, E_SCHEMA,
+		          "not a cutd database of schema version %d or older "
+		          "(application_id %#llx, user_version %lld)",
+		          SCHEMA_VERSION, appid, version);
+		goto fail;
+	}
+	for (; version < SCHEMA_VERSION; version++)
+		if ((rv = exec(st, migrations[version], NULL)) != 0)
+			goto fail;
+	if ((rv = exec(st, "COMMIT", NULL)) == 0)
+		return 0;
+fail:
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return rv;
+}
+
+/* Why path cannot be written, if the file system says: SQLite reports a
+ * read-only file system or directory as "unable to open database file"
+ * or "attempt to write a readonly database". */
+static const char *
+unwritable(const char *path)
+{
+	char dir[512], *slash;
+	struct statvfs sv;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (statvfs(dir, &sv) == 0 && (sv.f_flag & ST_RDONLY))
+		return "; the file system is read-only";
+	if (access(dir, W_OK) != 0 ||
+	    (access(path, F_OK) == 0 && access(path, W_OK) != 0))
+		return "; the file or its directory is not writable";
+	return "";
+}
+
+int
+store_open(const char *path, struct store **ret_store, char *errbuf,
+           size_t errlen)
+{
+	struct store *st;
+	int i, rc, rv;
+
+	if (path == NULL || ret_store == NULL)
+		return E_INVAL;
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return E_NOMEM;
+	if ((rv = connect_db(st, path)) != 0 || (rv = quick_check(st)) != 0 ||
+	    (rv = migrate(st)) != 0)
+		goto fail;
+	for (i = 0; i < S_COUNT; i++) {
+		rc = sqlite3_prepare_v3(st->db, statements[i], -1,
+		                        SQLITE_PREPARE_PERSISTENT, &st->stmt[i],
+		                        NULL);
+		if (rc != SQLITE_OK && (rv = db_fail(st, rc)) != 0)
+			goto fail;
+	}
+	*ret_store = st;
+	return 0;
+fail:
+	if (errbuf != NULL && errlen > 0)
+		snprintf(errbuf, errlen, "%s: %s%s", path, st->errmsg,
+		         rv == E_IO ? unwritable(path) : "");
+	store_close(st);
+	return rv;
+}
+
+void
+store_close(struct store *st)
+{
+	int i;
+
+	if (st == NULL)
+		return;
+	for (i = 0; i < S_COUNT; i++)
+		sqlite3_finalize(st->stmt[i]);
+	sqlite3_close(st->db); /* rolls back an open batch */
+	free(st);
+}
+
+
+const char *
+store_errmsg(const struct store *st)
+{
+	return st != NULL ? st->errmsg : "";
+}
+
+int
+store_begin(struct store *st)
+{
+	int rv;
+
+	if (!sqlite3_get_autocommit(st->db) || st->batch)
+		return fail(st, E_STATE, "a batch is already open");
+	st->batch = 1;
+	st->lost[0] = '\0';
+	/* A batch that could not begin is lost from the start: its writes
+	 * fail at once rather than commit one by one. */
+	if ((rv = exec(st, "BEGIN IMMEDIATE", NULL)) != 0)
+		note_loss(st);
+	return rv;
+}
+
+/* Ends the batch's bookkeeping once SQLite's transaction is over. */
+static int
+end_batch(struct store *st, int rv)
+{
+	if (sqlite3_get_autocommit(st->db)) {
+		st->batch = 0;
+		st->lost[0] = '\0';
+	}
+	return rv;
+}
+
+int
+store_commit(struct store *st)
+{
+	int rv;
+
+	if (batch_lost(st)) {
+		rv = fail(st, E_IO, "the batch was rolled back: %s",
+		          st->lost);
+		return end_batch(st, rv);
+	}
+	if (sqlite3_get_autocommit(st->db))
+		return fail(st, E_STATE, "no batch is open");
+	/* A failed COMMIT may leave the transaction open (SQLITE_BUSY, and
+	 * some SQLITE_FULL cases): the caller retries or rolls back. */
+	return end_batch(st, exec(st, "COMMIT", NULL));
+}
+
+int
+store_rollback(struct store *st)
+{
+	int rv = 0;
+
+	if (!sqlite3_get_autocommit(st->db))
+		rv = exec(st, "ROLLBACK", NULL);
+	return end_batch(st, rv);
+}
+
+int
+store_snapshot_create(struct store *st, const char *id, const char *initiator,
+                      int is_initiator, int64_t started_ms,
+                      uint32_t parts_expected)
+{
+	return put(st, S_CREATE, "INtii", id, initiator,
+	           is_initiator ? "initiator" : "participant", started_ms,
+	           (int64_t)parts_expected);
+}
+
+int
+store_next_id(struct store *st, const char *node, int64_t now_ms,
+              uint64_t floor, uint64_t *ret_counter)
+{
+	int64_t v = 0;
+	int rv = iterate(st, S_NEXT_ID, (struct visit){0}, &v, "Niu", node,
+	                 now_ms, floor);
+
+	if (rv == 0)
+		return fail(st, E_SCHEMA, "no id counter in meta");
+	if (rv != FOUND)
+		return rv;
+	if (v <= 0)
+		return fail(st, E_IO, "id counter %lld", (long long)v);
+	*ret_counter = (uint64_t)v;
+	return 0;
+}
+
+int
+store_abort_snapshot(struct store *st, const char *id, const char *initiator,
+                     int is_initiator, int64_t started_ms,
+                     uint32_t parts_expected, const char *reason,
+                     int64_t finished_ms)
+{
+	int rv = put(st, S_RECREATE, "INtii", id, initiator,
+	             is_initiator ? "initiator" : "participant", started_ms,
+	             (int64_t)parts_expected);
+
+	if (rv != 0)
+		return rv;
+	rv = put(st, S_FINISH, "Itti", id, status_names[STORE_ABORTED], reason,
+	         finished_ms);
+	if (rv != 0 || sqlite3_changes(st->db) > 0)
+		return rv;
+	return no_row(st, id, "has already ended");
+}
+
+int
+store_checkpoint(struct store *st)
+{
+	int rc;
+
+	if (st->batch || !sqlite3_get_autocommit(st->db))
+		return fail(st, E_STATE, "a batch is open");
+	/* Without waiting: a reader that holds its snapshot makes it
+	 * SQLITE_BUSY now rather than stall the daemon for 5 s. */
+	sqlite3_busy_timeout(st->db, 0);
+	rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE,
+	                               NULL, NULL);
+	sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS);
+	return rc == SQLITE_OK ? 0 : db_fail(st, rc);
+}
+
+int
+store_probe(struct store *st, int64_t now_ms)
+{
+	return put(st, S_PROBE, "i", now_ms);
+}
+
+int
+store_put_message(struct store *st, const char *id, const char *src,
+                  const char *dst, uint64_t seq, const char *content_type,
+                  const void *payload, size_t len)
+{
+	return put(st, S_MESSAGE, "INNuCv", id, src, dst, seq, content_type,
+	           payload, len);
+}
+
+int
+store_put_state(struct store *st, const char *id, const char *node,
+                const char *content_type, const void *state, size_t len,
+                int64_t recorded_ms)
+{
+	return put(st, S_STATE, "INCiv", id, node, content_type, recorded_ms,
+	           state, len);
+}
+
+int
+store_put_channel(struct store *st, const char *id,
+                  const struct store_channel *ch)
+{
+	if (ch == NULL)
+		return fail(st, E_INVAL, "NULL channel");
+	return put(st, S_CHANNEL, "INNuuuuui", id, ch->src, ch->dst, ch->m,
+	           ch->n, ch->recorded, ch->first_seq, ch->last_seq,
+	           (int64_t) !!ch->consecutive);
+}
+
+int
+store_finish(struct store *st, const char *id, enum store_status status,
+             const char *reason, int64_t finished_ms)
+{
+	int rv;
+
+	if (status != STORE_COMPLETE && status != STORE_ABORTED)
+		return fail(st, E_INVAL, "bad final status %d", status);
+	rv = put(st, S_FINISH, "Itti", id, status_names[status], reason,
+	         finished_ms);
+	if (rv != 0 || sqlite3_changes(st->db) > 0)
+		return rv;
+	return no_row(st, id, "has already ended");
+}
+
+int
+store_abort_unfinished(struct store *st, const char *reason,
+                       int64_t finished_ms, uint32_t *ret_count)
+{
+	int rv = put(st, S_ABORT_ALL, "ti", reason, finished_ms);
+
+	if (rv == 0 && ret_count != NULL)
+		*ret_count = (uint32_t)sqlite3_changes(st->db);
+	return rv;
+}
+
+int
+store_put_audit(struct store *st, const char *id, int consistent,
+                const char *reason)
+{
+	int rv = put(st, S_AUDIT, "Iit", id, (int64_t) !!consistent, reason);
+
+	if (rv != 0 || sqlite3_changes(st->db) > 0)
+		return rv;
+	return no_row(st, id, "is not complete");
+}
+
+int
+store_delete(struct store *st, const char *id)
+{
+	int rv = put(st, S_DELETE, "I", id);
+
+	if (rv != 0 || sqlite3_changes(st->db) > 0)
+		return rv;
+	return fail(st, E_NOENT, "no snapshot %s", id);
+}
+
+static int
+copy_snapshot(const struct store_snapshot *snap, void *arg)
+{
+	*(struct store_snapshot *)arg = *snap;
+	return FOUND;
+}
+
+int
+store_get(struct store *st, const char *id, struct store_snapshot *ret)
+{
+	struct store_snapshot snap;
+	int rv = iterate(st, S_GET, (struct visit){.snap = copy_snapshot},
+	                 &snap, "I", id);
+
+	if (rv != FOUND)
+		return rv != 0 ? rv
+		               : fail(st, E_NOENT, "no snapshot %s", id);
+	*ret = snap;
+	return 0;
+}
+
+int
+store_list(struct store *st,
+           int (*cb)(const struct store_snapshot *snap, void *arg), void *arg)
+{
+	return iterate(st, S_LIST, (struct visit){.snap = cb}, arg, "");
+}
+
+int
+store_foreach_state(struct store *st, const char *id,
+                    int (*cb)(const char *node, const char *content_type,
+                              const void *state, size_t len, void *arg),
+                    void *arg)
+{
+	return iterate(st, S_STATES, (struct visit){.state = cb}, arg, "I", id);
+}
+
+int
+store_foreach_channel(struct store *st, const char *id,
+                      int (*cb)(const struct store_channel *ch, void *arg),
+                      void *arg)
+{
+	return iterate(st, S_CHANNELS, (struct visit){.chan = cb}, arg, "I",
+	               id);
+}
+
+int
+store_foreach_message(struct store *st, const char *id, const char *src,
+                      const char *dst,
+                      int (*cb)(uint64_t seq, const char *content_type,
+                                const void *payload, size_t len, void *arg),
+                      void *arg)
+{
+	return iterate(st, S_MESSAGES, (struct visit){.msg = cb}, arg, "INN",
+	               id, src, dst);
+}
