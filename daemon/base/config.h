@@ -114,7 +114,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Calls that can fail return 0 or an ERR_* code (cuterr.h). */
+/* Calls that can fail return 0 or an E_* code (cuterr.h). */
 
 #define CONFIG_NAME_MAX    32 /* longest node name */
 #define CONFIG_CLUSTER_MAX 64 /* longest cluster name */

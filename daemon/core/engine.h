@@ -23,7 +23,7 @@
 /* Longest snapshot id, not counting the terminating NUL. */
 #define ENGINE_ID_MAX 64
 
-/* Calls that can fail return 0 or an ERR_* code (cuterr.h). */
+/* Calls that can fail return 0 or an E_* code (cuterr.h). */
 
 enum engine_mode {
 	/* The 1985 rules: a marker's position closes its channel. */

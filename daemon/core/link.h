@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Calls that can fail return 0 or an ERR_* code (cuterr.h). */
+/* Calls that can fail return 0 or an E_* code (cuterr.h). */
 
 /* What the receiver should do with an arriving item. */
 enum link_verdict {

@@ -33,7 +33,7 @@
 #include "audit.h"
 #include "engine.h"
 
-/* Calls that can fail return 0 or an ERR_* code (cuterr.h). */
+/* Calls that can fail return 0 or an E_* code (cuterr.h). */
 
 #define LAB_NAME_MAX 32
 

@@ -91,6 +91,51 @@ fail(struct reply *r, int32_t status, const char *message)
 	snprintf(r->message, sizeof(r->message), "%s", message);
 }
 
+/* The one place where the daemon's error codes become gRPC status
+ * codes. */
+static int32_t
+err_grpc(int err)
+{
+	switch (err) {
+	case 0:
+		return CUT__V1__STATUS_CODE__OK;
+	case E_INVAL:
+	case E_NOCHAN:
+	case E_GAP:
+		return CUT__V1__STATUS_CODE__INVALID_ARGUMENT;
+	case E_NOENT:
+		return CUT__V1__STATUS_CODE__NOT_FOUND;
+	case E_EXIST:
+	case E_DUP:
+		return CUT__V1__STATUS_CODE__ALREADY_EXISTS;
+	case E_STATE:
+		return CUT__V1__STATUS_CODE__FAILED_PRECONDITION;
+	case E_NOMEM:
+	case E_FULL:
+	case E_LIMIT:
+		return CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED;
+	case E_PERM:
+	case E_AUTH:
+		return CUT__V1__STATUS_CODE__PERMISSION_DENIED;
+	case E_IO:
+	case E_BUSY:
+	case E_STORAGE:
+	case E_UNAVAIL:
+	case E_TRANSPORT:
+		return CUT__V1__STATUS_CODE__UNAVAILABLE;
+	default:
+		return CUT__V1__STATUS_CODE__INTERNAL;
+	}
+}
+
+/* Fails r with err's status and the words of e (or err_str(err)). */
+static void
+fail_err(struct reply *r, int err, const struct errinfo *e)
+{
+	fail(r, err_grpc(err),
+	     e != NULL && e->text[0] != '\0' ? e->text : err_str(err));
+}
+
 static void
 set_body(struct reply *r, const ProtobufCMessage *m)
 {
@@ -163,6 +208,13 @@ control_start(struct cutd *d)
 void
 control_free(struct cutd *d)
 {
+	while (d->waiters != NULL) {
+		struct waiter *w = d->waiters;
+		d->waiters = w->next;
+		nng_msg_free(w->req);
+		free(w);
+	}
+	d->nwaiters = 0;
 	for (size_t i = 0; i < 64; i++) {
 		if (d->replies[i].reply != NULL)
 			nng_msg_free(d->replies[i].reply);
@@ -312,9 +364,9 @@ static void
 fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
              Cut__V1__SnapshotInfo *in)
 {
-	struct snap *s = node_find(d, ss->id);
-	size_t open = 0;
+	struct coord_snap_view v;
 
+	coord_snapshot_view(d->coord, ss->id, &v);
 	cut__v1__snapshot_info__init(in);
 	in->id = arena_dup(a, ss->id, strlen(ss->id));
 	in->initiator = arena_dup(a, ss->initiator, strlen(ss->initiator));
@@ -328,11 +380,9 @@ fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
 	in->finished_ms = (uint64_t)ss->finished_ms;
 	in->parts_expected = ss->parts_expected;
 	in->parts_received = ss->parts;
-	if (s != NULL && s->parts != NULL)
-		in->parts_received = (uint32_t)s->parts_done;
-	if (s != NULL && engine_channels_open(d->eng, s->id, &open) == 0 &&
-	    s->state == SNAP_RUNNING)
-		in->channels_recording = (uint32_t)open;
+	if (v.known && v.initiator)
+		in->parts_received = v.parts_received;
+	in->channels_recording = v.channels_recording;
 	if (ss->consistent >= 0) {
 		Cut__V1__AuditVerdict *v = arena_alloc(a, sizeof(*v));
 		if (v != NULL) {
@@ -344,9 +394,9 @@ fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
 		}
 	}
 	/* The database's row is older than the end it could not store. */
-	if (s != NULL && s->unsaved) {
+	if (v.unsaved) {
 		in->status = CUT__V1__SNAPSHOT_INFO__STATUS__ABORTED;
-		in->reason = arena_dup(a, s->why, strlen(s->why));
+		in->reason = arena_dup(a, v.row.reason, strlen(v.row.reason));
 		in->audit = NULL;
 	}
 }
@@ -359,12 +409,17 @@ build_info(struct cutd *d, struct arena *a, const char *id, int states,
 	struct info_ctx c = {
 	    .d = d, .a = a, .info = in, .states = states, .messages = messages};
 	struct store_snapshot ss;
+	struct coord_snap_view v;
 	size_t max = d->cfg->nnodes + d->cfg->nchans + 1;
 	int rv;
 
-	if ((rv = store_get(d->store, id, &ss)) == E_NOENT &&
-	    node_unsaved(d, id, &ss))
-		rv = 0; /* its row was in a batch that was lost */
+	if ((rv = store_get(d->store, id, &ss)) == E_NOENT) {
+		coord_snapshot_view(d->coord, id, &v);
+		if (v.unsaved) {
+			ss = v.row; /* its row was in a batch that was lost */
+			rv = 0;
+		}
+	}
 	if (rv != 0)
 		return rv;
 	fill_summary(d, a, &ss, in);
@@ -397,22 +452,10 @@ info_reply(struct cutd *d, struct reply *r, const char *id, int states,
 	if (rv == E_NOENT)
 		fail(r, CUT__V1__STATUS_CODE__NOT_FOUND, "no such snapshot");
 	else if (rv != 0)
-		fail(r, CUT__V1__STATUS_CODE__INTERNAL, store_errmsg(d->store));
+		fail(r, err_grpc(rv), store_errmsg(d->store));
 	else
 		set_body(r, &in.base);
 	arena_free(&a);
-}
-
-/* Snapshots this node initiated that have not ended. */
-static size_t
-initiated_in_flight(const struct cutd *d)
-{
-	size_t n = 0;
-
-	for (const struct snap *s = d->snaps; s != NULL; s = s->next)
-		n += s->initiator == d->self &&
-		     (s->state == SNAP_RUNNING || s->state == SNAP_WAITING);
-	return n;
 }
 
 /* Refuses a Start beyond the limits, in r; returns 1 if it did.  The
@@ -422,7 +465,7 @@ static int
 start_limited(struct cutd *d, struct reply *r)
 {
 	const struct config *cfg = d->cfg;
-	size_t n = initiated_in_flight(d);
+	size_t n = coord_initiated_in_flight(d->coord);
 	int64_t now = cutd_now_ms();
 
 	if (n >= cfg->max_inflight) {
@@ -454,10 +497,12 @@ start_limited(struct cutd *d, struct reply *r)
 static int
 storage_degraded(struct cutd *d, struct reply *r)
 {
-	if (d->degraded[0] == '\0')
+	const char *why = coord_degraded(d->coord);
+
+	if (why[0] == '\0')
 		return 0;
 	snprintf(r->message, sizeof(r->message), "storage degraded: %.200s",
-	         d->degraded);
+	         why);
 	r->status = CUT__V1__STATUS_CODE__UNAVAILABLE;
 	return 1;
 }
@@ -469,6 +514,7 @@ do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	    cut__v1__start_request__unpack(NULL, body->len, body->data);
 	Cut__V1__StartReply rp = CUT__V1__START_REPLY__INIT;
 	char id[ENGINE_ID_MAX + 1];
+	struct errinfo e = {0};
 	uint32_t timeout = 0;
 	int rv;
 
@@ -486,15 +532,8 @@ do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	}
 	if (storage_degraded(d, r) || start_limited(d, r))
 		return;
-	if ((rv = node_initiate(d, timeout, id)) == E_STORAGE) {
-		snprintf(r->message, sizeof(r->message), "storage: %.200s",
-		         store_errmsg(d->store));
-		r->status = CUT__V1__STATUS_CODE__UNAVAILABLE;
-		return;
-	}
-	if (rv != 0) {
-		fail(r, CUT__V1__STATUS_CODE__INTERNAL,
-		     "cannot start a snapshot");
+	if ((rv = coord_start(d->coord, timeout, id, &e)) != 0) {
+		fail_err(r, rv, &e);
 		return;
 	}
 	rp.snapshot_id = id;
@@ -573,7 +612,7 @@ do_list(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	cut__v1__list_request__free_unpacked(rq, NULL);
 	rv = store_list(d->store, list_one, &c);
 	if (rv != 0 && rv != 1)
-		fail(r, CUT__V1__STATUS_CODE__INTERNAL, store_errmsg(d->store));
+		fail(r, err_grpc(rv), store_errmsg(d->store));
 	else
 		set_body(r, &rp.base);
 	arena_free(&a);
@@ -585,66 +624,69 @@ do_wait(struct cutd *d, nng_msg *req, uint64_t request_id,
 {
 	Cut__V1__WaitRequest *rq =
 	    cut__v1__wait_request__unpack(NULL, body->len, body->data);
+	struct coord_snap_view v;
 	struct waiter *w;
-	struct snap *s;
 
 	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
 		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
 		     "bad request or snapshot id");
 		goto out;
 	}
-	s = node_find(d, rq->snapshot_id);
 	/* A resent Wait that is already waiting: answer once, later. */
-	for (w = s != NULL ? s->waiters : NULL; w != NULL; w = w->next)
+	for (w = d->waiters; w != NULL; w = w->next)
 		if (w->request_id == request_id && request_id != 0) {
 			nng_msg_free(w->req);
 			w->req = req;
 			r->deferred = 1;
 			goto out;
 		}
-	/* A completion not yet committed is told once it is. */
-	if (s == NULL || (s->state == SNAP_DONE && !node_end_pending(d, s)) ||
-	    s->state == SNAP_ABORTED || (w = calloc(1, sizeof(*w))) == NULL) {
+	coord_snapshot_view(d->coord, rq->snapshot_id, &v);
+	if (v.ended) {
 		info_reply(d, r, rq->snapshot_id, rq->include_states,
 		           rq->include_messages);
 		goto out;
 	}
+	if (d->nwaiters >= MAX_WAITERS || (w = calloc(1, sizeof(*w))) == NULL) {
+		fail(r, CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED,
+		     "too many Wait calls waiting; try again later");
+		goto out;
+	}
 	w->req = req;
 	w->request_id = request_id;
+	snprintf(w->id, sizeof(w->id), "%s", rq->snapshot_id);
 	w->deadline_ms =
 	    cutd_now_ms() +
 	    (rq->timeout_ms > MAX_WAIT_MS ? MAX_WAIT_MS : rq->timeout_ms);
 	w->include_states = rq->include_states;
 	w->include_messages = rq->include_messages;
-	w->next = s->waiters;
-	s->waiters = w;
+	w->next = d->waiters;
+	d->waiters = w;
+	d->nwaiters++;
 	r->deferred = 1;
-	if (node_end_pending(d, s))
-		d->wake_due = 1;
 out:
 	if (rq != NULL)
 		cut__v1__wait_request__free_unpacked(rq, NULL);
 }
 
 void
-control_wake(struct cutd *d, struct snap *s, int64_t now)
+control_wake(struct cutd *d, int64_t now)
 {
-	int ended = (s->state == SNAP_DONE && !node_end_pending(d, s)) ||
-	            s->state == SNAP_ABORTED;
-	struct waiter **pw = &s->waiters, *w;
+	struct waiter **pw = &d->waiters, *w;
 
-	if (s->waiters != NULL && node_end_pending(d, s))
-		d->wake_due = 1; /* node_committed() comes back */
 	while ((w = *pw) != NULL) {
+		struct coord_snap_view v;
 		struct reply r = {0};
-		if (!ended && now < w->deadline_ms) {
+
+		coord_snapshot_view(d->coord, w->id, &v);
+		if (!v.ended && now < w->deadline_ms) {
 			pw = &w->next;
 			continue;
 		}
 		*pw = w->next;
-		info_reply(d, &r, s->id, w->include_states,
+		d->nwaiters--;
+		info_reply(d, &r, w->id, w->include_states,
 		           w->include_messages);
-		if (!ended && r.status == 0)
+		if (!v.ended && r.status == 0)
 			fail(&r, CUT__V1__STATUS_CODE__DEADLINE_EXCEEDED,
 			     "snapshot still in progress");
 		send_reply(d, w->req, w->request_id, &r);
@@ -654,39 +696,35 @@ control_wake(struct cutd *d, struct snap *s, int64_t now)
 	}
 }
 
+int
+control_next_timer(struct cutd *d, int64_t now, int max)
+{
+	int64_t ms = max;
+
+	for (const struct waiter *w = d->waiters; w != NULL; w = w->next)
+		if (w->deadline_ms - now < ms)
+			ms = w->deadline_ms - now;
+	return ms < 0 ? 0 : (int)ms;
+}
+
 static void
 do_delete(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 {
 	Cut__V1__DeleteRequest *rq =
 	    cut__v1__delete_request__unpack(NULL, body->len, body->data);
 	Cut__V1__DeleteReply rp = CUT__V1__DELETE_REPLY__INIT;
-	struct snap *s;
+	struct errinfo e = {0};
 	int rv;
 
 	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
 		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
 		     "bad request or snapshot id");
-		goto out;
-	}
-	s = node_find(d, rq->snapshot_id);
-	if (s != NULL &&
-	    (s->state == SNAP_RUNNING || s->state == SNAP_WAITING)) {
-		fail(r, CUT__V1__STATUS_CODE__FAILED_PRECONDITION,
-		     "snapshot still in progress");
-		goto out;
-	}
-	if (storage_degraded(d, r))
-		goto out;
-	cutd_db(d);
-	if ((rv = store_delete(d->store, rq->snapshot_id)) == E_NOENT)
-		fail(r, CUT__V1__STATUS_CODE__NOT_FOUND, "no such snapshot");
-	else if (rv != 0)
-		fail(r, CUT__V1__STATUS_CODE__INTERNAL, store_errmsg(d->store));
-	else {
+	} else if ((rv = coord_delete(d->coord, rq->snapshot_id, &e)) != 0) {
+		fail_err(r, rv, &e);
+	} else {
 		rp.snapshot_id = rq->snapshot_id;
 		set_body(r, &rp.base);
 	}
-out:
 	if (rq != NULL)
 		cut__v1__delete_request__free_unpacked(rq, NULL);
 }
@@ -700,8 +738,8 @@ status_channels(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 		return;
 	for (size_t i = 0; i < d->cfg->nchans; i++) {
 		const struct config_channel *ch = &d->cfg->chans[i];
+		struct coord_peer_stats st;
 		Cut__V1__ChannelStatus *cs;
-		struct peer *p;
 
 		if (ch->src != d->self && ch->dst != d->self)
 			continue;
@@ -711,32 +749,29 @@ status_channels(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 		cs->src = d->cfg->nodes[ch->src].name;
 		cs->dst = d->cfg->nodes[ch->dst].name;
 		if (ch->src == d->self) {
-			p = &d->peers[ch->dst];
-			cs->sent =
-			    engine_sent_count(d->eng, (size_t)p->out_chan);
-			cs->acked = p->app_taken;
+			coord_peer_stats(d->coord, ch->dst, &st);
+			cs->sent = st.sent;
+			cs->acked = st.app_taken;
 			cs->queued = cs->sent - cs->acked;
 			cs->has_window_used_bytes = 1;
-			cs->window_used_bytes = p->inflight_bytes;
+			cs->window_used_bytes = st.window_used;
 			cs->has_stalls = 1;
-			cs->stalls = p->stalls;
+			cs->stalls = st.stalls;
 			cs->has_resent = 1;
-			cs->resent = p->resent;
+			cs->resent = st.resent;
 			cs->has_duplicates = 1;
-			cs->duplicates = p->dups;
+			cs->duplicates = st.dups;
 		} else {
-			p = &d->peers[ch->src];
-			cs->delivered =
-			    engine_delivered_count(d->eng, (size_t)p->in_chan);
+			coord_peer_stats(d->coord, ch->src, &st);
+			cs->delivered = st.delivered;
 			cs->has_duplicates = 1;
-			cs->duplicates = p->dups;
+			cs->duplicates = st.dups;
 			cs->has_taken = 1;
-			cs->taken = p->taken;
+			cs->taken = st.taken;
 		}
 		rp->channels[rp->n_channels++] = cs;
 	}
 }
-
 /* A peer's authentication, for TLS links; nothing for plaintext ones.  The
  * error text is borrowed from d->tls until the reply is packed. */
 static void
@@ -758,6 +793,18 @@ status_tls(struct cutd *d, size_t v, Cut__V1__PeerStatus *ps)
 	}
 }
 
+/* Lists a snapshot in flight, up to 16 (the reply's ids are borrowed
+ * from the coordinator until it is packed). */
+static void
+add_running(const char *id, void *arg)
+{
+	Cut__V1__StatusReply *rp = arg;
+
+	if (rp->n_snapshots_in_progress < 16)
+		rp->snapshots_in_progress[rp->n_snapshots_in_progress++] =
+		    (char *)id;
+}
+
 static void
 do_status(struct cutd *d, struct reply *r)
 {
@@ -770,7 +817,7 @@ do_status(struct cutd *d, struct reply *r)
 	rp.cluster = d->cfg->cluster;
 	rp.version = CUTD_VERSION;
 	rp.uptime_ms = (uint64_t)(cutd_now_ms() - d->start_ms);
-	rp.app_connected = app_connected(d);
+	rp.app_connected = coord_app_connected(d->coord);
 	rp.peers = arena_alloc(&a, n * sizeof(*rp.peers));
 	rp.snapshots_in_progress = arena_alloc(&a, 16 * sizeof(char *));
 	if (rp.peers == NULL || rp.snapshots_in_progress == NULL) {
@@ -780,33 +827,31 @@ do_status(struct cutd *d, struct reply *r)
 		return;
 	}
 	for (size_t v = 0; v < n; v++) {
+		struct coord_peer_stats st;
 		Cut__V1__PeerStatus *ps;
 		if (v == d->self || (ps = arena_alloc(&a, sizeof(*ps))) == NULL)
 			continue;
+		coord_peer_stats(d->coord, v, &st);
 		cut__v1__peer_status__init(ps);
 		ps->node = d->cfg->nodes[v].name;
-		ps->connected = peer_connected(d, v, cutd_now_ms());
-		ps->last_seen_ms = (uint64_t)d->peers[v].last_seen_ms;
+		ps->connected = st.alive;
+		ps->last_seen_ms = (uint64_t)st.last_seen_ms;
 		ps->has_refused_connections = 1;
-		ps->refused_connections = d->peers[v].refused_conns;
+		ps->refused_connections = st.refused_conns;
 		status_tls(d, v, ps);
 		rp.peers[rp.n_peers++] = ps;
 	}
 	status_channels(d, &a, &rp);
-	for (struct snap *s = d->snaps; s != NULL; s = s->next)
-		if ((s->state == SNAP_RUNNING || s->state == SNAP_WAITING) &&
-		    rp.n_snapshots_in_progress < 16)
-			rp.snapshots_in_progress[rp.n_snapshots_in_progress++] =
-			    s->id;
-	rp.bad_frames = d->bad_peer + d->bad_app + d->bad_control;
-	rp.bad_frames_peer = d->bad_peer;
-	rp.bad_frames_app = d->bad_app;
+	coord_foreach_running(d->coord, add_running, &rp);
+	rp.bad_frames_peer = coord_bad_peer(d->coord);
+	rp.bad_frames_app = coord_bad_app(d->coord);
+	rp.bad_frames = rp.bad_frames_peer + rp.bad_frames_app + d->bad_control;
 	rp.bad_frames_control = d->bad_control;
 	rp.has_calls_denied = rp.has_starts_limited = 1;
 	rp.calls_denied = d->calls_denied;
 	rp.starts_limited = d->starts_limited;
-	if (d->degraded[0] != '\0')
-		rp.storage_degraded = d->degraded;
+	if (coord_degraded(d->coord)[0] != '\0')
+		rp.storage_degraded = (char *)coord_degraded(d->coord);
 	tls_status(d->tls, &ts);
 	rp.has_tls_listener_failures = rp.has_auth_failures_unknown =
 	    rp.has_unauthenticated_batches = 1;
@@ -849,8 +894,8 @@ app_uid(struct cutd *d)
 	nng_pipe p = NNG_PIPE_INITIALIZER;
 	uint64_t uid;
 
-	p.id = d->app_hello;
-	if (!app_connected(d) ||
+	p.id = coord_app_conn(d->coord);
+	if (p.id == 0 ||
 	    nng_pipe_get_uint64(p, NNG_OPT_IPC_PEER_UID, &uid) != 0)
 		return -1;
 	return (long)uid;

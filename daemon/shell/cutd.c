@@ -60,97 +60,17 @@ cutd_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-const char *
-cutd_ctype(const char *ctype)
-{
-	size_t len;
 
-	if (ctype == NULL || ctype[0] == '\0')
-		return "application/octet-stream";
-	if ((len = strnlen(ctype, 256)) > 255)
-		return NULL;
-	for (size_t i = 0; i < len; i++)
-		if (ctype[i] < ' ' || ctype[i] > '~')
-			return NULL;
-	return ctype;
-}
 
-size_t
-cutd_field_size(size_t len)
-{
-	size_t n = 2;
 
-	for (uint64_t v = len; v > 0x7f; v >>= 7)
-		n++;
-	return n + len;
-}
 
-size_t
-cutd_put_header(uint8_t *dst, unsigned field, size_t len)
-{
-	size_t n = 0;
-	uint64_t v = len;
 
-	dst[n++] = (uint8_t)((field << 3) | 2);
-	do {
-		dst[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v != 0);
-	return n;
-}
-
-size_t
-cutd_put_field(uint8_t *dst, unsigned field, const void *data, size_t len)
-{
-	size_t n = cutd_put_header(dst, field, len);
-
-	if (len > 0)
-		memcpy(dst + n, data, len);
-	return n + len;
-}
-
-void
-cutd_db(struct cutd *d)
-{
-	int rv;
-
-	if (d->batch_open || d->begin_failed)
-		return;
-	d->batch_gen++;
-	if ((rv = store_begin(d->store)) != 0) {
-		/* The turn's writes fail or go one by one; commit() then
-		 * treats the turn as a lost batch. */
-		log_err("cannot begin a database transaction: %s",
-		        store_errmsg(d->store));
-		d->begin_failed = 1;
-		return;
-	}
-	d->batch_open = 1;
-}
-
-/* Commits the turn's batch.  A failed one is handed to node.c, which
- * aborts what it held; while the database is degraded, a retry runs at
- * most once a second (node_storage_retry()). */
+/* Commits the turn's batch (the coordinator handles a failed one). */
 static void
 commit(struct cutd *d)
 {
-	int rv = 0;
-
-	if (d->batch_open || d->begin_failed) {
-		if (d->batch_open &&
-		    (rv = store_commit(d->store)) == E_BUSY) {
-			log_warnx("database busy; commit retried next turn");
-			return;
-		}
-		if (rv != 0 || d->begin_failed) {
-			node_storage_failed(d);
-			return;
-		}
-		d->batch_open = 0;
-		node_committed(d);
-	}
-	if (d->degraded[0] != '\0' && cutd_now_ms() - d->retry_ms >= 1000)
-		node_storage_retry(d);
+	coord_set_time(d->coord, cutd_now_ms(), cutd_wall_ms());
+	coord_commit(d->coord);
 }
 
 static void
@@ -299,16 +219,10 @@ static int
 start(struct cutd *d)
 {
 	const struct config_node *me = &d->cfg->nodes[d->self];
+	struct errinfo e = {0};
 	int rv;
 
-	if ((d->peers = calloc(d->cfg->nnodes, sizeof(*d->peers))) == NULL)
-		return EX_SOFTWARE;
-	for (size_t v = 0; v < d->cfg->nnodes; v++) {
-		d->peers[v].node = v;
-		d->peers[v].in_chan = d->peers[v].out_chan = -1;
-	}
 	d->name = me->name;
-	fifo_init(&d->down);
 	cutproto_arena_init(&d->arena);
 	d->epoch = run_id();
 	d->start_ms = cutd_now_ms();
@@ -316,10 +230,14 @@ start(struct cutd *d)
 		return rv;
 	make_parent(me->app);
 	make_parent(me->control);
-	if ((rv = node_start(d)) != 0)
+	if ((rv = coord_new(d->cfg, d->self, d->epoch, store_port(d->store),
+	                    cutd_now_ms(), cutd_wall_ms(), &d->coord, &e)) !=
+	    0) {
+		log_err("%s", e.text);
 		return rv == E_STORAGE ? EX_CANTCREAT : EX_SOFTWARE;
+	}
 	commit(d);
-	if (peer_start(d) != 0 || app_start(d) != 0 || control_start(d) != 0)
+	if (net_start(d) != 0 || app_start(d) != 0 || control_start(d) != 0)
 		return EX_UNAVAILABLE;
 	/* The sockets live as long as the daemon, so do their descriptors. */
 	if (nng_socket_get_int(d->pull, NNG_OPT_RECVFD, &d->pull_fd) != 0 ||
@@ -349,12 +267,12 @@ close_all(void *arg)
 	struct closer *c = arg;
 	struct cutd *d = c->d;
 
-	for (size_t v = 0; d->peers != NULL && v < d->cfg->nnodes; v++)
+	for (size_t v = 0; d->net != NULL && v < d->cfg->nnodes; v++)
 		if (v != d->self)
-			nng_dialer_close(d->peers[v].dialer);
-	for (size_t v = 0; d->peers != NULL && v < d->cfg->nnodes; v++)
+			nng_dialer_close(d->net[v].dialer);
+	for (size_t v = 0; d->net != NULL && v < d->cfg->nnodes; v++)
 		if (v != d->self)
-			nng_close(d->peers[v].push);
+			nng_close(d->net[v].push);
 	nng_close(d->app);
 	nng_close(d->ctl);
 	nng_close(d->pull);
@@ -426,15 +344,19 @@ close_sockets(struct cutd *d)
 static int
 stop(struct cutd *d)
 {
-	node_stop(d, "daemon stopped");
-	commit(d);
+	if (d->coord != NULL) {
+		coord_stop(d->coord, "daemon stopped");
+		commit(d);
+		control_wake(d, cutd_now_ms());
+	}
 	store_close(d->store);
 	d->store = NULL;
 	if (close_sockets(d) != 0)
 		return -1;
 	control_free(d);
 	app_free(d);
-	peer_free(d);
+	net_free(d);
+	coord_free(d->coord);
 	tls_free(d->tls);
 	cutproto_arena_fini(&d->arena);
 	config_free(d->cfg);
@@ -541,7 +463,7 @@ handle_signals(struct cutd *d, int sfd)
 		if (si.ssi_signo == SIGHUP)
 			reload(d);
 		else if (si.ssi_signo == SIGUSR1)
-			peer_drop_connections(d);
+			net_drop_connections(d);
 		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
 			return 1;
 	}
@@ -557,14 +479,15 @@ notify_status(struct cutd *d, int64_t now, int64_t *last)
 		return;
 	*last = now;
 	for (size_t v = 0; v < d->cfg->nnodes; v++)
-		peers += v != d->self && peer_connected(d, v, now);
+		peers += v != d->self && coord_peer_alive(d->coord, v);
 	sd_notifyf(
 	    0,
 	    "WATCHDOG=1\nSTATUS=%zu of %zu peers connected, "
 	    "%zu snapshots in flight, application %s%s%s",
-	    peers, d->cfg->nnodes - 1, engine_in_progress(d->eng),
-	    app_connected(d) ? "connected" : "not connected",
-	    d->degraded[0] != '\0' ? "; storage degraded: " : "", d->degraded);
+	    peers, d->cfg->nnodes - 1, coord_in_progress(d->coord),
+	    coord_app_connected(d->coord) ? "connected" : "not connected",
+	    coord_degraded(d->coord)[0] != '\0' ? "; storage degraded: " : "",
+	    coord_degraded(d->coord));
 }
 
 /* How long the loop may sleep: until the nearest deadline of a snapshot,
@@ -574,8 +497,10 @@ next_timeout(struct cutd *d, int64_t now)
 {
 	int ms = MAX_SLEEP_MS;
 
-	ms = node_next_timer(d, now, ms);
-	ms = peer_next_timer(d, now, ms);
+	coord_set_time(d->coord, now, cutd_wall_ms());
+	ms = coord_next_timer(d->coord, ms);
+	ms = net_next_timer(d, now, ms);
+	ms = control_next_timer(d, now, ms);
 	ms = app_next_timer(d, ms);
 	return ms < 0 ? 0 : ms;
 }
@@ -604,23 +529,27 @@ run(struct cutd *d, int sfd)
 		 * a socket poll() did not flag has nothing to read. */
 		if ((pfd[3].revents & POLLIN) && handle_signals(d, sfd))
 			return 0;
+		now = cutd_now_ms();
+		coord_set_time(d->coord, now, cutd_wall_ms());
+		net_events(d);
+		app_events(d);
 		if (pfd[0].revents & POLLIN)
-			peer_recv_all(d);
+			net_recv_all(d);
 		if (pfd[1].revents & POLLIN)
 			app_recv_all(d);
 		if (pfd[2].revents & POLLIN)
 			control_recv_all(d);
-		now = cutd_now_ms();
-		node_timers(d, now);
-		peer_timers(d, now);
+		coord_timers(d->coord);
+		net_timers(d, now);
 		/* Deliveries and state requests stand for nothing stored, so
 		 * the application gets them while the turn commits. */
 		app_flush(d);
 		commit(d);
+		control_wake(d, now);
 		/* Nothing goes to a peer before what it stands for (a part,
 		 * an ack of what was recorded) is on disk. */
-		if (!d->batch_open)
-			peer_flush(d);
+		if (!coord_batch_open(d->coord))
+			net_flush(d);
 		notify_status(d, now, &last_status);
 	}
 }

@@ -1082,3 +1082,145 @@ store_foreach_message(struct store *st, const char *id, const char *src,
 	return iterate(st, S_MESSAGES, (struct visit){.msg = cb}, arg, "INN",
 	               id, src, dst);
 }
+
+/* The store as the coordinator's port: each entry is the store.h
+ * function of the same name. */
+static const char *
+port_errmsg(void *db)
+{
+	return store_errmsg(db);
+}
+
+#define PORT0(name)                                                        \
+	static int port_##name(void *db) { return store_##name(db); }
+PORT0(begin)
+PORT0(commit)
+PORT0(rollback)
+PORT0(checkpoint)
+#undef PORT0
+
+static int
+port_probe(void *db, int64_t now_ms)
+{
+	return store_probe(db, now_ms);
+}
+
+static int
+port_next_id(void *db, const char *node, int64_t now_ms, uint64_t floor,
+             uint64_t *ret)
+{
+	return store_next_id(db, node, now_ms, floor, ret);
+}
+
+static int
+port_snapshot_create(void *db, const char *id, const char *initiator,
+                     int is_initiator, int64_t started_ms, uint32_t parts)
+{
+	return store_snapshot_create(db, id, initiator, is_initiator,
+	                             started_ms, parts);
+}
+
+static int
+port_put_message(void *db, const char *id, const char *src, const char *dst,
+                 uint64_t seq, const char *ctype, const void *payload,
+                 size_t len)
+{
+	return store_put_message(db, id, src, dst, seq, ctype, payload, len);
+}
+
+static int
+port_put_state(void *db, const char *id, const char *node, const char *ctype,
+               const void *state, size_t len, int64_t recorded_ms)
+{
+	return store_put_state(db, id, node, ctype, state, len, recorded_ms);
+}
+
+static int
+port_put_channel(void *db, const char *id, const struct store_channel *ch)
+{
+	return store_put_channel(db, id, ch);
+}
+
+static int
+port_finish(void *db, const char *id, enum store_status status,
+            const char *reason, int64_t finished_ms)
+{
+	return store_finish(db, id, status, reason, finished_ms);
+}
+
+static int
+port_abort_snapshot(void *db, const char *id, const char *initiator,
+                    int is_initiator, int64_t started_ms, uint32_t parts,
+                    const char *reason, int64_t finished_ms)
+{
+	return store_abort_snapshot(db, id, initiator, is_initiator,
+	                            started_ms, parts, reason, finished_ms);
+}
+
+static int
+port_abort_unfinished(void *db, const char *reason, int64_t finished_ms,
+                      uint32_t *ret_count)
+{
+	return store_abort_unfinished(db, reason, finished_ms, ret_count);
+}
+
+static int
+port_put_audit(void *db, const char *id, int consistent, const char *reason)
+{
+	return store_put_audit(db, id, consistent, reason);
+}
+
+static int
+port_remove(void *db, const char *id)
+{
+	return store_delete(db, id);
+}
+
+static int
+port_foreach_state(void *db, const char *id, store_state_fn fn, void *arg)
+{
+	return store_foreach_state(db, id, fn, arg);
+}
+
+static int
+port_foreach_channel(void *db, const char *id, store_channel_fn fn, void *arg)
+{
+	return store_foreach_channel(db, id, fn, arg);
+}
+
+static int
+port_foreach_message(void *db, const char *id, const char *src,
+                     const char *dst, store_message_fn fn, void *arg)
+{
+	return store_foreach_message(db, id, src, dst, fn, arg);
+}
+
+static const struct store_port_ops port_ops = {
+    .errmsg = port_errmsg,
+    .begin = port_begin,
+    .commit = port_commit,
+    .rollback = port_rollback,
+    .checkpoint = port_checkpoint,
+    .probe = port_probe,
+    .next_id = port_next_id,
+    .snapshot_create = port_snapshot_create,
+    .put_message = port_put_message,
+    .put_state = port_put_state,
+    .put_channel = port_put_channel,
+    .finish = port_finish,
+    .abort_snapshot = port_abort_snapshot,
+    .abort_unfinished = port_abort_unfinished,
+    .put_audit = port_put_audit,
+    .remove = port_remove,
+    .foreach_state = port_foreach_state,
+    .foreach_channel = port_foreach_channel,
+    .foreach_message = port_foreach_message,
+};
+
+struct store_port
+store_port(struct store *st)
+{
+	struct store_port p = {&port_ops, st};
+
+	return p;
+}

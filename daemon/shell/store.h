@@ -19,53 +19,19 @@
 #define CUT_STORE_H
 
 #include "cuterr.h"
+#include "store_port.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* Longest snapshot id, node name and content type, without the NUL. */
-#define STORE_ID_MAX    64
-#define STORE_NAME_MAX  64
-#define STORE_CTYPE_MAX 255
 
-/* Calls that can fail return 0 or an ERR_* code (cuterr.h). */
+/* Calls that can fail return 0 or an E_* code (cuterr.h). */
 
-enum store_status {
-	STORE_IN_PROGRESS,
-	STORE_COMPLETE,
-	STORE_ABORTED,
-};
 
 /* An open database.  Opaque. */
 struct store;
 
-/* A snapshot as this database knows it. */
-struct store_snapshot {
-	char id[STORE_ID_MAX + 1];
-	char initiator[STORE_NAME_MAX + 1];
-	int is_initiator; /* 1 when this node initiated it */
-	enum store_status status;
-	char reason[512]; /* why it was aborted, or "" */
-	int64_t started_ms;
-	int64_t finished_ms; /* 0 while in progress */
-	uint32_t parts_expected;
-	uint32_t parts;    /* node states stored here */
-	uint32_t channels; /* channel states stored here */
-	uint64_t messages; /* recorded channel messages stored here */
-	int consistent;    /* audit verdict: 1, 0, or -1 before the audit */
-	char audit_reason[512];
-};
 
-/* One recorded channel src -> dst, as its receiver reported it. */
-struct store_channel {
-	const char *src, *dst;
-	uint64_t m;         /* delivered before the receiver recorded */
-	uint64_t n;         /* sent before the sender recorded */
-	uint64_t recorded;  /* channel messages recorded */
-	uint64_t first_seq; /* first and last recorded seq; 0 if none */
-	uint64_t last_seq;
-	int consecutive; /* recorded seqs were consecutive (1 if none) */
-};
 
 /*
  * Opens the database at path, creating it if needed, in WAL mode with
@@ -220,5 +186,8 @@ int store_foreach_message(struct store *st, const char *id, const char *src,
                           int (*cb)(uint64_t seq, const char *content_type,
                                     const void *payload, size_t len, void *arg),
                           void *arg);
+
+/* The store as the coordinator's port (store_port.h). */
+struct store_port store_port(struct store *st);
 
 #endif /* CUT_STORE_H */

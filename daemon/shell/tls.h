@@ -25,7 +25,7 @@
 #include "config.h"
 #include "cutproto.h"
 
-/* Calls that can fail return 0 or an ERR_* code (cuterr.h). */
+/* Calls that can fail return 0 or an E_* code (cuterr.h). */
 
 struct tls;
 

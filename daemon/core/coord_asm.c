@@ -1,5 +1,5 @@
 /*
- * assembly.c - parts travel to the initiator, which stores them, audits
+ * coord_asm.c - parts travel to the initiator, which stores them, audits
  * the whole cut and stores the verdict.
  *
  * A part is one PeerPart item (local state and, per incoming channel, m, n
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cutd.h"
+#include "coord_int.h"
 #include "cutproto.h"
 #include "log.h"
 
@@ -47,7 +47,7 @@ copy_state(const char *node, const char *ctype, const void *state, size_t len,
 
 /* A chunk of recorded messages being filled. */
 struct chunk {
-	struct cutd *d;
+	struct coord *c;
 	struct snap *s;
 	const char *src;
 	Cut__V1__ChannelMessage *msgs;
@@ -57,38 +57,38 @@ struct chunk {
 };
 
 static void
-chunk_clear(struct chunk *c)
+chunk_clear(struct chunk *ck)
 {
-	for (size_t i = 0; i < c->n; i++) {
-		free(c->msgs[i].content_type);
-		free(c->msgs[i].payload.data);
+	for (size_t i = 0; i < ck->n; i++) {
+		free(ck->msgs[i].content_type);
+		free(ck->msgs[i].payload.data);
 	}
-	c->n = 0;
-	c->bytes = 0;
+	ck->n = 0;
+	ck->bytes = 0;
 }
 
 static int
-chunk_flush(struct chunk *c, int final)
+chunk_flush(struct chunk *ck, int final)
 {
 	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerPartMessages pm = CUT__V1__PEER_PART_MESSAGES__INIT;
-	size_t node = c->s->initiator;
+	size_t node = ck->s->initiator;
 	int rv;
 
-	if (c->n == 0 && !final)
+	if (ck->n == 0 && !final)
 		return 0;
-	for (size_t i = 0; i < c->n; i++)
-		c->ptrs[i] = &c->msgs[i];
-	pm.seq = peer_next_seq(c->d, node);
-	pm.snapshot_id = c->s->id;
-	pm.src = (char *)c->src;
-	pm.messages = c->ptrs;
-	pm.n_messages = c->n;
+	for (size_t i = 0; i < ck->n; i++)
+		ck->ptrs[i] = &ck->msgs[i];
+	pm.seq = peer_next_seq(ck->c, node);
+	pm.snapshot_id = ck->s->id;
+	pm.src = (char *)ck->src;
+	pm.messages = ck->ptrs;
+	pm.n_messages = ck->n;
 	pm.final = final;
 	item.item_case = CUT__V1__PEER_ITEM__ITEM_PART_MESSAGES;
 	item.part_messages = &pm;
-	rv = node_push_item(c->d, node, &item);
-	chunk_clear(c);
+	rv = peer_push_item(ck->c, node, &item);
+	chunk_clear(ck);
 	return rv;
 }
 
@@ -96,88 +96,88 @@ static int
 chunk_add(uint64_t seq, const char *ctype, const void *payload, size_t len,
           void *arg)
 {
-	struct chunk *c = arg;
+	struct chunk *ck = arg;
 	Cut__V1__ChannelMessage *m;
 
-	if (c->bytes > 0 && c->bytes + len > CHUNK_BYTES &&
-	    (c->rv = chunk_flush(c, 0)) != 0)
-		return c->rv;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		void *v = realloc(c->msgs, cap * sizeof(*c->msgs));
-		void *p = v ? realloc(c->ptrs, cap * sizeof(*c->ptrs)) : NULL;
+	if (ck->bytes > 0 && ck->bytes + len > CHUNK_BYTES &&
+	    (ck->rv = chunk_flush(ck, 0)) != 0)
+		return ck->rv;
+	if (ck->n == ck->cap) {
+		size_t cap = ck->cap ? ck->cap * 2 : 64;
+		void *v = realloc(ck->msgs, cap * sizeof(*ck->msgs));
+		void *p = v ? realloc(ck->ptrs, cap * sizeof(*ck->ptrs)) : NULL;
 		if (v != NULL)
-			c->msgs = v;
+			ck->msgs = v;
 		if (p == NULL)
-			return c->rv = E_NOMEM;
-		c->ptrs = p;
-		c->cap = cap;
+			return ck->rv = E_NOMEM;
+		ck->ptrs = p;
+		ck->cap = cap;
 	}
-	m = &c->msgs[c->n];
+	m = &ck->msgs[ck->n];
 	cut__v1__channel_message__init(m);
 	m->seq = seq;
 	m->content_type = ctype ? strdup(ctype) : NULL;
 	m->payload.data = malloc(len ? len : 1);
 	if (m->payload.data == NULL)
-		return c->rv = E_NOMEM;
+		return ck->rv = E_NOMEM;
 	memcpy(m->payload.data, payload, len);
 	m->payload.len = len;
-	c->n++;
-	c->bytes += len + 32;
+	ck->n++;
+	ck->bytes += len + 32;
 	return 0;
 }
 
 /* Streams the recorded messages of s from the database, in chunks. */
 static int
-send_messages(struct cutd *d, struct snap *s)
+send_messages(struct coord *c, struct snap *s)
 {
-	struct chunk c = {.d = d, .s = s};
+	struct chunk ck = {.c = c, .s = s};
 	size_t last = SIZE_MAX;
 	int rv = 0;
 
-	for (size_t i = 0; i < d->n_in; i++)
+	for (size_t i = 0; i < c->n_in; i++)
 		if (s->in[i].seqs.count > 0)
 			last = i;
 	for (size_t i = 0; last != SIZE_MAX && i <= last && rv == 0; i++) {
 		if (s->in[i].seqs.count == 0)
 			continue;
-		c.src = d->cfg->nodes[s->in[i].src].name;
-		rv = store_foreach_message(d->store, s->id, c.src, d->name,
-		                           chunk_add, &c);
+		ck.src = c->cfg->nodes[s->in[i].src].name;
+		rv = DB(c, foreach_message, s->id, ck.src, c->name,
+		                           chunk_add, &ck);
 		if (rv == 0)
-			rv = c.rv;
+			rv = ck.rv;
 		if (rv == 0)
-			rv = chunk_flush(&c, i == last);
+			rv = chunk_flush(&ck, i == last);
 	}
-	chunk_clear(&c);
-	free(c.msgs);
-	free(c.ptrs);
+	chunk_clear(&ck);
+	free(ck.msgs);
+	free(ck.ptrs);
 	return rv;
 }
 
 int
-assembly_send_part(struct cutd *d, struct snap *s)
+asm_send_part(struct coord *c, struct snap *s)
 {
 	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerPart part = CUT__V1__PEER_PART__INIT;
 	Cut__V1__PartChannel *chans, **ptrs;
-	struct state_copy sc = {.node = d->name};
+	struct state_copy sc = {.node = c->name};
 	int rv = E_NOMEM;
 
-	chans = calloc(d->n_in + 1, sizeof(*chans));
-	ptrs = calloc(d->n_in + 1, sizeof(*ptrs));
+	chans = calloc(c->n_in + 1, sizeof(*chans));
+	ptrs = calloc(c->n_in + 1, sizeof(*ptrs));
 	if (chans == NULL || ptrs == NULL)
 		goto out;
-	if ((rv = store_foreach_state(d->store, s->id, copy_state, &sc)) != 0)
+	if ((rv = DB(c, foreach_state, s->id, copy_state, &sc)) != 0)
 		goto out;
 	if (!sc.found) {
 		rv = E_NOENT; /* the local state never made it to disk */
 		goto out;
 	}
-	for (size_t i = 0; i < d->n_in; i++) {
+	for (size_t i = 0; i < c->n_in; i++) {
 		const struct part_chan *pc = &s->in[i];
 		cut__v1__part_channel__init(&chans[i]);
-		chans[i].src = (char *)d->cfg->nodes[pc->src].name;
+		chans[i].src = (char *)c->cfg->nodes[pc->src].name;
 		chans[i].m = pc->m;
 		chans[i].n = pc->n;
 		chans[i].count = pc->seqs.count;
@@ -186,18 +186,18 @@ assembly_send_part(struct cutd *d, struct snap *s)
 		chans[i].consecutive = pc->seqs.consecutive;
 		ptrs[i] = &chans[i];
 	}
-	part.seq = peer_next_seq(d, s->initiator);
+	part.seq = peer_next_seq(c, s->initiator);
 	part.snapshot_id = s->id;
-	part.node = (char *)d->name;
+	part.node = (char *)c->name;
 	part.content_type = sc.ctype;
 	part.state.data = sc.data;
 	part.state.len = sc.len;
 	part.channels = ptrs;
-	part.n_channels = d->n_in;
+	part.n_channels = c->n_in;
 	item.item_case = CUT__V1__PEER_ITEM__ITEM_PART;
 	item.part = &part;
-	if ((rv = node_push_item(d, s->initiator, &item)) == 0)
-		rv = send_messages(d, s);
+	if ((rv = peer_push_item(c, s->initiator, &item)) == 0)
+		rv = send_messages(c, s);
 out:
 	free(sc.ctype);
 	free(sc.data);
@@ -208,7 +208,7 @@ out:
 
 /* Builds the audit's view of s from the initiator's database. */
 struct collect {
-	struct cutd *d;
+	struct coord *c;
 	struct audit_channel *rec;
 	size_t n, cap;
 	int bad;
@@ -220,44 +220,44 @@ static int
 collect_state(const char *node, const char *ctype, const void *state,
               size_t len, void *arg)
 {
-	struct collect *c = arg;
-	int v = config_node_index(c->d->cfg, node);
+	struct collect *co = arg;
+	int v = config_node_index(co->c->cfg, node);
 
 	(void)ctype;
 	(void)state;
 	(void)len;
-	if (v < 0 || *c->nparts == c->maxparts) {
-		c->bad = 1;
+	if (v < 0 || *co->nparts == co->maxparts) {
+		co->bad = 1;
 		return 0;
 	}
-	c->parts[(*c->nparts)++] = c->d->cfg->nodes[v].name;
+	co->parts[(*co->nparts)++] = co->c->cfg->nodes[v].name;
 	return 0;
 }
 
 static int
 collect_channel(const struct store_channel *ch, void *arg)
 {
-	struct collect *c = arg;
-	int src = config_node_index(c->d->cfg, ch->src);
-	int dst = config_node_index(c->d->cfg, ch->dst);
+	struct collect *co = arg;
+	int src = config_node_index(co->c->cfg, ch->src);
+	int dst = config_node_index(co->c->cfg, ch->dst);
 	struct audit_channel *a;
 
 	if (src < 0 || dst < 0) {
-		c->bad = 1;
+		co->bad = 1;
 		return 0;
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 16;
-		void *v = realloc(c->rec, cap * sizeof(*c->rec));
+	if (co->n == co->cap) {
+		size_t cap = co->cap ? co->cap * 2 : 16;
+		void *v = realloc(co->rec, cap * sizeof(*co->rec));
 		if (v == NULL)
 			return E_NOMEM;
-		c->rec = v;
-		c->cap = cap;
+		co->rec = v;
+		co->cap = cap;
 	}
-	a = &c->rec[c->n++];
+	a = &co->rec[co->n++];
 	memset(a, 0, sizeof(*a));
-	a->src = c->d->cfg->nodes[src].name;
-	a->dst = c->d->cfg->nodes[dst].name;
+	a->src = co->c->cfg->nodes[src].name;
+	a->dst = co->c->cfg->nodes[dst].name;
 	a->m = ch->m;
 	a->n = ch->n;
 	a->seqs.count = ch->recorded;
@@ -268,11 +268,11 @@ collect_channel(const struct store_channel *ch, void *arg)
 }
 
 static int
-audit_snap(struct cutd *d, struct snap *s, struct audit_report *ret)
+audit_snap(struct coord *c, struct snap *s, struct audit_report *ret)
 {
-	const struct config *cfg = d->cfg;
+	const struct config *cfg = c->cfg;
 	const char **names, **parts, **src, **dst;
-	struct collect c = {.d = d};
+	struct collect co = {.c = c};
 	struct audit_input in;
 	int rv = E_NOMEM;
 
@@ -285,19 +285,19 @@ audit_snap(struct cutd *d, struct snap *s, struct audit_report *ret)
 		goto out;
 	for (size_t v = 0; v < cfg->nnodes; v++)
 		names[v] = cfg->nodes[v].name;
-	c.parts = parts;
-	c.nparts = &in.nparts;
-	c.maxparts = cfg->nnodes;
+	co.parts = parts;
+	co.nparts = &in.nparts;
+	co.maxparts = cfg->nnodes;
 	/* A part counts when its state is in the database, not because a
 	 * message said so. */
-	if ((rv = store_foreach_state(d->store, s->id, collect_state, &c)) != 0)
+	if ((rv = DB(c, foreach_state, s->id, collect_state, &co)) != 0)
 		goto out;
 	for (size_t i = 0; i < cfg->nchans; i++) {
 		src[i] = cfg->nodes[cfg->chans[i].src].name;
 		dst[i] = cfg->nodes[cfg->chans[i].dst].name;
 	}
-	if ((rv = store_foreach_channel(d->store, s->id, collect_channel,
-	                                &c)) != 0)
+	if ((rv = DB(c, foreach_channel, s->id, collect_channel,
+	                                &co)) != 0)
 		goto out;
 	in.nodes = names;
 	in.nnodes = cfg->nnodes;
@@ -305,10 +305,10 @@ audit_snap(struct cutd *d, struct snap *s, struct audit_report *ret)
 	in.chan_dst = dst;
 	in.nchans = cfg->nchans;
 	in.parts = parts;
-	in.recorded = c.rec;
-	in.nrecorded = c.n;
+	in.recorded = co.rec;
+	in.nrecorded = co.n;
 	audit_run(&in, ret);
-	if (c.bad) {
+	if (co.bad) {
 		ret->consistent = 0;
 		snprintf(
 		    ret->reason, sizeof(ret->reason),
@@ -319,57 +319,56 @@ out:
 	free(parts);
 	free(src);
 	free(dst);
-	free(c.rec);
+	free(co.rec);
 	return rv;
 }
 
 static void
-maybe_complete(struct cutd *d, struct snap *s)
+maybe_complete(struct coord *c, struct snap *s)
 {
 	struct audit_report r;
 
 	if (s->state != SNAP_WAITING || s->parts_done < s->nparts)
 		return;
-	cutd_db(d);
-	store_finish(d->store, s->id, STORE_COMPLETE, NULL, cutd_wall_ms());
-	if (audit_snap(d, s, &r) != 0) {
+	coord_db(c);
+	DB(c, finish, s->id, STORE_COMPLETE, NULL, c->wall);
+	if (audit_snap(c, s, &r) != 0) {
 		log_err("snapshot %s: cannot audit: %s", s->id,
-		        store_errmsg(d->store));
+		        DB_ERR(c));
 		r.consistent = 0;
 		snprintf(r.reason, sizeof(r.reason), "audit failed: %s",
-		         store_errmsg(d->store));
+		         DB_ERR(c));
 	}
-	store_put_audit(d->store, s->id, r.consistent,
+	DB(c, put_audit, s->id, r.consistent,
 	                r.consistent ? NULL : r.reason);
 	s->state = SNAP_DONE;
-	s->ended_ms = cutd_now_ms();
-	s->ended_gen = d->batch_gen; /* Wait hears of it once committed */
+	s->ended_ms = c->now;
+	s->ended_gen = c->batch_gen; /* Wait hears of it once committed */
 	if (r.consistent)
 		log_info("snapshot %s: complete, audit consistent", s->id);
 	else
 		log_warnx("snapshot %s: complete, audit INCONSISTENT: %s",
 		          s->id, r.reason);
-	control_wake(d, s, cutd_now_ms());
 }
 
 void
-assembly_own_part(struct cutd *d, struct snap *s)
+asm_own_part(struct coord *c, struct snap *s)
 {
-	s->parts[d->self].done = 1;
+	s->parts[c->self].done = 1;
 	s->parts_done++;
-	maybe_complete(d, s);
+	maybe_complete(c, s);
 }
 
 static void
-finish_part(struct cutd *d, struct snap *s, size_t from)
+finish_part(struct coord *c, struct snap *s, size_t from)
 {
 	struct incoming_part *ip = &s->parts[from];
 
 	for (size_t i = 0; i < ip->nchans; i++) {
 		const struct part_chan *pc = &ip->chans[i];
 		struct store_channel sc = {
-		    .src = d->cfg->nodes[pc->src].name,
-		    .dst = d->cfg->nodes[from].name,
+		    .src = c->cfg->nodes[pc->src].name,
+		    .dst = c->cfg->nodes[from].name,
 		    .m = pc->m,
 		    .n = pc->n,
 		    .recorded = pc->seqs.count,
@@ -377,27 +376,27 @@ finish_part(struct cutd *d, struct snap *s, size_t from)
 		    .last_seq = pc->seqs.last,
 		    .consecutive = pc->seqs.consecutive,
 		};
-		if (store_put_channel(d->store, s->id, &sc) != 0)
+		if (DB(c, put_channel, s->id, &sc) != 0)
 			log_err("snapshot %s: cannot store channel %s -> %s: "
 			        "%s",
-			        s->id, sc.src, sc.dst, store_errmsg(d->store));
+			        s->id, sc.src, sc.dst, DB_ERR(c));
 	}
 	ip->done = 1;
 	s->parts_done++;
 	log_debug("snapshot %s: part of %s in", s->id,
-	          d->cfg->nodes[from].name);
-	maybe_complete(d, s);
+	          c->cfg->nodes[from].name);
+	maybe_complete(c, s);
 }
 
 /* The snapshot a part or chunk from another node belongs to, if this node
  * initiated it and it is still being assembled. */
 static struct snap *
-assembling(struct cutd *d, const char *id, int *ret_rv)
+assembling(struct coord *c, const char *id, int *ret_rv)
 {
-	struct snap *s = node_find(d, id);
+	struct snap *s = snap_find(c, id);
 
 	*ret_rv = 0;
-	if (s == NULL || s->initiator != d->self) {
+	if (s == NULL || s->initiator != c->self) {
 		*ret_rv = E_NOENT;
 		return NULL;
 	}
@@ -416,7 +415,7 @@ declared(const struct config *cfg, size_t src, size_t dst)
 }
 
 static int
-part_channels(struct cutd *d, size_t from, const Cut__V1__PeerPart *p,
+part_channels(struct coord *c, size_t from, const Cut__V1__PeerPart *p,
               struct incoming_part *ip, uint64_t *ret_total)
 {
 	uint64_t total = 0;
@@ -425,8 +424,8 @@ part_channels(struct cutd *d, size_t from, const Cut__V1__PeerPart *p,
 	if ((ip->chans = calloc(p->n_channels + 1, sizeof(*ip->chans))) == NULL)
 		return E_NOMEM;
 	for (size_t i = 0; i < p->n_channels; i++) {
-		int src = config_node_index(d->cfg, p->channels[i]->src);
-		if (src < 0 || !declared(d->cfg, (size_t)src, from))
+		int src = config_node_index(c->cfg, p->channels[i]->src);
+		if (src < 0 || !declared(c->cfg, (size_t)src, from))
 			return E_INVAL;
 		for (size_t j = 0; j < ip->nchans; j++)
 			if (ip->chans[j].src == (size_t)src)
@@ -441,8 +440,8 @@ part_channels(struct cutd *d, size_t from, const Cut__V1__PeerPart *p,
 		total += p->channels[i]->count;
 	}
 	/* Every channel into the sender, no more and no fewer. */
-	for (size_t c = 0; c < d->cfg->nchans; c++)
-		declared_in += d->cfg->chans[c].dst == from;
+	for (size_t k = 0; k < c->cfg->nchans; k++)
+		declared_in += c->cfg->chans[k].dst == from;
 	if (ip->nchans != declared_in)
 		return E_INVAL;
 	*ret_total = total;
@@ -450,82 +449,81 @@ part_channels(struct cutd *d, size_t from, const Cut__V1__PeerPart *p,
 }
 
 int
-node_part(struct cutd *d, size_t from, const void *msg)
+asm_part(struct coord *c, size_t from, const Cut__V1__PeerPart *p)
 {
-	const Cut__V1__PeerPart *p = msg;
 	struct incoming_part *ip;
 	struct snap *s;
 	uint64_t total;
 	int rv;
 
-	if ((s = assembling(d, p->snapshot_id, &rv)) == NULL)
+	if ((s = assembling(c, p->snapshot_id, &rv)) == NULL)
 		return rv;
-	if (strcmp(p->node, d->cfg->nodes[from].name) != 0 ||
-	    cutd_ctype(p->content_type) == NULL ||
-	    p->state.len > d->cfg->max_message)
+	if (strcmp(p->node, c->cfg->nodes[from].name) != 0 ||
+	    coord_ctype(p->content_type) == NULL ||
+	    p->state.len > c->cfg->max_message)
 		return E_INVAL;
 	ip = &s->parts[from];
 	if (ip->started)
 		return E_DUP;
-	if ((rv = part_channels(d, from, p, ip, &total)) != 0) {
+	if ((rv = part_channels(c, from, p, ip, &total)) != 0) {
 		free(ip->chans);
 		ip->chans = NULL;
 		ip->nchans = 0;
 		return rv;
 	}
 	ip->started = 1;
-	cutd_db(d);
-	if (store_put_state(d->store, s->id, p->node,
-	                    cutd_ctype(p->content_type), p->state.data,
-	                    p->state.len, cutd_wall_ms()) != 0) {
-		node_give_up(d, s, "cannot store a part's state");
+	coord_db(c);
+	if (DB(c, put_state, s->id, p->node,
+	                    coord_ctype(p->content_type), p->state.data,
+	                    p->state.len, c->wall) != 0) {
+		snap_give_up(c, s, "cannot store a part's state");
 		return 0;
 	}
 	if (total == 0)
-		finish_part(d, s, from);
+		finish_part(c, s, from);
 	return 0;
 }
 
 int
-node_part_messages(struct cutd *d, size_t from, const void *msg)
+asm_part_messages(struct coord *c, size_t from,
+                  const Cut__V1__PeerPartMessages *pm)
 {
-	const Cut__V1__PeerPartMessages *pm = msg;
 	struct part_chan *pc = NULL;
 	struct incoming_part *ip;
 	struct snap *s;
 	int src, rv;
 
-	if ((s = assembling(d, pm->snapshot_id, &rv)) == NULL)
+	if ((s = assembling(c, pm->snapshot_id, &rv)) == NULL)
 		return rv;
 	ip = &s->parts[from];
 	if (!ip->started || ip->done ||
-	    (src = config_node_index(d->cfg, pm->src)) < 0)
+	    (src = config_node_index(c->cfg, pm->src)) < 0)
 		return E_INVAL;
 	for (size_t i = 0; i < ip->nchans; i++)
 		if (ip->chans[i].src == (size_t)src)
 			pc = &ip->chans[i];
 	if (pc == NULL)
 		return E_INVAL;
-	cutd_db(d);
+	coord_db(c);
 	for (size_t i = 0; i < pm->n_messages; i++) {
 		const Cut__V1__ChannelMessage *m = pm->messages[i];
 		/* A message that cannot be stored is left out, and the
 		 * audit, which counts what was stored, says so. */
-		if (cutd_ctype(m->content_type) == NULL ||
-		    store_put_message(d->store, s->id, pm->src,
-		                      d->cfg->nodes[from].name, m->seq,
-		                      cutd_ctype(m->content_type),
+		if (coord_ctype(m->content_type) == NULL ||
+		    DB(c, put_message, s->id, pm->src,
+		                      c->cfg->nodes[from].name, m->seq,
+		                      coord_ctype(m->content_type),
 		                      m->payload.data, m->payload.len) != 0) {
 			log_warnx("snapshot %s: message %llu of %s -> %s not "
 			          "stored: %s",
 			          s->id, (unsigned long long)m->seq, pm->src,
-			          d->cfg->nodes[from].name,
-			          store_errmsg(d->store));
+			          c->cfg->nodes[from].name,
+			          DB_ERR(c));
 			continue;
 		}
 		audit_seqs_add(&pc->seqs, m->seq);
 	}
 	if (pm->final)
-		finish_part(d, s, from);
+		finish_part(c, s, from);
 	return 0;
 }

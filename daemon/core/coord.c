@@ -1,0 +1,320 @@
+/*
+ * coord.c - the coordinator's life cycle, its clock, the turn's batch of
+ * database writes, and the queries the shell answers status and control
+ * calls from.
+ *
+ * The turn's batch:
+ *
+ *   CLOSED --first write of a turn (coord_db())--> OPEN
+ *   OPEN --coord_commit(), commit succeeds--> CLOSED
+ *   OPEN --coord_commit(), database busy--> OPEN (retried next turn)
+ *   OPEN --coord_commit(), commit fails--> CLOSED, snapshots it held
+ *           aborted, ends written again (snap_storage_failed())
+ *   CLOSED, degraded --a second later, at coord_commit()--> retried
+ *
+ * A begin that fails leaves the turn CLOSED with begin_failed set: its
+ * writes then fail one by one (or commit alone) and the turn counts as a
+ * lost batch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord_int.h"
+#include "log.h"
+
+int
+coord_new(const struct config *cfg, size_t self, uint64_t epoch,
+          struct store_port st, int64_t now_ms, int64_t wall_ms,
+          struct coord **ret, struct errinfo *e)
+{
+	struct coord *c;
+	int rv;
+
+	if (self >= cfg->nnodes || epoch == 0)
+		return err_set(e, E_INVAL, "bad node index or epoch");
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (c->peers = calloc(cfg->nnodes, sizeof(*c->peers))) == NULL) {
+		free(c);
+		return err_set(e, E_NOMEM, "out of memory");
+	}
+	c->cfg = cfg;
+	c->self = self;
+	c->name = cfg->nodes[self].name;
+	c->epoch = epoch;
+	c->st = st;
+	c->now = c->start_ms = now_ms;
+	c->wall = wall_ms;
+	app_init(c);
+	if ((rv = peer_init(c)) != 0) {
+		coord_free(c);
+		return err_set(e, rv, "out of memory");
+	}
+	if ((rv = snap_init(c, e)) != 0) {
+		coord_free(c);
+		return rv;
+	}
+	*ret = c;
+	return 0;
+}
+
+void
+coord_free(struct coord *c)
+{
+	if (c == NULL)
+		return;
+	snap_fini(c);
+	app_fini(c);
+	peer_fini(c);
+	free(c->peers);
+	free(c);
+}
+
+void
+coord_set_time(struct coord *c, int64_t now_ms, int64_t wall_ms)
+{
+	c->now = now_ms;
+	c->wall = wall_ms;
+}
+
+int64_t
+coord_wall_of(const struct coord *c, int64_t t)
+{
+	return c->wall - (c->now - t);
+}
+
+const char *
+coord_ctype(const char *ctype)
+{
+	size_t len;
+
+	if (ctype == NULL || ctype[0] == '\0')
+		return "application/octet-stream";
+	if ((len = strnlen(ctype, 256)) > 255)
+		return NULL;
+	for (size_t i = 0; i < len; i++)
+		if (ctype[i] < ' ' || ctype[i] > '~')
+			return NULL;
+	return ctype;
+}
+
+size_t
+wire_field_size(size_t len)
+{
+	size_t n = 2;
+
+	for (uint64_t v = len; v > 0x7f; v >>= 7)
+		n++;
+	return n + len;
+}
+
+size_t
+wire_put_header(uint8_t *dst, unsigned field, size_t len)
+{
+	size_t n = 0;
+	uint64_t v = len;
+
+	dst[n++] = (uint8_t)((field << 3) | 2);
+	do {
+		dst[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v != 0);
+	return n;
+}
+
+size_t
+wire_put_field(uint8_t *dst, unsigned field, const void *data, size_t len)
+{
+	size_t n = wire_put_header(dst, field, len);
+
+	if (len > 0)
+		memcpy(dst + n, data, len);
+	return n + len;
+}
+
+void
+coord_db(struct coord *c)
+{
+	if (c->batch_open || c->begin_failed)
+		return;
+	c->batch_gen++;
+	if (DB0(c, begin) != 0) {
+		/* The turn's writes fail or go one by one; coord_commit()
+		 * then treats the turn as a lost batch. */
+		log_err("cannot begin a database transaction: %s", DB_ERR(c));
+		c->begin_failed = 1;
+		return;
+	}
+	c->batch_open = 1;
+}
+
+int
+coord_batch_open(const struct coord *c)
+{
+	return c->batch_open;
+}
+
+int
+coord_commit(struct coord *c)
+{
+	int rv = 0;
+
+	if (c->batch_open || c->begin_failed) {
+		if (c->batch_open && (rv = DB0(c, commit)) == E_BUSY) {
+			log_warnx("database busy; commit retried next turn");
+			return E_BUSY;
+		}
+		if (rv != 0 || c->begin_failed) {
+			snap_storage_failed(c);
+			return 0;
+		}
+		c->batch_open = 0;
+	}
+	if (c->degraded[0] != '\0' && c->now - c->retry_ms >= 1000)
+		snap_storage_retry(c);
+	return 0;
+}
+
+const char *
+coord_degraded(const struct coord *c)
+{
+	return c->degraded;
+}
+
+void
+coord_timers(struct coord *c)
+{
+	snap_timers(c);
+	peer_timers(c);
+}
+
+int
+coord_next_timer(struct coord *c, int max)
+{
+	return peer_next_timer(c, snap_next_timer(c, max));
+}
+
+uint64_t
+coord_bad_peer(const struct coord *c)
+{
+	return c->bad_peer;
+}
+
+uint64_t
+coord_bad_app(const struct coord *c)
+{
+	return c->bad_app;
+}
+
+size_t
+coord_in_progress(const struct coord *c)
+{
+	return engine_in_progress(c->eng);
+}
+
+void
+coord_peer_stats(struct coord *c, size_t node, struct coord_peer_stats *ret)
+{
+	const struct peer *p = &c->peers[node];
+
+	memset(ret, 0, sizeof(*ret));
+	if (node == c->self)
+		return;
+	ret->alive = coord_peer_alive(c, node);
+	ret->last_seen_ms = p->last_seen_ms;
+	ret->refused_conns = p->refused_conns;
+	ret->dups = p->dups;
+	if (p->out_chan >= 0) {
+		ret->has_out = 1;
+		ret->sent = engine_sent_count(c->eng, (size_t)p->out_chan);
+		ret->app_taken = p->app_taken;
+		ret->window_used = p->inflight_bytes;
+		ret->stalls = p->stalls;
+		ret->resent = p->resent;
+	}
+	if (p->in_chan >= 0) {
+		ret->has_in = 1;
+		ret->delivered =
+		    engine_delivered_count(c->eng, (size_t)p->in_chan);
+		ret->taken = p->taken;
+	}
+}
+
+void
+coord_foreach_running(const struct coord *c,
+                      void (*fn)(const char *id, void *arg), void *arg)
+{
+	for (const struct snap *s = c->snaps; s != NULL; s = s->next)
+		if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING)
+			fn(s->id, arg);
+}
+
+size_t
+coord_initiated_in_flight(const struct coord *c)
+{
+	size_t n = 0;
+
+	for (const struct snap *s = c->snaps; s != NULL; s = s->next)
+		n += s->initiator == c->self &&
+		     (s->state == SNAP_RUNNING || s->state == SNAP_WAITING);
+	return n;
+}
+
+void
+coord_snapshot_view(struct coord *c, const char *id,
+                    struct coord_snap_view *ret)
+{
+	struct snap *s = snap_find(c, id);
+	struct store_snapshot *r = &ret->row;
+	size_t open = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	if (s == NULL) {
+		ret->ended = 1; /* nothing to wait for here */
+		return;
+	}
+	ret->known = 1;
+	ret->initiator = s->initiator == c->self;
+	ret->running = s->state == SNAP_RUNNING || s->state == SNAP_WAITING;
+	/* A completion not yet committed is told once it is. */
+	ret->ended = (s->state == SNAP_DONE && !snap_end_pending(c, s)) ||
+	             s->state == SNAP_ABORTED;
+	if (s->parts != NULL)
+		ret->parts_received = (uint32_t)s->parts_done;
+	if (s->state == SNAP_RUNNING &&
+	    engine_channels_open(c->eng, s->id, &open) == 0)
+		ret->channels_recording = (uint32_t)open;
+	if (!s->unsaved)
+		return;
+	ret->unsaved = 1;
+	snprintf(r->id, sizeof(r->id), "%s", s->id);
+	snprintf(r->initiator, sizeof(r->initiator), "%s",
+	         c->cfg->nodes[s->initiator].name);
+	r->is_initiator = s->initiator == c->self;
+	r->status = STORE_ABORTED;
+	snprintf(r->reason, sizeof(r->reason), "%s", s->why);
+	r->started_ms = s->started_wall_ms;
+	r->finished_ms = coord_wall_of(c, s->ended_ms);
+	r->parts_expected = (uint32_t)c->cfg->nnodes;
+	r->consistent = -1;
+}
+
+int
+coord_delete(struct coord *c, const char *id, struct errinfo *e)
+{
+	struct snap *s = snap_find(c, id);
+	int rv;
+
+	if (s != NULL &&
+	    (s->state == SNAP_RUNNING || s->state == SNAP_WAITING))
+		return err_set(e, E_STATE, "snapshot still in progress");
+	if (c->degraded[0] != '\0')
+		return err_set(e, E_STORAGE, "storage degraded: %.200s",
+		               c->degraded);
+	coord_db(c);
+	if ((rv = DB(c, remove, id)) == E_NOENT)
+		return err_set(e, rv, "no such snapshot");
+	if (rv != 0)
+		return err_set(e, rv, "storage: %.200s", DB_ERR(c));
+	return 0;
+}

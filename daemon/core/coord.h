@@ -1,0 +1,222 @@
+/*
+ * coord.h - the coordinator: everything one daemon decides, without I/O.
+ *
+ * A coordinator is one node of a cluster: its reliable links to the other
+ * nodes, its application's down and up streams, and its snapshots
+ * (initiating, markers, parts, assembly, audit, deadlines, aborts with
+ * reasons), around the snapshot engine (engine.h).  It does no I/O and
+ * reads no clock.  Its caller (the daemon's shell, the simulation, a unit
+ * test) gives it:
+ *
+ *   - the time, with coord_set_time() before each turn's events;
+ *   - events: a decoded batch from a peer or from the application, a
+ *     connection that opened or closed, a control call, a timer;
+ *   - a database, as a store port (store_port.h), through which it writes
+ *     the rows of its snapshots and reads back what it assembles.
+ *
+ * and takes from it:
+ *
+ *   - frames to send: the next batch for a peer (coord_peer_frame()) and
+ *     for the application (coord_app_frame()), each built straight into
+ *     the caller's buffer, measured first; and the few frames that must go
+ *     to one application connection at once (coord_next_app_reply());
+ *   - what it would have the caller do about connections
+ *     (coord_peer_silent());
+ *   - answers to queries for status and the control service.
+ *
+ * The caller owns the sockets and decides when a frame can be sent; a
+ * frame it took is the coordinator's no more (it is resent by the link if
+ * it is lost).  One turn of the caller's loop: set the time, feed events,
+ * coord_timers(), build the application's frames, coord_commit(), and
+ * only then the peers' frames, so that nothing leaves for a peer before
+ * what it stands for is on disk.
+ *
+ * Calls that can fail return 0 or an E_* code (cuterr.h); a struct
+ * errinfo, where given, gets the words.  Everything a node logs goes
+ * through log.h, which each program provides.
+ */
+#ifndef CUT_COORD_H
+#define CUT_COORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "cutproto.h"
+#include "cuterr.h"
+#include "engine.h"
+#include "store_port.h"
+
+/* Largest batch of items in one frame, unless one item is larger. */
+#define BATCH_BYTES (256 * 1024)
+/* Resend unacknowledged items after this long without progress. */
+#define RESEND_MS 1000
+/* Items a link keeps unacknowledged, and early items it holds.  The
+ * channel window bounds the data; this bounds what a runaway could
+ * queue. */
+#define LINK_WINDOW (1024 * 1024)
+#define LINK_HOLD   4096
+/* Recorded messages per part chunk travel in at most this many bytes. */
+#define CHUNK_BYTES (64 * 1024)
+/* An ack (with the taken count) that has no batch to ride on goes alone
+ * after this long; credit that reopens a quarter window goes at once. */
+#define ACK_DELAY_MS 5
+/* A peer is sent something at least this often, and a connection that has
+ * brought nothing for DEAD_MS is to be closed and dialed again: TCP alone
+ * can take minutes to notice a partition. */
+#define HEARTBEAT_MS 500
+#define DEAD_MS      2500
+/* Keep ended snapshots this long, for late markers and Wait calls. */
+#define KEEP_ENDED_MS (10 * 60 * 1000)
+
+struct coord;
+
+/* Makes the coordinator of node self of cfg (borrowed; it must outlive
+ * the coordinator), whose run is epoch (random, never 0), on database st.
+ * Marks what an earlier run left unfinished in st aborted ("daemon
+ * restarted").  The time must be given first: now_ms (monotonic) and
+ * wall_ms (milliseconds since the Unix epoch). */
+int coord_new(const struct config *cfg, size_t self, uint64_t epoch,
+              struct store_port st, int64_t now_ms, int64_t wall_ms,
+              struct coord **ret, struct errinfo *e);
+/* Aborts what is in flight with reason (stored in the open batch, which
+ * the caller then commits), and keeps nothing else running. */
+void coord_stop(struct coord *c, const char *reason);
+void coord_free(struct coord *c);
+
+/* The time of the events that follow. */
+void coord_set_time(struct coord *c, int64_t now_ms, int64_t wall_ms);
+
+/* ---- Peers ---- */
+
+/* A batch from a peer, as decoded from connection conn (an id the caller
+ * gives each connection of its listener, never 0), already admitted by
+ * TLS if the cluster uses it.  Bad input is counted and dropped. */
+void coord_peer_input(struct coord *c, uint32_t conn,
+                      const Cut__V1__PeerBatch *b);
+/* A frame from a peer (from, as it claims, or "?") that did not decode:
+ * counted and logged with what was wrong. */
+void coord_peer_bad(struct coord *c, const char *from, const char *what);
+/* Listener connection conn closed: it speaks for no one any more. */
+void coord_peer_conn_closed(struct coord *c, uint32_t conn);
+/* Our connection to node is new: whatever went into the old one may be
+ * lost, so the next frame says hello and the link resends from its
+ * first unacknowledged item. */
+void coord_peer_up(struct coord *c, size_t node);
+/* Our connection to node closed: nothing goes to it until one opens. */
+void coord_peer_down(struct coord *c, size_t node);
+/* 1 when the connection to node (open for DEAD_MS at least) should be
+ * closed and dialed again: nothing came from node for DEAD_MS, or what
+ * we sent has not been acknowledged for as long. */
+int coord_peer_silent(struct coord *c, size_t node);
+/* The caller closed the connection to node for being silent: the new one
+ * gets DEAD_MS of its own. */
+void coord_peer_redialed(struct coord *c, size_t node);
+/* 1 if a connection to node is open, node was heard from lately and it
+ * acknowledges what we send. */
+int coord_peer_alive(struct coord *c, size_t node);
+/* node's epoch from its hello; 0 while unknown. */
+uint64_t coord_peer_epoch(const struct coord *c, size_t node);
+/* 1 if the next frame to node must carry the signed hello (TLS). */
+int coord_peer_hello_due(const struct coord *c, size_t node);
+/*
+ * The next frame to node: everything owed and unsent, up to BATCH_BYTES
+ * of items, with an ack when one is due.  auth, if not NULL, goes in the
+ * header (the signed hello).  With buf NULL it only measures: 0 means
+ * nothing is owed; otherwise the caller allocates that many bytes and
+ * calls again with buf, which builds the frame and counts it sent.
+ */
+size_t coord_peer_frame(struct coord *c, size_t node,
+                        const Cut__V1__PeerAuth *auth, uint8_t *buf);
+
+/* ---- The application ---- */
+
+/* A batch from the application on connection conn (never 0). */
+void coord_app_input(struct coord *c, uint32_t conn,
+                     const Cut__V1__AppBatch *b);
+/* A frame from application connection conn that did not decode: counted,
+ * logged, and answered with an AppError. */
+void coord_app_bad(struct coord *c, uint32_t conn, const char *what);
+/* Application connection conn closed. */
+void coord_app_closed(struct coord *c, uint32_t conn);
+/* 1 if an application said hello and its connection is open. */
+int coord_app_connected(const struct coord *c);
+/* The connection of the application that said hello, or 0. */
+uint32_t coord_app_conn(const struct coord *c);
+/* The next down-stream frame (credit, state requests, deliveries) for the
+ * application, measured (buf NULL) then built, as coord_peer_frame(). */
+size_t coord_app_frame(struct coord *c, uint8_t *buf);
+/* Takes the next frame that must go at once to one connection (a hello
+ * reply, an error): *ret_buf is the caller's to free.  0 when none. */
+int coord_next_app_reply(struct coord *c, uint32_t *ret_conn,
+                         uint8_t **ret_buf, size_t *ret_len);
+
+/* ---- Snapshots and the control service ---- */
+
+/* Starts a snapshot with timeout_ms (0: the cluster's deadline) and
+ * writes its id to ret_id.  E_STORAGE when the database cannot take it
+ * (e says why). */
+int coord_start(struct coord *c, uint32_t timeout_ms,
+                char ret_id[ENGINE_ID_MAX + 1], struct errinfo *e);
+/* Deletes the stored snapshot id: E_STATE while it runs, E_NOENT if
+ * unknown, E_STORAGE while degraded. */
+int coord_delete(struct coord *c, const char *id, struct errinfo *e);
+
+/* What memory knows of a snapshot beyond its row. */
+struct coord_snap_view {
+	int known;          /* this node holds it in memory */
+	int running;        /* not ended here */
+	int ended;          /* ended, and its end is on disk or never will be
+	                       (answer a Wait call now) */
+	int initiator;      /* this node initiated it */
+	uint32_t parts_received; /* initiator: parts in so far */
+	uint32_t channels_recording;
+	/* Its end could not be written: the row in the database is older.
+	 * row then holds what memory knows. */
+	int unsaved;
+	struct store_snapshot row;
+};
+void coord_snapshot_view(struct coord *c, const char *id,
+                         struct coord_snap_view *ret);
+/* Snapshots in flight (started here or elsewhere): calls fn for each. */
+void coord_foreach_running(const struct coord *c,
+                           void (*fn)(const char *id, void *arg), void *arg);
+/* Snapshots this node started that have not ended. */
+size_t coord_initiated_in_flight(const struct coord *c);
+/* Why the database does not take writes, or "" when it does. */
+const char *coord_degraded(const struct coord *c);
+
+/* A channel and a peer, for status. */
+struct coord_peer_stats {
+	int alive;
+	int64_t last_seen_ms; /* wall clock; 0 never */
+	uint64_t refused_conns;
+	int has_out; /* a channel self -> node */
+	uint64_t sent, app_taken, window_used, stalls, resent;
+	int has_in; /* a channel node -> self */
+	uint64_t delivered, taken;
+	uint64_t dups;
+};
+void coord_peer_stats(struct coord *c, size_t node,
+                      struct coord_peer_stats *ret);
+/* Bad frames dropped, from peers and from the application. */
+uint64_t coord_bad_peer(const struct coord *c);
+uint64_t coord_bad_app(const struct coord *c);
+/* Snapshots in progress as the engine counts them. */
+size_t coord_in_progress(const struct coord *c);
+
+/* ---- Time and storage ---- */
+
+/* Deadlines, resends and expiry. */
+void coord_timers(struct coord *c);
+/* Milliseconds until coord_timers() has something to do, at most max. */
+int coord_next_timer(struct coord *c, int max);
+/* Ends the turn's batch of database writes: commits it, or, when it does
+ * not commit, rolls it back and aborts every snapshot it held (see
+ * coord_snap.c); while degraded, retries once a second.  Returns 0 or
+ * E_BUSY (commit retried next turn). */
+int coord_commit(struct coord *c);
+/* 1 while the turn's batch is open (uncommitted writes). */
+int coord_batch_open(const struct coord *c);
+
+#endif /* CUT_COORD_H */

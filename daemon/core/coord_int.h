@@ -1,0 +1,295 @@
+/*
+ * coord_int.h - the coordinator's private state, shared by its files and
+ * by nothing else:
+ *
+ *   coord.c       life cycle, the clock, the turn's batch, queries
+ *   coord_peer.c  the reliable links to the other nodes and their frames
+ *   coord_app.c   the application's down and up streams and their frames
+ *   coord_snap.c  the engine's actions, snapshots, deadlines, storage faults
+ *   coord_asm.c   parts to the initiator, assembly and audit
+ *
+ * Their calls to each other are declared at the end.
+ */
+#ifndef CUT_COORD_INT_H
+#define CUT_COORD_INT_H
+
+#include "audit.h"
+#include "coord.h"
+#include "fifo.h"
+#include "link.h"
+
+/* Another node, seen from this one. */
+struct peer {
+	size_t node;          /* index in cfg->nodes */
+	struct link *out;     /* link self -> node */
+	struct link *in;      /* link node -> self */
+	uint64_t epoch;       /* its run id, from its hello; 0 unknown */
+	int64_t last_seen_ms; /* last batch from it (wall clock) */
+	int64_t heard_ms;     /* last batch from it */
+	int64_t sent_ms;      /* last batch to it */
+	int64_t progress_ms;  /* last ack progress, or last resend */
+	int64_t acked_ms;     /* last ack progress, or when items began
+	                         waiting for one */
+	int64_t ack_due_ms;   /* we owe it an ack since then; 0: none */
+	int hello_due;        /* we owe it a hello */
+	int up;               /* a connection to it is open */
+	long in_chan, out_chan; /* engine channel indexes, or -1 */
+	/* The listener connection p's batches come on, 0 when none. */
+	uint32_t in_conn;
+	uint64_t refused_conns; /* connections ignored for posing as p */
+	uint32_t refused_conn;  /* the latest of them */
+
+	/* Outgoing channel: flow control and reliability across restarts.
+	 * inflight holds each application message sent and not yet taken by
+	 * the receiving application, as a packed PeerData (seq 0), tagged
+	 * (app_seq, window charge): sent again if p restarts. */
+	struct fifo inflight;
+	uint64_t inflight_bytes;
+	uint64_t app_taken;   /* the receiver's taken count */
+	uint64_t taken_told;  /* app_taken as last told the application */
+	uint64_t accepted;    /* bytes taken from this app connection */
+	uint64_t credit_sent; /* the limit last told the application */
+	int credit_force;     /* tell it even if unchanged */
+	uint64_t stalls;      /* sends refused for want of window */
+	uint64_t resend_upto; /* our application resends up to this app_seq */
+	int out_numbered;     /* this run has numbered the channel */
+	uint64_t resent;      /* messages sent again after p restarted */
+
+	/* Incoming channel: what our application has taken. */
+	uint64_t taken;          /* app_seq of the last message handed */
+	uint64_t taken_reported; /* as last told the peer */
+	uint64_t taken_bytes;    /* payload bytes taken since last told */
+	int in_known;            /* the channel's numbering is known */
+	uint64_t dups;           /* messages dropped as already had */
+};
+
+/* A state request waiting to go to the application, or answered not
+ * yet.  An unaligned request goes at the front of the next batch; an
+ * aligned one when the deliveries before it (up to absolute index at)
+ * have gone. */
+struct appreq {
+	char id[ENGINE_ID_MAX + 1];
+	uint64_t at;
+	int overtake, sent;
+	struct appreq *next;
+};
+
+/* A frame for one application connection, to go at once. */
+struct app_reply {
+	uint32_t conn;
+	uint8_t *buf;
+	size_t len;
+	struct app_reply *next;
+};
+
+/* A recorded incoming channel of this node's part. */
+struct part_chan {
+	size_t src; /* node index */
+	uint64_t m, n;
+	struct audit_seqs seqs;
+	int done;
+	/* Unaligned cut: messages the engine recorded while the state request
+	 * was pending, seqs def_lo .. def_hi (0: none).  They are stored
+	 * after the queued range the reply reveals, which comes before them
+	 * in seq order; until then they wait, untaken, in the down stream. */
+	uint64_t def_lo, def_hi;
+};
+
+/* A part the initiator is receiving from another node. */
+struct incoming_part {
+	int started, done;
+	int reported; /* the node told us why it gave up */
+	struct part_chan *chans;
+	size_t nchans;
+};
+
+enum snap_state {
+	SNAP_RUNNING, /* this node's part is being recorded */
+	SNAP_WAITING, /* part done; the initiator waits for others */
+	SNAP_DONE,    /* part done (participant) or snapshot complete */
+	SNAP_ABORTED,
+};
+
+/* A snapshot this node takes part in. */
+struct snap {
+	char id[ENGINE_ID_MAX + 1];
+	size_t initiator; /* node index */
+	enum snap_state state;
+	int64_t started_ms, deadline_ms;
+	uint32_t timeout_ms; /* the initiator's timeout, passed on in markers */
+	int state_recorded;
+	struct part_chan *in; /* per engine incoming channel */
+	/* Initiator only. */
+	struct incoming_part *parts; /* per node */
+	size_t nparts, parts_done;
+	int64_t ended_ms;
+	/* Why participants gave up, as they reported it; the initiator
+	 * aborts with these at its deadline, root causes first. */
+	char reasons[400];
+	struct snap *next;
+	/* Storage faults (coord_snap.c): when it started by the wall clock,
+	 * why it was aborted, the batch that ended it, and whether that end
+	 * is still to be written again because its batch was rolled back. */
+	int64_t started_wall_ms;
+	char why[400];
+	uint64_t ended_gen;
+	int unsaved;
+};
+
+struct coord {
+	const struct config *cfg;
+	size_t self;
+	const char *name; /* cfg->nodes[self].name */
+	uint64_t epoch;   /* this run's id */
+	int64_t now, wall; /* the time, as the caller last gave it */
+	int64_t start_ms;
+	struct engine *eng;
+	size_t *in_node, *out_node; /* engine channel index -> node */
+	size_t n_in, n_out;
+	struct peer *peers; /* by node index; self's entry unused */
+	struct store_port st;
+
+	/* The application link: the connection that said hello (0: none)
+	 * and whether it closed since. */
+	uint32_t app_hello;
+	int app_gone;
+	/* The down stream: packed AppItem deliveries, oldest first, tagged
+	 * (app_seq, down_tag()).  The first down_sent went to the current
+	 * application and wait for its AppTaken; down_base is its handed
+	 * count at the head, down_head_abs the head's index since start. */
+	struct fifo down;
+	size_t down_sent;
+	uint64_t down_base, down_head_abs;
+	uint64_t down_sent_bytes; /* payload bytes sent, not taken */
+	struct appreq *reqs;      /* in the order made */
+	struct app_reply *replies, **replies_tail;
+	size_t nreplies;
+
+	/* The turn's batch of writes: opened on the first write of a turn
+	 * (coord_db()); batch_gen counts batches opened so far (the current
+	 * one's number); begin_failed: this turn's begin failed.  While the
+	 * database does not take writes, degraded holds SQLite's words
+	 * ("" when it does) and retry_ms when coord_storage_retry() last
+	 * tried. */
+	int batch_open, begin_failed;
+	uint64_t batch_gen;
+	char degraded[256];
+	int64_t retry_ms;
+
+	struct snap *snaps;
+	uint64_t next_snap; /* the last snapshot id counter issued */
+	uint64_t bad_peer, bad_app;
+};
+
+/* The store port's calls, on c's database. */
+#define DB(c, fn, ...) ((c)->st.ops->fn((c)->st.db, __VA_ARGS__))
+#define DB0(c, fn)     ((c)->st.ops->fn((c)->st.db))
+#define DB_ERR(c)      ((c)->st.ops->errmsg((c)->st.db))
+
+/* The content type to store for ctype as it came in: NULL or "" become
+ * "application/octet-stream"; anything over 255 bytes or with bytes
+ * outside printable ASCII is refused (NULL). */
+const char *coord_ctype(const char *ctype);
+/* Protobuf framing helpers (coord.c): the bytes len bytes take as a
+ * length-delimited field; its tag and length written to dst (at most 11
+ * bytes); and the whole field.  A batch is its packed header followed by
+ * its items this way, so queued items, packed once, are never re-encoded,
+ * and a batch is built in one allocation of its final size. */
+size_t wire_field_size(size_t len);
+size_t wire_put_header(uint8_t *dst, unsigned field, size_t len);
+size_t wire_put_field(uint8_t *dst, unsigned field, const void *data,
+                      size_t len);
+
+/* coord.c: opens the turn's batch of writes if it is not open yet. */
+void coord_db(struct coord *c);
+/* The wall-clock time of monotonic time t. */
+int64_t coord_wall_of(const struct coord *c, int64_t t);
+
+/* coord_peer.c */
+int peer_init(struct coord *c);
+void peer_fini(struct coord *c);
+/* Returns where to pack a sequenced item of len bytes (a PeerItem whose
+ * seq field is already peer_next_seq()) on the link to node, to be
+ * written before any other peer call; NULL when the link is full. */
+void *peer_push_space(struct coord *c, size_t node, size_t len);
+uint64_t peer_next_seq(struct coord *c, size_t node);
+/* Packs item (whose seq is already peer_next_seq()) onto the link. */
+int peer_push_item(struct coord *c, size_t node,
+                   const Cut__V1__PeerItem *item);
+/* Keeps application message data (a PeerData, seq ignored) of len
+ * payload bytes, sent on the channel to node, until the receiving
+ * application has taken it. */
+int peer_note_data(struct coord *c, size_t node,
+                   const Cut__V1__PeerData *data, size_t len);
+/* 1 if a message of len bytes fits the window of the channel to node. */
+int peer_window_open(struct coord *c, size_t node, size_t len);
+/* Our application took messages of the channel from node, up to app_seq,
+ * with len payload bytes among them. */
+void peer_taken(struct coord *c, size_t node, uint64_t app_seq, size_t len);
+void peer_timers(struct coord *c);
+int peer_next_timer(struct coord *c, int max);
+
+/* coord_app.c */
+void app_init(struct coord *c);
+void app_fini(struct coord *c);
+/* Appends a delivery or a state request to the down stream. */
+int app_deliver(struct coord *c, size_t from, const char *content_type,
+                const void *payload, size_t len, uint64_t seq);
+int app_request_state(struct coord *c, const char *id);
+/* The snapshot id no longer needs its state request. */
+void app_forget_request(struct coord *c, const char *id);
+/* Calls fn for each queued delivery from node `from` that the application
+ * has not taken, with app_seq in [first, first + count), oldest first.
+ * Returns the first non-zero fn result, or 0. */
+int app_queued(struct coord *c, size_t from, uint64_t first, uint64_t count,
+               int (*fn)(void *arg, uint64_t app_seq, const char *ctype,
+                         const void *payload, size_t len),
+               void *arg);
+
+/* coord_snap.c */
+int snap_init(struct coord *c, struct errinfo *e);
+void snap_fini(struct coord *c);
+struct snap *snap_find(struct coord *c, const char *id);
+/* Sends application message seq (0: the next) to node `to`: E_DUP for a
+ * seq the channel already has (dropped), E_GAP for a gap, E_FULL beyond
+ * the window, E_NOCHAN without a channel. */
+int snap_app_send(struct coord *c, const char *to, const char *content_type,
+                  const void *payload, size_t len, uint64_t seq);
+/* A restarted daemon learns where a channel's numbering stands from its
+ * application; snapshots in progress are aborted first. */
+int snap_resume_out(struct coord *c, size_t node, uint64_t count);
+int snap_resume_in(struct coord *c, size_t node, uint64_t count);
+/* Tells node that the channel to it numbers from 1 again. */
+int snap_renumber(struct coord *c, size_t node);
+int snap_state_reply(struct coord *c, const char *id, const char *ctype,
+                     const void *state, size_t len);
+int snap_data(struct coord *c, size_t from, uint64_t app_seq,
+              const char *content_type, const void *payload, size_t len);
+int snap_marker(struct coord *c, size_t from, const char *id, uint64_t n,
+                uint32_t timeout_ms);
+int snap_abort_msg(struct coord *c, size_t from, const char *id,
+                   const char *reason, int root_cause);
+void snap_peer_restarted(struct coord *c, size_t node);
+void snap_timers(struct coord *c);
+int snap_next_timer(struct coord *c, int max);
+/* This node cannot finish s because what failed ("cannot store ..."); the
+ * store's last error completes the reason. */
+void snap_give_up(struct coord *c, struct snap *s, const char *what);
+/* This node gives up snapshot id, because of why (a sentence). */
+void snap_abandon(struct coord *c, const char *id, const char *why);
+/* The turn's batch did not commit (or never began). */
+void snap_storage_failed(struct coord *c);
+int snap_storage_retry(struct coord *c);
+/* 1 if s completed in the batch still open: its verdict is not on disk. */
+int snap_end_pending(const struct coord *c, const struct snap *s);
+
+/* coord_asm.c */
+/* Sends this node's complete part of s to its initiator. */
+int asm_send_part(struct coord *c, struct snap *s);
+/* The initiator's own part of s is complete. */
+void asm_own_part(struct coord *c, struct snap *s);
+int asm_part(struct coord *c, size_t from, const Cut__V1__PeerPart *p);
+int asm_part_messages(struct coord *c, size_t from,
+                      const Cut__V1__PeerPartMessages *pm);
+
+#endif /* CUT_COORD_INT_H */

@@ -1,0 +1,1045 @@
+/*
+ * coord_snap.c - what a node does with the engine's actions: state
+ * requests into the down stream, markers onto links, recorded messages
+ * into the store, parts to the initiator; and, at the initiator, the
+ * deadlines (assembly and audit are coord_asm.c's).
+ *
+ * A snapshot's life at one node (struct snap):
+ *
+ *            first marker, or Start
+ *                     |
+ *                     v
+ *   +------------- RUNNING ----part complete----> DONE (participant)
+ *   |                 |
+ *   |          part complete (initiator)
+ *   |                 v
+ *   +------------- WAITING ----every part in----> DONE (audited)
+ *   |
+ *   +--deadline, Abort from the initiator, a peer's restart, a resumed
+ *      channel, a storage fault, the application gone--> ABORTED
+ *
+ * DONE and ABORTED are final; an ended snapshot is forgotten
+ * KEEP_ENDED_MS after it ended (late markers of it are then ignored by
+ * the engine's forgotten-id rule).  Every write goes into the store's
+ * batch of the current turn, so a part is persisted before the caller
+ * sends it on.
+ *
+ * Storage faults.  A batch that does not commit (a full disk, an I/O
+ * error, a read-only file) is rolled back whole, so the database is as the
+ * last good commit left it.  The rows it held cannot be told apart, so
+ * snap_storage_failed() aborts every snapshot it may have touched: those
+ * in progress and those that ended in it, with "NODE: storage: <SQLite's
+ * words>" (one that ended aborted in it keeps its reason).  Then, in a new
+ * batch, snap_storage_retry() writes those ends again (creating the rows
+ * the lost batch had created), so that the database says what memory
+ * says.  If that batch fails too, the daemon is degraded: memory holds
+ * the ends not yet written (struct snap's unsaved, shown by Get, List and
+ * Wait in place of the stale rows), Start is refused, markers of other
+ * initiators' snapshots are answered with an abort ("storage degraded"),
+ * and snap_storage_retry() runs again every second until a batch
+ * commits.  A snapshot's completion is told to Wait calls only once its
+ * batch has committed, so "consistent" is never said of data that did not
+ * reach the disk.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord_int.h"
+#include "cutproto.h"
+#include "log.h"
+
+/* The message being delivered, which RECORD_MESSAGE actions refer to. */
+struct delivery {
+	const char *content_type;
+	const void *payload;
+	size_t len;
+};
+
+static int perform(struct coord *c, const struct delivery *dl);
+static void store_deferred(struct coord *c, struct snap *s);
+static void abort_snap(struct coord *c, struct snap *s, const char *reason);
+static int refuse_degraded(struct coord *c, struct snap *s);
+static void give_up(struct coord *c, struct snap *s, const char *reason,
+                    int root_cause);
+
+struct snap *
+snap_find(struct coord *c, const char *id)
+{
+	for (struct snap *s = c->snaps; s != NULL; s = s->next)
+		if (strcmp(s->id, id) == 0)
+			return s;
+	return NULL;
+}
+
+static void
+snap_free(struct snap *s)
+{
+	if (s == NULL)
+		return;
+	if (s->parts != NULL)
+		for (size_t i = 0; i < s->nparts; i++)
+			free(s->parts[i].chans);
+	free(s->parts);
+	free(s->in);
+	free(s);
+}
+
+static struct snap *
+snap_new(struct coord *c, const char *id, size_t initiator, uint32_t timeout_ms)
+{
+	size_t n_in = c->n_in;
+	struct snap *s = calloc(1, sizeof(*s));
+
+	if (s == NULL || (s->in = calloc(n_in + 1, sizeof(*s->in))) == NULL) {
+		free(s);
+		return NULL;
+	}
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	s->initiator = initiator;
+	s->started_ms = c->now;
+	s->started_wall_ms = c->wall;
+	s->timeout_ms = timeout_ms;
+	/* Participants give up a little before the initiator, so the
+	 * initiator hears why. */
+	s->deadline_ms = s->started_ms + (initiator == c->self
+	                                      ? (int64_t)timeout_ms
+	                                      : (int64_t)timeout_ms * 4 / 5);
+	for (size_t i = 0; i < n_in; i++) {
+		s->in[i].src = c->in_node[i];
+		audit_seqs_init(&s->in[i].seqs);
+	}
+	if (initiator == c->self) {
+		s->nparts = c->cfg->nnodes;
+		if ((s->parts = calloc(s->nparts, sizeof(*s->parts))) == NULL) {
+			snap_free(s);
+			return NULL;
+		}
+	}
+	s->next = c->snaps;
+	c->snaps = s;
+	return s;
+}
+
+static void
+snap_unlink(struct coord *c, struct snap *s)
+{
+	for (struct snap **p = &c->snaps; *p != NULL; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			return;
+		}
+}
+
+int
+snap_init(struct coord *c, struct errinfo *e)
+{
+	const struct config *cfg = c->cfg;
+	size_t n_in = 0, n_out = 0;
+	uint32_t aborted = 0;
+	int rv;
+
+	c->in_node = calloc(cfg->nchans + 1, sizeof(*c->in_node));
+	c->out_node = calloc(cfg->nchans + 1, sizeof(*c->out_node));
+	if (c->in_node == NULL || c->out_node == NULL)
+		return err_set(e, E_NOMEM, "out of memory");
+	for (size_t k = 0; k < cfg->nchans; k++) {
+		const struct config_channel *ch = &cfg->chans[k];
+		if (ch->dst == c->self) {
+			c->peers[ch->src].in_chan = (long)n_in;
+			c->in_node[n_in++] = ch->src;
+		}
+		if (ch->src == c->self) {
+			c->peers[ch->dst].out_chan = (long)n_out;
+			c->out_node[n_out++] = ch->dst;
+		}
+	}
+	c->n_in = n_in;
+	c->n_out = n_out;
+	if ((rv = engine_new(ENGINE_COUNTED, n_in, n_out, &c->eng)) != 0 ||
+	    (rv = engine_set_cut(c->eng, cfg->aligned
+	                                     ? ENGINE_CUT_ALIGNED
+	                                     : ENGINE_CUT_UNALIGNED)) != 0)
+		return err_set(e, rv, "cannot make the engine: %s", err_str(rv));
+	/* Ids come from the store's counter (store_next_id()). */
+	coord_db(c);
+	if ((rv = DB(c, abort_unfinished, "daemon restarted", c->wall,
+	             &aborted)) != 0)
+		return err_set(e, E_STORAGE,
+		               "cannot mark unfinished snapshots aborted: %s",
+		               DB_ERR(c));
+	if (aborted > 0)
+		log_notice("marked %" PRIu32 " unfinished snapshots aborted: "
+		           "daemon restarted",
+		           aborted);
+	return 0;
+}
+
+void
+coord_stop(struct coord *c, const char *reason)
+{
+	for (struct snap *s = c->snaps; s != NULL; s = s->next)
+		if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING) {
+			coord_db(c);
+			/* At exit: a row left in progress is marked aborted
+			 * ("daemon restarted") by the next run anyway. */
+			if (DB(c, finish, s->id, STORE_ABORTED, reason,
+			       c->wall) != 0)
+				log_warnx("snapshot %s: cannot store its "
+				          "abort: %s",
+				          s->id, DB_ERR(c));
+			s->state = SNAP_ABORTED;
+			s->ended_ms = c->now;
+		}
+}
+
+void
+snap_fini(struct coord *c)
+{
+	struct snap *s;
+
+	while ((s = c->snaps) != NULL) {
+		c->snaps = s->next;
+		snap_free(s);
+	}
+	engine_free(c->eng);
+	c->eng = NULL;
+	free(c->in_node);
+	free(c->out_node);
+}
+
+static int
+send_marker(struct coord *c, size_t node, const struct snap *s, uint64_t count)
+{
+	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerMarker m = CUT__V1__PEER_MARKER__INIT;
+
+	m.seq = peer_next_seq(c, node);
+	m.snapshot_id = (char *)s->id;
+	m.has_timeout_ms = 1;
+	m.timeout_ms = s->timeout_ms;
+	m.count = count;
+	item.item_case = CUT__V1__PEER_ITEM__ITEM_MARKER;
+	item.marker = &m;
+	return peer_push_item(c, node, &item);
+}
+
+static int
+send_abort(struct coord *c, size_t node, const char *id, const char *reason,
+           int root_cause)
+{
+	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerAbort a = CUT__V1__PEER_ABORT__INIT;
+
+	a.seq = peer_next_seq(c, node);
+	a.snapshot_id = (char *)id;
+	a.reason = (char *)reason;
+	a.has_root_cause = 1;
+	a.root_cause = root_cause != 0;
+	item.item_case = CUT__V1__PEER_ITEM__ITEM_ABORT;
+	item.abort = &a;
+	return peer_push_item(c, node, &item);
+}
+
+int
+snap_app_send(struct coord *c, const char *to, const char *content_type,
+              const void *payload, size_t len, uint64_t seq)
+{
+	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerData data = CUT__V1__PEER_DATA__INIT;
+	int node = config_node_index(c->cfg, to);
+	struct peer *p;
+	size_t out;
+	int rv;
+
+	if (node < 0 || c->peers[node].out_chan < 0)
+		return E_NOCHAN;
+	p = &c->peers[node];
+	out = (size_t)p->out_chan;
+	/* libcut numbers its messages and sends again, after a reconnect,
+	 * those it cannot know arrived: drop what the channel has. */
+	if (seq != 0 && seq <= engine_sent_count(c->eng, out)) {
+		p->dups++;
+		return E_DUP;
+	}
+	if (seq != 0 && seq != engine_sent_count(c->eng, out) + 1)
+		return E_GAP;
+	/* What libcut sends again was within a window once: it goes. */
+	if ((seq == 0 || seq > p->resend_upto) &&
+	    !peer_window_open(c, (size_t)node, len)) {
+		p->stalls++;
+		return E_FULL;
+	}
+	data.seq = peer_next_seq(c, (size_t)node);
+	data.content_type = (char *)content_type;
+	data.payload.data = (uint8_t *)payload;
+	data.payload.len = len;
+	item.item_case = CUT__V1__PEER_ITEM__ITEM_DATA;
+	item.data = &data;
+	/* Count the send only once the link took it (it refuses when its
+	 * window is full): the count is what the next marker carries. */
+	data.app_seq = engine_sent_count(c->eng, out) + 1;
+	if ((rv = peer_push_item(c, (size_t)node, &item)) != 0)
+		return rv;
+	/* The link has it now; only memory can fail from here on, and the
+	 * window's count then only lags. */
+	if (peer_note_data(c, (size_t)node, &data, len) != 0)
+		log_err("out of memory keeping a message until it is taken");
+	return engine_sent(c->eng, out, NULL);
+}
+
+/* Aborts the snapshots in progress, whose counts a resume would change. */
+static void
+abort_running(struct coord *c, const char *reason)
+{
+	for (struct snap *s = c->snaps; s != NULL; s = s->next)
+		if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING)
+			abort_snap(c, s, reason);
+}
+
+int
+snap_resume_out(struct coord *c, size_t node, uint64_t count)
+{
+	long out = c->peers[node].out_chan;
+
+	if (out < 0 || count == engine_sent_count(c->eng, (size_t)out))
+		return 0;
+	abort_running(c, "channel numbering resumed after a restart");
+	log_notice("channel to %s resumes after message %" PRIu64,
+	           c->cfg->nodes[node].name, count);
+	return engine_resume_out(c->eng, (size_t)out, count);
+}
+
+int
+snap_renumber(struct coord *c, size_t node)
+{
+	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerRenumber r = CUT__V1__PEER_RENUMBER__INIT;
+
+	r.seq = peer_next_seq(c, node);
+	item.item_case = CUT__V1__PEER_ITEM__ITEM_RENUMBER;
+	item.renumber = &r;
+	return peer_push_item(c, node, &item);
+}
+
+int
+snap_resume_in(struct coord *c, size_t node, uint64_t count)
+{
+	long in = c->peers[node].in_chan;
+
+	c->peers[node].in_known = 1;
+	if (in < 0 || count == engine_delivered_count(c->eng, (size_t)in))
+		return 0;
+	abort_running(c, "channel numbering resumed after a restart");
+	log_notice("channel from %s resumes after message %" PRIu64,
+	           c->cfg->nodes[node].name, count);
+	return engine_resume_in(c->eng, (size_t)in, count);
+}
+
+int
+coord_start(struct coord *c, uint32_t timeout_ms,
+            char ret_id[ENGINE_ID_MAX + 1], struct errinfo *e)
+{
+	char id[ENGINE_ID_MAX + 1];
+	struct snap *s;
+	uint64_t k;
+	int rv;
+
+	if (c->degraded[0] != '\0')
+		return err_set(e, E_STORAGE, "storage degraded: %.200s",
+		               c->degraded);
+	/* The id and its row first: a snapshot that cannot be stored is
+	 * refused before any marker leaves. */
+	coord_db(c);
+	if (DB(c, next_id, c->name, c->wall, c->next_snap + 1, &k) != 0) {
+		log_err("cannot issue a snapshot id: %s", DB_ERR(c));
+		return err_set(e, E_STORAGE, "storage: %.200s", DB_ERR(c));
+	}
+	c->next_snap = k; /* even if the batch is lost: never issued twice */
+	snprintf(id, sizeof(id), "%s:%" PRIu64, c->name, k);
+	if (snap_find(c, id) != NULL)
+		return err_set(e, E_EXIST, "snapshot %s is already known", id);
+	if (DB(c, snapshot_create, id, c->name, 1, c->wall,
+	       (uint32_t)c->cfg->nnodes) != 0) {
+		log_err("snapshot %s: cannot store it: %s", id, DB_ERR(c));
+		return err_set(e, E_STORAGE, "storage: %.200s", DB_ERR(c));
+	}
+	s = snap_new(c, id, c->self,
+	             timeout_ms ? timeout_ms : c->cfg->deadline_ms);
+	if (s == NULL || (rv = engine_initiate(c->eng, id)) != 0) {
+		rv = s == NULL ? E_NOMEM : rv;
+		if (s != NULL) {
+			snap_unlink(c, s);
+			snap_free(s);
+		}
+		/* The row goes with the batch if this fails too. */
+		DB(c, finish, id, STORE_ABORTED, "could not be started",
+		   c->wall);
+		return err_set(e, rv, "cannot start a snapshot: %s",
+		               err_str(rv));
+	}
+	log_info("snapshot %s: initiated", id);
+	memcpy(ret_id, id, strlen(id) + 1);
+	return perform(c, NULL);
+}
+
+int
+snap_state_reply(struct coord *c, const char *id, const char *ctype,
+                 const void *state, size_t len)
+{
+	struct snap *s = snap_find(c, id);
+	int rv;
+
+	if (s == NULL || s->state != SNAP_RUNNING || s->state_recorded)
+		return E_STATE;
+	coord_db(c);
+	if (DB(c, put_state, id, c->name, ctype, state, len,
+	                    c->wall) != 0) {
+		snap_give_up(c, s, "cannot store the local state");
+		return 0;
+	}
+	if (engine_cut(c->eng) == ENGINE_CUT_UNALIGNED) {
+		/* m for each channel is what the application had taken. */
+		uint64_t taken[CONFIG_MAX_NODES];
+		for (size_t i = 0; i < c->n_in; i++)
+			taken[i] = c->peers[c->in_node[i]].taken;
+		rv = engine_state_recorded_taken(c->eng, id, taken);
+	} else {
+		rv = engine_state_recorded(c->eng, id);
+	}
+	if (rv != 0)
+		return rv;
+	s->state_recorded = 1;
+	app_forget_request(c, id);
+	if (engine_cut(c->eng) == ENGINE_CUT_UNALIGNED)
+		store_deferred(c, s);
+	return perform(c, NULL);
+}
+
+int
+snap_data(struct coord *c, size_t from, uint64_t app_seq,
+          const char *content_type, const void *payload, size_t len)
+{
+	struct delivery dl = {content_type, payload, len};
+	long in = c->peers[from].in_chan;
+	int rv;
+
+	if (in < 0)
+		return E_NOCHAN;
+	/* After a restart on either side the sender sends again what our
+	 * application had not taken when it last heard: what we have is
+	 * dropped.  A daemon that restarted learns the numbering from the
+	 * first message, or from its application's hello if that came
+	 * first. */
+	if (app_seq <= engine_delivered_count(c->eng, (size_t)in)) {
+		c->peers[from].dups++;
+		return 0;
+	}
+	if (!c->peers[from].in_known &&
+	    engine_delivered_count(c->eng, (size_t)in) == 0 &&
+	    (rv = snap_resume_in(c, from, app_seq - 1)) != 0)
+		return rv;
+	c->peers[from].in_known = 1;
+	/* The link delivers in order, so the sender's numbering must go on
+	 * exactly where ours stands. */
+	if (app_seq != engine_delivered_count(c->eng, (size_t)in) + 1)
+		return E_INVAL;
+	if ((rv = engine_delivered(c->eng, (size_t)in, app_seq)) != 0)
+		return rv;
+	if ((rv = perform(c, &dl)) != 0)
+		return rv;
+	return app_deliver(c, from, content_type, payload, len, app_seq);
+}
+
+/* The initiator's name is the id up to its last ':'. */
+static int
+initiator_of(struct coord *c, const char *id)
+{
+	char name[CONFIG_NAME_MAX + 1];
+	const char *colon = strrchr(id, ':');
+	size_t len;
+
+	if (colon == NULL || (len = (size_t)(colon - id)) == 0 ||
+	    len > CONFIG_NAME_MAX)
+		return -1;
+	memcpy(name, id, len);
+	name[len] = '\0';
+	return config_node_index(c->cfg, name);
+}
+
+int
+snap_marker(struct coord *c, size_t from, const char *id, uint64_t n,
+            uint32_t timeout_ms)
+{
+	long in = c->peers[from].in_chan;
+	struct snap *s;
+	int init, created = 0, rv;
+
+	if (in < 0)
+		return E_NOCHAN;
+	if (!engine_id_valid(id) || (init = initiator_of(c, id)) < 0)
+		return E_INVAL;
+	if ((s = snap_find(c, id)) == NULL) {
+		if ((size_t)init == c->self)
+			return E_STATE; /* ours, but long forgotten */
+		s = snap_new(c, id, (size_t)init,
+		             timeout_ms ? timeout_ms : c->cfg->deadline_ms);
+		if (s == NULL)
+			return E_NOMEM;
+		created = 1;
+	}
+	if ((rv = engine_marker(c->eng, (size_t)in, id, n)) != 0) {
+		if (created) {
+			snap_unlink(c, s);
+			snap_free(s);
+		}
+		return rv;
+	}
+	if (created) {
+		log_info("snapshot %s: first marker, from %s", id,
+		         c->cfg->nodes[from].name);
+		if (refuse_degraded(c, s))
+			return 0;
+		coord_db(c);
+		rv = DB(c, snapshot_create, id, c->cfg->nodes[init].name, 0, c->wall,
+		    (uint32_t)c->cfg->nnodes);
+		if (rv == E_EXIST) {
+			/* Its initiator reused an id (a lost database and a
+			 * clock set back): say so rather than stay silent. */
+			char reason[400];
+			snprintf(reason, sizeof(reason),
+			         "%s: already holds an older snapshot %s",
+			         c->name, id);
+			give_up(c, s, reason, 1);
+			return 0;
+		}
+		if (rv != 0) {
+			snap_give_up(c, s, "cannot store the snapshot");
+			return 0;
+		}
+	}
+	return perform(c, NULL);
+}
+
+/* Ends s as aborted with reason; the initiator tells every other node. */
+static void
+abort_snap(struct coord *c, struct snap *s, const char *reason)
+{
+	enum engine_snap_state es;
+
+	if (s->state == SNAP_ABORTED)
+		return;
+	if (engine_state(c->eng, s->id, &es) == 0 &&
+	    (es == ENGINE_S_REQUESTED || es == ENGINE_S_RECORDED))
+		engine_abort(c->eng, s->id);
+	coord_db(c);
+	if (DB(c, finish, s->id, STORE_ABORTED, reason,
+	                 c->wall) == E_STATE)
+		log_info("snapshot %s: its part here had already completed",
+		         s->id);
+	s->state = SNAP_ABORTED;
+	s->ended_ms = c->now;
+	s->ended_gen = c->batch_gen;
+	snprintf(s->why, sizeof(s->why), "%s", reason);
+	app_forget_request(c, s->id);
+	log_warnx("snapshot %s: aborted: %s", s->id, reason);
+	if (s->initiator == c->self)
+		for (size_t v = 0; v < c->cfg->nnodes; v++)
+			if (v != c->self &&
+			    send_abort(c, v, s->id, reason, 0) != 0)
+				log_err("snapshot %s: cannot tell %s it was "
+				        "aborted",
+				        s->id, c->cfg->nodes[v].name);
+}
+
+/* Keeps a node's reason for the initiator's verdict.  A root cause (an
+ * application that did not answer, a part that could not be stored)
+ * explains the others (missing markers follow from it), so it goes
+ * first. */
+static void
+add_reason(struct snap *s, const char *reason, int root_cause)
+{
+	char both[2 * sizeof(s->reasons) + 4];
+	const char *first = reason, *second = s->reasons;
+
+	if (s->reasons[0] == '\0')
+		second = "";
+	else if (!root_cause) {
+		first = s->reasons;
+		second = reason;
+	}
+	snprintf(both, sizeof(both), "%.399s%s%.399s", first,
+	         second[0] != '\0' ? "; " : "", second);
+	memcpy(s->reasons, both, sizeof(s->reasons) - 1);
+	s->reasons[sizeof(s->reasons) - 1] = '\0';
+}
+
+int
+snap_abort_msg(struct coord *c, size_t from, const char *id, const char *reason,
+               int root_cause)
+{
+	struct snap *s = snap_find(c, id);
+
+	if (s == NULL)
+		return 0; /* we never saw it: nothing to undo */
+	if (s->initiator != c->self) {
+		if (from != s->initiator)
+			return E_INVAL;
+		abort_snap(c, s, reason);
+		return 0;
+	}
+	if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING) {
+		s->parts[from].reported = 1;
+		add_reason(s, reason, root_cause);
+	}
+	return 0;
+}
+
+/* Why this node's part of s is not complete, in one sentence.  Returns 1
+ * when this node is the cause (no state), 0 when it waits on others. */
+static int
+local_reason(struct coord *c, const struct snap *s, char *buf, size_t len)
+{
+	size_t off;
+
+	if (!s->state_recorded) {
+		snprintf(
+		    buf, len, "%s: %s", c->name,
+		    !coord_app_connected(c)
+		        ? "no application connected to answer the state "
+		          "request"
+		        : "the application did not answer the state request");
+		return 1;
+	}
+	off = (size_t)snprintf(buf, len, "%s: no marker on channel", c->name);
+	for (size_t i = 0; i < c->n_in && off < len; i++)
+		if (!s->in[i].done)
+			off += (size_t)snprintf(
+			    buf + off, len - off, " %s -> %s",
+			    c->cfg->nodes[s->in[i].src].name, c->name);
+	return 0;
+}
+
+/* The nodes that sent neither their part nor a reason: down, cut off or
+ * stuck.  They explain everything else, so they come first. */
+static void
+silent_nodes(struct coord *c, const struct snap *s, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t v = 0; v < s->nparts && off < len; v++)
+		if (v != c->self && !s->parts[v].done && !s->parts[v].reported)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s",
+			                        off ? ", " : "",
+			                        c->cfg->nodes[v].name);
+	if (off > 0 && off < len)
+		snprintf(buf + off, len - off,
+		         ": no part and no word by the "
+		         "deadline");
+}
+
+/* This node cannot finish its part of s, for reason: a participant tells
+ * the initiator; either way s ends here. */
+static void
+give_up(struct coord *c, struct snap *s, const char *reason, int root_cause)
+{
+	if (s->state == SNAP_ABORTED)
+		return;
+	if (s->initiator == c->self) {
+		add_reason(s, reason, root_cause);
+		abort_snap(c, s, s->reasons);
+		return;
+	}
+	if (send_abort(c, s->initiator, s->id, reason, root_cause) != 0)
+		log_err("snapshot %s: cannot tell the initiator why", s->id);
+	abort_snap(c, s, reason);
+}
+
+void
+snap_abandon(struct coord *c, const char *id, const char *why)
+{
+	struct snap *s = snap_find(c, id);
+	char reason[400];
+
+	if (s == NULL)
+		return;
+	snprintf(reason, sizeof(reason), "%s: %s", c->name, why);
+	give_up(c, s, reason, 1);
+}
+
+void
+snap_give_up(struct coord *c, struct snap *s, const char *what)
+{
+	char reason[400];
+
+	snprintf(reason, sizeof(reason), "%s: storage: %s: %s", c->name, what,
+	         DB_ERR(c));
+	give_up(c, s, reason, 1);
+}
+
+/* While degraded, this node takes no part in new snapshots: it tells the
+ * initiator why, as snap_give_up() would, and records nothing.  Returns 1
+ * if it refused s. */
+static int
+refuse_degraded(struct coord *c, struct snap *s)
+{
+	char reason[400];
+
+	if (c->degraded[0] == '\0')
+		return 0;
+	snprintf(reason, sizeof(reason), "%s: storage degraded: %s", c->name,
+	         c->degraded);
+	give_up(c, s, reason, 1);
+	return 1;
+}
+
+void
+snap_storage_failed(struct coord *c)
+{
+	char err[256], reason[400];
+	uint64_t gen = c->batch_gen;
+	struct snap *s;
+
+	snprintf(err, sizeof(err), "%s", DB_ERR(c));
+	DB0(c, rollback);
+	c->batch_open = 0;
+	c->begin_failed = 0;
+	log_err("database commit failed: %s; aborting the snapshots its "
+	        "batch held",
+	        err);
+	/* The WAL of a lost batch may be what filled the disk. */
+	if (DB0(c, checkpoint) != 0)
+		log_info("cannot checkpoint the database: %s",
+		         DB_ERR(c));
+	snprintf(reason, sizeof(reason), "%s: storage: %s", c->name, err);
+	for (s = c->snaps; s != NULL; s = s->next) {
+		if (s->state != SNAP_RUNNING && s->state != SNAP_WAITING &&
+		    s->ended_gen != gen)
+			continue;
+		s->unsaved = 1;
+		give_up(c, s, reason, 1); /* keeps an aborted one's reason */
+	}
+	snap_storage_retry(c);
+}
+
+/* Writes the unsaved ends and the probe row into the open batch. */
+static int
+rewrite_ends(struct coord *c)
+{
+	int rv = 0;
+
+	for (struct snap *s = c->snaps; s != NULL && rv == 0; s = s->next) {
+		if (!s->unsaved)
+			continue;
+		rv = DB(c, abort_snapshot, s->id, c->cfg->nodes[s->initiator].name,
+		    s->initiator == c->self, s->started_wall_ms,
+		    (uint32_t)c->cfg->nnodes, s->why, coord_wall_of(c, s->ended_ms));
+		if (rv == E_STATE) /* aborted in this batch already */
+			rv = 0;
+	}
+	return rv != 0 ? rv : DB(c, probe, c->wall);
+}
+
+int
+snap_storage_retry(struct coord *c)
+{
+	char err[256];
+	int rv = E_IO;
+
+	c->retry_ms = c->now;
+	if (c->degraded[0] != '\0' && !c->batch_open)
+		DB0(c, checkpoint); /* frees space if it can */
+	coord_db(c);
+	if (c->batch_open && (rv = rewrite_ends(c)) == 0 &&
+	    (rv = DB0(c, commit)) == 0) {
+		c->batch_open = 0;
+		for (struct snap *s = c->snaps; s != NULL; s = s->next)
+			s->unsaved = 0;
+		if (c->degraded[0] != '\0')
+			log_notice("storage works again: snapshots accepted");
+		c->degraded[0] = '\0';
+		return 0;
+	}
+	snprintf(err, sizeof(err), "%s", DB_ERR(c));
+	DB0(c, rollback);
+	c->batch_open = 0;
+	c->begin_failed = 0;
+	if (c->degraded[0] == '\0')
+		log_err("storage degraded: %s; new snapshots are refused until "
+		        "the database takes writes again",
+		        err);
+	snprintf(c->degraded, sizeof(c->degraded), "%s", err);
+	return rv;
+}
+
+int
+snap_end_pending(const struct coord *c, const struct snap *s)
+{
+	return s->state == SNAP_DONE && c->batch_open &&
+	       s->ended_gen == c->batch_gen;
+}
+
+static void
+expire(struct coord *c, struct snap *s)
+{
+	char reason[400], silent[200], all[2 * 400 + 4];
+	int root;
+
+	if (s->initiator != c->self) {
+		root = local_reason(c, s, reason, sizeof(reason));
+		give_up(c, s, reason, root);
+		return;
+	}
+	if (s->state == SNAP_RUNNING) {
+		root = local_reason(c, s, reason, sizeof(reason));
+		add_reason(s, reason, root);
+	}
+	silent_nodes(c, s, silent, sizeof(silent));
+	snprintf(all, sizeof(all), "%s%s%.399s", silent,
+	         silent[0] && s->reasons[0] ? "; " : "", s->reasons);
+	snprintf(reason, sizeof(reason), "%.399s", all);
+	if (reason[0] == '\0')
+		snprintf(reason, sizeof(reason),
+		         "parts not complete by the deadline");
+	abort_snap(c, s, reason);
+}
+
+void
+snap_timers(struct coord *c)
+{
+	struct snap *s, *next;
+
+	for (s = c->snaps; s != NULL; s = next) {
+		next = s->next;
+		if ((s->state == SNAP_RUNNING || s->state == SNAP_WAITING) &&
+		    c->now >= s->deadline_ms)
+			expire(c, s);
+		/* An end not yet written stays until it is. */
+		if ((s->state == SNAP_DONE || s->state == SNAP_ABORTED) &&
+		    !s->unsaved && c->now - s->ended_ms > KEEP_ENDED_MS) {
+			engine_forget(c->eng, s->id);
+			snap_unlink(c, s);
+			snap_free(s);
+		}
+	}
+}
+
+int
+snap_next_timer(struct coord *c, int max)
+{
+	int64_t ms = max;
+
+	for (const struct snap *s = c->snaps; s != NULL; s = s->next)
+		if ((s->state == SNAP_RUNNING || s->state == SNAP_WAITING) &&
+		    s->deadline_ms - c->now < ms)
+			ms = s->deadline_ms - c->now;
+	return ms < 0 ? 0 : (int)ms;
+}
+
+void
+snap_peer_restarted(struct coord *c, size_t node)
+{
+	char reason[128];
+
+	snprintf(reason, sizeof(reason), "%s restarted",
+	         c->cfg->nodes[node].name);
+	abort_running(c, reason);
+}
+
+static void
+part_complete(struct coord *c, struct snap *s)
+{
+	if (s->initiator == c->self) {
+		s->state = SNAP_WAITING;
+		asm_own_part(c, s);
+		return;
+	}
+	if (asm_send_part(c, s) != 0) {
+		char reason[400];
+		snprintf(reason, sizeof(reason),
+		         "%s: cannot send its part to the initiator", c->name);
+		give_up(c, s, reason, 1);
+		return;
+	}
+	coord_db(c);
+	DB(c, finish, s->id, STORE_COMPLETE, NULL, c->wall);
+	s->state = SNAP_DONE;
+	s->ended_ms = c->now;
+	s->ended_gen = c->batch_gen;
+	log_info("snapshot %s: part complete, sent to %s", s->id,
+	         c->cfg->nodes[s->initiator].name);
+}
+
+static void
+channel_done(struct coord *c, struct snap *s, const struct engine_action *a)
+{
+	struct part_chan *pc = &s->in[a->chan];
+	struct store_channel sc;
+
+	pc->m = a->m;
+	pc->n = a->n;
+	pc->done = 1;
+	memset(&sc, 0, sizeof(sc));
+	sc.src = c->cfg->nodes[pc->src].name;
+	sc.dst = c->name;
+	sc.m = pc->m;
+	sc.n = pc->n;
+	sc.recorded = pc->seqs.count;
+	sc.first_seq = pc->seqs.first;
+	sc.last_seq = pc->seqs.last;
+	sc.consecutive = pc->seqs.consecutive;
+	coord_db(c);
+	if (DB(c, put_channel, s->id, &sc) != 0)
+		log_err("snapshot %s: cannot store channel %s -> %s: %s", s->id,
+		        sc.src, sc.dst, DB_ERR(c));
+}
+
+static void
+record(struct coord *c, struct snap *s, const struct engine_action *a,
+       const struct delivery *dl)
+{
+	struct part_chan *pc = &s->in[a->chan];
+
+	if (engine_cut(c->eng) == ENGINE_CUT_UNALIGNED && !s->state_recorded) {
+		/* Stored once the reply says where the queued range ends. */
+		if (pc->def_lo == 0)
+			pc->def_lo = a->seq;
+		pc->def_hi = a->seq;
+		return;
+	}
+	coord_db(c);
+	if (DB(c, put_message, s->id, c->cfg->nodes[pc->src].name,
+	                      c->name, a->seq, dl->content_type, dl->payload,
+	                      dl->len) != 0) {
+		snap_give_up(c, s, "cannot store a recorded message");
+		return;
+	}
+	audit_seqs_add(&pc->seqs, a->seq);
+}
+
+/* Records one queued message of a RECORD_QUEUED range. */
+struct queued {
+	struct coord *c;
+	struct snap *s;
+	struct part_chan *pc;
+};
+
+static int
+record_queued(void *arg, uint64_t app_seq, const char *ctype,
+              const void *payload, size_t len)
+{
+	struct queued *q = arg;
+	struct coord *c = q->c;
+
+	if (DB(c, put_message, q->s->id, c->cfg->nodes[q->pc->src].name,
+	                      c->name, app_seq, coord_ctype(ctype), payload,
+	                      len) != 0)
+		return -1;
+	audit_seqs_add(&q->pc->seqs, app_seq);
+	return 0;
+}
+
+/* Stores the recorded messages first .. last of channel chan of s from
+ * the down stream, where they wait untaken. */
+static void
+store_queued(struct coord *c, struct snap *s, size_t chan, uint64_t first,
+             uint64_t last)
+{
+	struct queued q = {c, s, &s->in[chan]};
+
+	coord_db(c);
+	if (app_queued(c, q.pc->src, first, last - first + 1, record_queued,
+	               &q) != 0)
+		snap_give_up(c, s, "cannot store a recorded message");
+}
+
+/* The messages a->seq .. a->seq + a->count - 1 of channel a->chan were
+ * queued for the application, not taken, when it recorded: they are
+ * channel state, recorded from the down stream, and so are the ones the
+ * engine recorded while the request was pending, which follow them. */
+static void
+record_range(struct coord *c, struct snap *s, const struct engine_action *a)
+{
+	struct part_chan *pc = &s->in[a->chan];
+	uint64_t last = a->seq + a->count - 1;
+
+	if (pc->def_lo != 0 && pc->def_hi > last)
+		last = pc->def_hi;
+	pc->def_lo = pc->def_hi = 0;
+	store_queued(c, s, a->chan, a->seq, last);
+}
+
+/* After an unaligned reply, before its actions: stores what was recorded
+ * while the request was pending on the channels that have no queued range
+ * (record_range() stores it for the others, after their range). */
+static void
+store_deferred(struct coord *c, struct snap *s)
+{
+	const struct engine_action *acts;
+	size_t n;
+
+	acts = engine_actions(c->eng, &n);
+	for (size_t i = 0; i < c->n_in && s->state != SNAP_ABORTED; i++) {
+		struct part_chan *pc = &s->in[i];
+		int ranged = 0;
+		for (size_t k = 0; k < n; k++)
+			ranged |= acts[k].kind == ENGINE_RECORD_QUEUED &&
+			          acts[k].chan == i;
+		if (pc->def_lo != 0 && !ranged) {
+			uint64_t lo = pc->def_lo, hi = pc->def_hi;
+			pc->def_lo = pc->def_hi = 0;
+			store_queued(c, s, i, lo, hi);
+		}
+	}
+}
+
+/* Carries out the actions of the last engine event.  dl is the message
+ * being delivered, if the event was a delivery. */
+static int
+perform(struct coord *c, const struct delivery *dl)
+{
+	const struct engine_action *acts;
+	size_t n;
+	int rv = 0;
+
+	acts = engine_actions(c->eng, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct engine_action *a = &acts[i];
+		struct snap *s = snap_find(c, a->snap);
+
+		if (s == NULL) {
+			log_err("engine action for unknown snapshot %s",
+			        a->snap);
+			continue;
+		}
+		/* An earlier action of this event may have given up on s. */
+		if (s->state == SNAP_ABORTED)
+			continue;
+		switch (a->kind) {
+		case ENGINE_REQUEST_STATE:
+			rv = app_request_state(c, s->id);
+			break;
+		case ENGINE_SEND_MARKER:
+			rv = send_marker(c, c->out_node[a->chan], s, a->count);
+			break;
+		case ENGINE_RECORD_MESSAGE:
+			if (dl != NULL)
+				record(c, s, a, dl);
+			break;
+		case ENGINE_RECORD_QUEUED:
+			record_range(c, s, a);
+			break;
+		case ENGINE_CHANNEL_DONE:
+			channel_done(c, s, a);
+			break;
+		case ENGINE_PART_COMPLETE:
+			part_complete(c, s);
+			break;
+		}
+		if (rv != 0)
+			log_err("snapshot %s: action failed: %d", s->id, rv);
+	}
+	return 0;
+}
