@@ -177,14 +177,7 @@ int
 cut_hello_refused(struct cut *c, const Cut__V1__AppError *e)
 {
 	cut_set_error(c, "the daemon refused the hello: %s", e->message);
-	switch (e->code) {
-	case CUT__V1__APP_ERROR__CODE__WRONG_NODE:
-		return CUT_ENOENT;
-	case CUT__V1__APP_ERROR__CODE__VERSION:
-		return CUT_ENOTSUP;
-	default:
-		return CUT_EPROTO;
-	}
+	return rpc_app_error(e->code);
 }
 
 /* Checks the hello reply r and copies what it says into c. */

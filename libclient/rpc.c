@@ -20,36 +20,6 @@ struct rpc {
 };
 
 int
-rpc_nng_error(int err)
-{
-	switch (err) {
-	case 0:
-		return 0;
-	case NNG_ENOMEM:
-		return CUT_ENOMEM;
-	case NNG_ETIMEDOUT:
-		return CUT_ETIMEDOUT;
-	case NNG_EINVAL:
-	case NNG_EADDRINVAL:
-	case NNG_ENOTSUP:
-		return CUT_EINVAL;
-	case NNG_ECONNREFUSED:
-	case NNG_ENOENT:
-	case NNG_EUNREACHABLE:
-		return CUT_EUNAVAIL;
-	case NNG_ECLOSED:
-	case NNG_ECONNRESET:
-	case NNG_ECONNSHUT:
-	case NNG_ECONNABORTED:
-		return CUT_ECLOSED;
-	case NNG_EMSGSIZE:
-		return CUT_E2BIG;
-	default:
-		return CUT_EIO;
-	}
-}
-
-int
 rpc_open(const char *url, struct rpc **ret)
 {
 	struct rpc *r;
@@ -200,38 +170,6 @@ rpc_call(struct rpc *r, const char *method, const ProtobufCMessage *req,
 	rv = decode_reply(reply, env.request_id, reply_desc, ret);
 	nng_msg_free(reply);
 	return rv;
-}
-
-int
-rpc_status_error(int32_t status)
-{
-	switch (status) {
-	case CUT__V1__STATUS_CODE__OK:
-		return 0;
-	case CUT__V1__STATUS_CODE__NOT_FOUND:
-		return CUT_ENOENT;
-	case CUT__V1__STATUS_CODE__INVALID_ARGUMENT:
-	case CUT__V1__STATUS_CODE__OUT_OF_RANGE:
-		return CUT_EINVAL;
-	case CUT__V1__STATUS_CODE__DEADLINE_EXCEEDED:
-		return CUT_ETIMEDOUT;
-	case CUT__V1__STATUS_CODE__UNAVAILABLE:
-		return CUT_EUNAVAIL;
-	case CUT__V1__STATUS_CODE__UNIMPLEMENTED:
-		return CUT_ENOTSUP;
-	case CUT__V1__STATUS_CODE__PERMISSION_DENIED:
-		return CUT_EPERM;
-	case CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED:
-		return CUT_ELIMIT;
-	case CUT__V1__STATUS_CODE__CANCELLED:
-	case CUT__V1__STATUS_CODE__ALREADY_EXISTS:
-	case CUT__V1__STATUS_CODE__FAILED_PRECONDITION:
-	case CUT__V1__STATUS_CODE__ABORTED:
-	case CUT__V1__STATUS_CODE__UNAUTHENTICATED:
-		return CUT_EREFUSED;
-	default:
-		return CUT_EPROTO;
-	}
 }
 
 const char *

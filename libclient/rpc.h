@@ -76,6 +76,8 @@ void rpc_answer_clear(struct rpc_answer *a);
  * everything else.
  */
 int rpc_status_error(int32_t status);
+/* The CUT_E* code of an application link error (AppError.code). */
+int rpc_app_error(uint32_t code);
 
 /* The gRPC name of a status ("NOT_FOUND"), or "UNKNOWN_STATUS". */
 const char *rpc_status_name(int32_t status);

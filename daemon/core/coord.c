@@ -8,8 +8,9 @@
  *   CLOSED --first write of a turn (coord_db())--> OPEN
  *   OPEN --coord_commit(), commit succeeds--> CLOSED
  *   OPEN --coord_commit(), database busy--> OPEN (retried next turn)
- *   OPEN --coord_commit(), commit fails--> CLOSED, snapshots it held
- *           aborted, ends written again (snap_storage_failed())
+ *   OPEN --coord_commit(), commit fails, or a write of it failed
+ *           (coord_write_failed())--> CLOSED, rolled back, snapshots it
+ *           held aborted, ends written again (snap_storage_failed())
  *   CLOSED, degraded --a second later, at coord_commit()--> retried
  *
  * A begin that fails leaves the turn CLOSED with begin_failed set: its
@@ -148,6 +149,16 @@ coord_db(struct coord *c)
 	c->batch_open = 1;
 }
 
+void
+coord_write_failed(struct coord *c, const char *what)
+{
+	if (c->batch_lost)
+		return; /* the first failure says why */
+	c->batch_lost = 1;
+	snprintf(c->lost_why, sizeof(c->lost_why), "%s: %s", what, DB_ERR(c));
+	log_err("%s", c->lost_why);
+}
+
 int
 coord_batch_open(const struct coord *c)
 {
@@ -159,6 +170,10 @@ coord_commit(struct coord *c)
 {
 	int rv = 0;
 
+	if (c->batch_lost) {
+		snap_storage_failed(c);
+		return 0;
+	}
 	if (c->batch_open || c->begin_failed) {
 		if (c->batch_open && (rv = DB0(c, commit)) == E_BUSY) {
 			log_warnx("database busy; commit retried next turn");

@@ -331,7 +331,8 @@ maybe_complete(struct coord *c, struct snap *s)
 	if (s->state != SNAP_WAITING || s->parts_done < s->nparts)
 		return;
 	coord_db(c);
-	DB(c, finish, s->id, STORE_COMPLETE, NULL, c->wall);
+	if (DB(c, finish, s->id, STORE_COMPLETE, NULL, c->wall) != 0)
+		coord_write_failed(c, "cannot store the snapshot's end");
 	if (audit_snap(c, s, &r) != 0) {
 		log_err("snapshot %s: cannot audit: %s", s->id,
 		        DB_ERR(c));
@@ -339,8 +340,9 @@ maybe_complete(struct coord *c, struct snap *s)
 		snprintf(r.reason, sizeof(r.reason), "audit failed: %s",
 		         DB_ERR(c));
 	}
-	DB(c, put_audit, s->id, r.consistent,
-	                r.consistent ? NULL : r.reason);
+	if (DB(c, put_audit, s->id, r.consistent,
+	       r.consistent ? NULL : r.reason) != 0)
+		coord_write_failed(c, "cannot store the audit verdict");
 	s->state = SNAP_DONE;
 	s->ended_ms = c->now;
 	s->ended_gen = c->batch_gen; /* Wait hears of it once committed */
@@ -376,10 +378,10 @@ finish_part(struct coord *c, struct snap *s, size_t from)
 		    .last_seq = pc->seqs.last,
 		    .consecutive = pc->seqs.consecutive,
 		};
-		if (DB(c, put_channel, s->id, &sc) != 0)
-			log_err("snapshot %s: cannot store channel %s -> %s: "
-			        "%s",
-			        s->id, sc.src, sc.dst, DB_ERR(c));
+		if (DB(c, put_channel, s->id, &sc) != 0) {
+			snap_give_up(c, s, "cannot store a part's channel");
+			return;
+		}
 	}
 	ip->done = 1;
 	s->parts_done++;

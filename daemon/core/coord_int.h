@@ -172,6 +172,10 @@ struct coord {
 	 * ("" when it does) and retry_ms when coord_storage_retry() last
 	 * tried. */
 	int batch_open, begin_failed;
+	/* A write of the open batch failed that nothing else handled: the
+	 * batch is lost whatever its commit says (coord_write_failed()). */
+	int batch_lost;
+	char lost_why[256];
 	uint64_t batch_gen;
 	char degraded[256];
 	int64_t retry_ms;
@@ -202,6 +206,10 @@ size_t wire_put_field(uint8_t *dst, unsigned field, const void *data,
 
 /* coord.c: opens the turn's batch of writes if it is not open yet. */
 void coord_db(struct coord *c);
+/* A write failed whose loss nothing else handles: the turn's batch is
+ * rolled back at coord_commit() and every snapshot it held aborted, so
+ * that the database never holds half of what memory says. */
+void coord_write_failed(struct coord *c, const char *what);
 /* The wall-clock time of monotonic time t. */
 int64_t coord_wall_of(const struct coord *c, int64_t t);
 
@@ -221,6 +229,8 @@ int peer_push_item(struct coord *c, size_t node,
  * application has taken it. */
 int peer_note_data(struct coord *c, size_t node,
                    const Cut__V1__PeerData *data, size_t len);
+/* Takes back the last peer_note_data() of len bytes: the link refused. */
+void peer_unnote_data(struct coord *c, size_t node, size_t len);
 /* 1 if a message of len bytes fits the window of the channel to node. */
 int peer_window_open(struct coord *c, size_t node, size_t len);
 /* Our application took messages of the channel from node, up to app_seq,

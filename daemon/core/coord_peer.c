@@ -168,6 +168,17 @@ peer_note_data(struct coord *c, size_t node, const Cut__V1__PeerData *data,
 	return 0;
 }
 
+void
+peer_unnote_data(struct coord *c, size_t node, size_t len)
+{
+	struct peer *p = &c->peers[node];
+	size_t charge = len + c->cfg->message_cost;
+
+	fifo_unpush(&p->inflight);
+	p->inflight_bytes -= charge;
+	p->accepted -= charge;
+}
+
 /* The receiving application took the channel's messages up to taken:
  * their bytes leave the window. */
 static void

@@ -277,15 +277,17 @@ snap_app_send(struct coord *c, const char *to, const char *content_type,
 	data.payload.len = len;
 	item.item_case = CUT__V1__PEER_ITEM__ITEM_DATA;
 	item.data = &data;
-	/* Count the send only once the link took it (it refuses when its
-	 * window is full): the count is what the next marker carries. */
+	/* Kept until taken first, then onto the link, and counted only
+	 * once both took it: the count is what the next marker carries, so a
+	 * message either went whole or not at all (the application is told
+	 * and sends it again). */
 	data.app_seq = engine_sent_count(c->eng, out) + 1;
-	if ((rv = peer_push_item(c, (size_t)node, &item)) != 0)
+	if ((rv = peer_note_data(c, (size_t)node, &data, len)) != 0)
 		return rv;
-	/* The link has it now; only memory can fail from here on, and the
-	 * window's count then only lags. */
-	if (peer_note_data(c, (size_t)node, &data, len) != 0)
-		log_err("out of memory keeping a message until it is taken");
+	if ((rv = peer_push_item(c, (size_t)node, &item)) != 0) {
+		peer_unnote_data(c, (size_t)node, len);
+		return rv;
+	}
 	return engine_sent(c->eng, out, NULL);
 }
 
@@ -373,9 +375,9 @@ coord_start(struct coord *c, uint32_t timeout_ms,
 			snap_unlink(c, s);
 			snap_free(s);
 		}
-		/* The row goes with the batch if this fails too. */
-		DB(c, finish, id, STORE_ABORTED, "could not be started",
-		   c->wall);
+		if (DB(c, finish, id, STORE_ABORTED, "could not be started",
+		       c->wall) != 0)
+			coord_write_failed(c, "cannot store an abort");
 		return err_set(e, rv, "cannot start a snapshot: %s",
 		               err_str(rv));
 	}
@@ -527,6 +529,7 @@ static void
 abort_snap(struct coord *c, struct snap *s, const char *reason)
 {
 	enum engine_snap_state es;
+	int rv;
 
 	if (s->state == SNAP_ABORTED)
 		return;
@@ -534,10 +537,12 @@ abort_snap(struct coord *c, struct snap *s, const char *reason)
 	    (es == ENGINE_S_REQUESTED || es == ENGINE_S_RECORDED))
 		engine_abort(c->eng, s->id);
 	coord_db(c);
-	if (DB(c, finish, s->id, STORE_ABORTED, reason,
-	                 c->wall) == E_STATE)
+	if ((rv = DB(c, finish, s->id, STORE_ABORTED, reason, c->wall)) ==
+	    E_STATE)
 		log_info("snapshot %s: its part here had already completed",
 		         s->id);
+	else if (rv != 0)
+		coord_write_failed(c, "cannot store an abort");
 	s->state = SNAP_ABORTED;
 	s->ended_ms = c->now;
 	s->ended_gen = c->batch_gen;
@@ -546,10 +551,13 @@ abort_snap(struct coord *c, struct snap *s, const char *reason)
 	log_warnx("snapshot %s: aborted: %s", s->id, reason);
 	if (s->initiator == c->self)
 		for (size_t v = 0; v < c->cfg->nnodes; v++)
+			/* A link too full to take the abort leaves that
+			 * node to its own deadline, which ends its part with
+			 * its own reason: nothing waits forever. */
 			if (v != c->self &&
 			    send_abort(c, v, s->id, reason, 0) != 0)
 				log_err("snapshot %s: cannot tell %s it was "
-				        "aborted",
+				        "aborted; it ends at its deadline",
 				        s->id, c->cfg->nodes[v].name);
 }
 
@@ -652,8 +660,12 @@ give_up(struct coord *c, struct snap *s, const char *reason, int root_cause)
 		abort_snap(c, s, s->reasons);
 		return;
 	}
+	/* Untold, the initiator names this node among the silent ones at
+	 * its deadline: the verdict is the same, with fewer words. */
 	if (send_abort(c, s->initiator, s->id, reason, root_cause) != 0)
-		log_err("snapshot %s: cannot tell the initiator why", s->id);
+		log_err("snapshot %s: cannot tell the initiator why; it names "
+		        "%s silent at its deadline",
+		        s->id, c->name);
 	abort_snap(c, s, reason);
 }
 
@@ -702,12 +714,13 @@ snap_storage_failed(struct coord *c)
 	uint64_t gen = c->batch_gen;
 	struct snap *s;
 
-	snprintf(err, sizeof(err), "%s", DB_ERR(c));
+	snprintf(err, sizeof(err), "%s",
+	         c->batch_lost ? c->lost_why : DB_ERR(c));
 	DB0(c, rollback);
 	c->batch_open = 0;
 	c->begin_failed = 0;
-	log_err("database commit failed: %s; aborting the snapshots its "
-	        "batch held",
+	c->batch_lost = 0;
+	log_err("database batch lost: %s; aborting the snapshots it held",
 	        err);
 	/* The WAL of a lost batch may be what filled the disk. */
 	if (DB0(c, checkpoint) != 0)
@@ -864,7 +877,8 @@ part_complete(struct coord *c, struct snap *s)
 		return;
 	}
 	coord_db(c);
-	DB(c, finish, s->id, STORE_COMPLETE, NULL, c->wall);
+	if (DB(c, finish, s->id, STORE_COMPLETE, NULL, c->wall) != 0)
+		coord_write_failed(c, "cannot store the part's end");
 	s->state = SNAP_DONE;
 	s->ended_ms = c->now;
 	s->ended_gen = c->batch_gen;
@@ -892,8 +906,7 @@ channel_done(struct coord *c, struct snap *s, const struct engine_action *a)
 	sc.consecutive = pc->seqs.consecutive;
 	coord_db(c);
 	if (DB(c, put_channel, s->id, &sc) != 0)
-		log_err("snapshot %s: cannot store channel %s -> %s: %s", s->id,
-		        sc.src, sc.dst, DB_ERR(c));
+		snap_give_up(c, s, "cannot store a recorded channel");
 }
 
 static void
@@ -1038,8 +1051,18 @@ perform(struct coord *c, const struct delivery *dl)
 			part_complete(c, s);
 			break;
 		}
-		if (rv != 0)
-			log_err("snapshot %s: action failed: %d", s->id, rv);
+		if (rv != 0) {
+			/* A state request or a marker could not be queued
+			 * (memory, a full link): the snapshot cannot finish. */
+			char why[128];
+			snprintf(why, sizeof(why), "cannot %s: %s",
+			         a->kind == ENGINE_REQUEST_STATE
+			             ? "request the local state"
+			             : "send a marker",
+			         err_str(rv));
+			snap_abandon(c, s->id, why);
+			rv = 0;
+		}
 	}
 	return 0;
 }

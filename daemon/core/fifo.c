@@ -114,6 +114,19 @@ fifo_pop(struct fifo *f, size_t n)
 }
 
 void
+fifo_unpush(struct fifo *f)
+{
+	if (f->rcount == 0)
+		return;
+	if (f->rcount == 1) {
+		fifo_clear(f);
+		return;
+	}
+	f->rcount--;
+	f->tail = f->rec[(f->rhead + f->rcount) % f->rcap].off;
+}
+
+void
 fifo_clear(struct fifo *f)
 {
 	f->rhead = f->rcount = 0;

@@ -43,6 +43,9 @@ int fifo_push(struct fifo *f, const void *data, size_t len, uint64_t tag,
 void *fifo_push_space(struct fifo *f, size_t len, uint64_t tag, uint64_t tag2);
 /* Removes the first n records (n <= fifo_count()). */
 void fifo_pop(struct fifo *f, size_t n);
+/* Takes back the last record pushed (none: nothing happens), for a caller
+ * whose next step failed. */
+void fifo_unpush(struct fifo *f);
 /* Removes every record. */
 void fifo_clear(struct fifo *f);
 

@@ -407,3 +407,28 @@ Test(fifo, long_run_against_a_model)
 	cr_assert_lt(f.cap, 4u << 20, "cap %zu", f.cap);
 	fifo_fini(&f);
 }
+
+Test(fifo, unpush_takes_back_the_last_record)
+{
+	struct fifo f;
+
+	fifo_init(&f);
+	fifo_unpush(&f); /* empty: nothing happens */
+	cr_assert_eq(fifo_count(&f), 0);
+	cr_assert_eq(fifo_push(&f, "abc", 3, 1, 0), 0);
+	cr_assert_eq(fifo_push(&f, "defgh", 5, 2, 0), 0);
+	fifo_unpush(&f);
+	cr_assert_eq(fifo_count(&f), 1);
+	cr_assert_eq(fifo_bytes(&f), 3);
+	cr_assert_eq(fifo_rec(&f, 0)->tag, 1);
+	/* The space is reused by the next push. */
+	cr_assert_eq(fifo_push(&f, "xy", 2, 3, 0), 0);
+	cr_assert_eq(fifo_count(&f), 2);
+	cr_assert_eq(fifo_bytes(&f), 5);
+	cr_assert_eq(memcmp(fifo_data(&f, fifo_rec(&f, 1)), "xy", 2), 0);
+	fifo_unpush(&f);
+	fifo_unpush(&f);
+	cr_assert_eq(fifo_count(&f), 0);
+	cr_assert_eq(fifo_bytes(&f), 0);
+	fifo_fini(&f);
+}
