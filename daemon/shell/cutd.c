@@ -175,7 +175,7 @@ make_parent(const char *path)
 }
 
 /* This run's epoch: random, so that a stranger on the network cannot
- * guess it (peer.c trusts a connection that carries it), and never 0,
+ * guess it (core/coord_peer.c trusts a connection that carries it), and never 0,
  * which means "unknown". */
 static uint64_t
 run_id(void)
