@@ -16,6 +16,22 @@
  * (AppCredit) goes at the front of every batch in which it changed.  The
  * up stream (sends, taken counts and state replies) is handled in the
  * order it arrives.
+ *
+ * The application connection (app_hello, app_gone):
+ *
+ *   NONE --AppHello on conn--> CONNECTED(conn)
+ *   CONNECTED(a) --AppHello on conn b--> CONNECTED(b): what a was sent
+ *       and did not take goes again; a pending aligned request whose
+ *       place a passed is given up (new_connection())
+ *   CONNECTED(a) --coord_app_closed(a)--> GONE(a): nothing goes down
+ *   GONE(a) --AppHello on conn b--> CONNECTED(b), as above
+ *
+ * Only the connection in CONNECTED may send anything but a hello; items
+ * from any other get NO_HELLO.  A state request (struct appreq):
+ *
+ *   QUEUED --in a frame--> SENT --AppStateReply--> answered (freed)
+ *   SENT --new connection--> QUEUED (or given up, aligned and passed)
+ *   QUEUED, SENT --snapshot ended--> forgotten (freed)
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,6 +7,21 @@
  * rest have not.  Item i has seq base + i.  An ack removes a prefix; a
  * rewind sets sent back to 0.  The receiver keeps the
  * next expected seq and a small sorted array of early items.
+ *
+ * Each queued item, on the sender's side:
+ *
+ *   QUEUED --link_next()--> SENT --link_ack() covers it--> freed
+ *   SENT --link_rewind()--> QUEUED (sent again, in order)
+ *
+ * and each arriving seq, on the receiver's (link_accept()):
+ *
+ *   seq == expected              --> DELIVER, expected + 1; held items
+ *                                    that now follow are released in order
+ *                                    (link_release())
+ *   seq < expected, or held      --> DUP (dropped)
+ *   expected < seq, within
+ *     max_held and room          --> HELD until the gap fills
+ *   beyond max_held, or no room  --> DROPPED: the sender resends it
  */
 #include "link.h"
 
