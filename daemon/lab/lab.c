@@ -837,6 +837,43 @@ lab_channel_done(const struct lab *lab, size_t s, size_t ch)
 	       lab->snaps[s].chans[ch].done;
 }
 
+int
+lab_part_complete(const struct lab *lab, size_t s, size_t node)
+{
+	return s < lab->nsnaps && node < lab->nnodes &&
+	       lab->snaps[s].nodes[node].complete;
+}
+
+uint64_t
+lab_recorded_seq(const struct lab *lab, size_t s, size_t ch, size_t i)
+{
+	if (s >= lab->nsnaps || ch >= lab->nchans ||
+	    i >= lab->snaps[s].chans[ch].nseqs)
+		return 0;
+	return lab->snaps[s].chans[ch].seqs[i];
+}
+
+int
+lab_recorded_channel(const struct lab *lab, size_t s, size_t ch,
+                     struct audit_channel *ret)
+{
+	const struct chan_rec *r;
+
+	if (!lab_channel_done(lab, s, ch))
+		return E_INVAL;
+	r = &lab->snaps[s].chans[ch];
+	memset(ret, 0, sizeof(*ret));
+	ret->src = lab->nodes[lab->chans[ch].src].name;
+	ret->dst = lab->nodes[lab->chans[ch].dst].name;
+	ret->m = r->m;
+	ret->m_high = r->m_high;
+	ret->n = r->n;
+	audit_seqs_init(&ret->seqs);
+	for (size_t i = 0; i < r->nseqs; i++)
+		audit_seqs_add(&ret->seqs, r->seqs[i]);
+	return 0;
+}
+
 /* Compares channel ch's record in s with the ground truth. */
 static int
 judge_channel(const struct lab *lab, const struct snap *s, size_t ch,
@@ -878,63 +915,69 @@ judge_channel(const struct lab *lab, const struct snap *s, size_t ch,
 	return 0;
 }
 
-/* Runs the audit over what the engines recorded for s. */
-static int
-audit_snapshot(const struct lab *lab, const struct snap *s,
-               struct audit_report *ret)
+int
+lab_audit_input(const struct lab *lab, size_t s, struct lab_audit_input *ret)
 {
-	const char **names, **src, **dst, **parts;
-	struct audit_channel *rec;
-	struct audit_input in;
-	int rv = E_NOMEM;
+	struct lab_audit_input a;
 
-	memset(&in, 0, sizeof(in));
-	names = calloc(lab->nnodes + 1, sizeof(*names));
-	parts = calloc(lab->nnodes + 1, sizeof(*parts));
-	src = calloc(lab->nchans + 1, sizeof(*src));
-	dst = calloc(lab->nchans + 1, sizeof(*dst));
-	rec = calloc(lab->nchans + 1, sizeof(*rec));
-	if (!names || !parts || !src || !dst || !rec)
-		goto out;
+	if (s >= lab->nsnaps)
+		return E_INVAL;
+	memset(&a, 0, sizeof(a));
+	a.nodes = calloc(lab->nnodes + 1, sizeof(*a.nodes));
+	a.parts = calloc(lab->nnodes + 1, sizeof(*a.parts));
+	a.chan_src = calloc(lab->nchans + 1, sizeof(*a.chan_src));
+	a.chan_dst = calloc(lab->nchans + 1, sizeof(*a.chan_dst));
+	a.recorded = calloc(lab->nchans + 1, sizeof(*a.recorded));
+	if (!a.nodes || !a.parts || !a.chan_src || !a.chan_dst || !a.recorded) {
+		lab_audit_input_free(&a);
+		return E_NOMEM;
+	}
 	for (size_t v = 0; v < lab->nnodes; v++) {
-		names[v] = lab->nodes[v].name;
-		if (s->nodes[v].complete)
-			parts[in.nparts++] = lab->nodes[v].name;
+		a.nodes[v] = lab->nodes[v].name;
+		if (lab_part_complete(lab, s, v))
+			a.parts[a.in.nparts++] = lab->nodes[v].name;
 	}
 	for (size_t ch = 0; ch < lab->nchans; ch++) {
-		const struct chan_rec *r = &s->chans[ch];
-		struct audit_channel *a = &rec[in.nrecorded];
-
-		src[ch] = lab->nodes[lab->chans[ch].src].name;
-		dst[ch] = lab->nodes[lab->chans[ch].dst].name;
-		if (!r->done)
-			continue;
-		a->src = src[ch];
-		a->dst = dst[ch];
-		a->m = r->m;
-		a->m_high = r->m_high;
-		a->n = r->n;
-		audit_seqs_init(&a->seqs);
-		for (size_t i = 0; i < r->nseqs; i++)
-			audit_seqs_add(&a->seqs, r->seqs[i]);
-		in.nrecorded++;
+		a.chan_src[ch] = lab->nodes[lab->chans[ch].src].name;
+		a.chan_dst[ch] = lab->nodes[lab->chans[ch].dst].name;
+		if (lab_recorded_channel(lab, s, ch,
+		                         &a.recorded[a.in.nrecorded]) == 0)
+			a.in.nrecorded++;
 	}
-	in.nodes = names;
-	in.nnodes = lab->nnodes;
-	in.chan_src = src;
-	in.chan_dst = dst;
-	in.nchans = lab->nchans;
-	in.parts = parts;
-	in.recorded = rec;
-	audit_run(&in, ret);
-	rv = 0;
-out:
-	free(names);
-	free(parts);
-	free(src);
-	free(dst);
-	free(rec);
-	return rv;
+	a.in.nodes = a.nodes;
+	a.in.nnodes = lab->nnodes;
+	a.in.chan_src = a.chan_src;
+	a.in.chan_dst = a.chan_dst;
+	a.in.nchans = lab->nchans;
+	a.in.parts = a.parts;
+	a.in.recorded = a.recorded;
+	*ret = a;
+	return 0;
+}
+
+void
+lab_audit_input_free(struct lab_audit_input *a)
+{
+	free(a->nodes);
+	free(a->parts);
+	free(a->chan_src);
+	free(a->chan_dst);
+	free(a->recorded);
+	memset(a, 0, sizeof(*a));
+}
+
+/* Runs the audit over what the engines recorded for s. */
+static int
+audit_snapshot(const struct lab *lab, size_t s, struct audit_report *ret)
+{
+	struct lab_audit_input a;
+	int rv;
+
+	if ((rv = lab_audit_input(lab, s, &a)) != 0)
+		return rv;
+	audit_run(&a.in, ret);
+	lab_audit_input_free(&a);
+	return 0;
 }
 
 int
@@ -959,7 +1002,7 @@ lab_result(const struct lab *lab, size_t s, struct lab_snapshot_result *ret)
 	for (size_t ch = 0; ch < lab->nchans; ch++)
 		if ((rv = judge_channel(lab, sn, ch, &r)) != 0)
 			return rv;
-	if ((rv = audit_snapshot(lab, sn, &r.audit)) != 0)
+	if ((rv = audit_snapshot(lab, s, &r.audit)) != 0)
 		return rv;
 	*ret = r;
 	return 0;

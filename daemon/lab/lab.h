@@ -150,6 +150,33 @@ int64_t lab_recorded_amount(const struct lab *lab, size_t s, size_t ch,
 
 /* Whether channel ch's recording for s is finished. */
 int lab_channel_done(const struct lab *lab, size_t s, size_t ch);
+/* Whether node's part of snapshot s is complete. */
+int lab_part_complete(const struct lab *lab, size_t s, size_t node);
+/* The i-th seq recorded on channel ch for snapshot s, in recording order
+ * (i < lab_recorded_count()); 0 if there is none. */
+uint64_t lab_recorded_seq(const struct lab *lab, size_t s, size_t ch, size_t i);
+/* Channel ch's record for s as the audit of lab_result() sees it: the
+ * names of its ends (the lab's), m, m_high and n as its receiver's engine
+ * closed it, and the summary of the recorded seqs.  E_INVAL unless the
+ * recording is finished. */
+int lab_recorded_channel(const struct lab *lab, size_t s, size_t ch,
+                         struct audit_channel *ret);
+
+/* The audit's input for a snapshot, exactly as lab_result() runs it:
+ * every declared node and channel, the nodes whose part is complete and
+ * the channels whose recording is finished (lab_recorded_channel()), each
+ * in declaration order.  recorded is in.recorded, writable, so that a
+ * caller can alter the input and run audit_run() itself. */
+struct lab_audit_input {
+	struct audit_input in;
+	const char **nodes, **parts, **chan_src, **chan_dst; /* behind in */
+	struct audit_channel *recorded;
+};
+/* Fills *ret for snapshot s; the caller frees it with
+ * lab_audit_input_free().  The names stay the lab's. */
+int lab_audit_input(const struct lab *lab, size_t s,
+                    struct lab_audit_input *ret);
+void lab_audit_input_free(struct lab_audit_input *a);
 
 /* Judges snapshot s: the engine's records through the audit, and the
  * ground truth.  Fills *ret. */

@@ -4,7 +4,8 @@
  * Each test starts from a consistent three-node cut, breaks exactly one
  * thing and checks every counter of the report (the ones it did not break
  * must stay zero), the verdict and the reason sentence.  The last suite
- * feeds the audit with cuts that two real engines recorded.
+ * feeds the audit with cuts that two real engines recorded in the lab
+ * (daemon/lab/lab.c).
  */
 #include <criterion/criterion.h>
 
@@ -13,7 +14,7 @@
 #include <string.h>
 
 #include "audit.h"
-#include "engine.h"
+#include "lab.h"
 
 enum { MAXN = 128 };
 
@@ -126,8 +127,18 @@ three_nodes(struct cut *c)
 	add_rec(c, "p1", "p0", 0, 0);
 }
 
-/* Runs the audit on c into a report first filled with garbage, so that
+/* Runs the audit on in into a report first filled with garbage, so that
  * every field the audit forgets to set shows up. */
+static void
+run_input(const struct audit_input *in, struct audit_report *r)
+{
+	memset(r, 0xa5, sizeof(*r));
+	audit_run(in, r);
+	cr_assert_not_null(memchr(r->reason, '\0', sizeof(r->reason)),
+	                   "reason is not terminated");
+}
+
+/* Runs the audit on c, as run_input(). */
 static void
 run(const struct cut *c, struct audit_report *r)
 {
@@ -143,10 +154,7 @@ run(const struct cut *c, struct audit_report *r)
 	    .nrecorded = c->nrec,
 	};
 
-	memset(r, 0xa5, sizeof(*r));
-	audit_run(&in, r);
-	cr_assert_not_null(memchr(r->reason, '\0', sizeof(r->reason)),
-	                   "reason is not terminated");
+	run_input(&in, r);
 }
 
 /* Asserts every counter of r against want (unnamed ones are zero), and
@@ -733,209 +741,156 @@ Test(audit, long_reason_is_truncated_but_counted)
 }
 
 /*
- * Cuts recorded by real engines: a two-node cluster p -> q, q -> p, each
- * node with incoming and outgoing channel 0, answering its state request
- * at once.  Frames on each channel are held in order; delivering the k-th
- * oldest reorders the channel.  A lagging node's application takes none of
- * its deliveries, so with the unaligned cut they come back as a queued
- * range when it records.
+ * Cuts recorded by real engines, in the lab: nodes p and q, channels q -> p
+ * and p -> q declared in that order, so that channel QP leads into node P
+ * and PQ into Q.  The frames in flight on a channel are held in order;
+ * delivering the k-th oldest reorders the channel, and the lab sends the
+ * markers when the engines say so.  The applications take every delivery
+ * and answer every state request at once, except with the unaligned cut,
+ * where they take only at lab_take(): a lagging application is one the test
+ * does not let take.  lab_result() audits what the engines recorded and
+ * judges it against the lab's ground truth, which must agree.
  */
 
-struct frame {
-	int marker;
-	uint64_t seq; /* application message */
-	char id[ENGINE_ID_MAX + 1];
-	uint64_t n; /* marker */
-};
+enum { P, Q };   /* nodes */
+enum { QP, PQ }; /* channels, each into the node of the same index */
 
-struct node {
-	const char *name;
-	struct engine *e;
-	struct frame out[16]; /* in flight on this node's outgoing channel */
-	size_t nout;
-	struct audit_channel in; /* its incoming channel, as recorded */
-	int in_done, part;
-	int lagging;     /* its application takes no delivery */
-	uint64_t taken;  /* deliveries its application took */
-	int drop_queued; /* a broken caller: ignores RECORD_QUEUED */
-};
-
-struct lab {
-	struct node n[2];
-};
-
-static void
-lab_new(struct lab *l, enum engine_mode mode)
+static struct lab *
+pq_lab(enum engine_mode mode, enum engine_cut cut, int queued_apps)
 {
-	memset(l, 0, sizeof(*l));
-	l->n[0].name = "p";
-	l->n[1].name = "q";
-	for (int i = 0; i < 2; i++) {
-		cr_assert_eq(engine_new(mode, 1, 1, &l->n[i].e), 0);
-		l->n[i].in.src = l->n[1 - i].name;
-		l->n[i].in.dst = l->n[i].name;
-		audit_seqs_init(&l->n[i].in.seqs);
-	}
+	struct lab *lab;
+	size_t i;
+
+	cr_assert_eq(lab_new(mode, &lab), 0);
+	cr_assert_eq(lab_set_cut(lab, cut), 0);
+	cr_assert_eq(lab_set_queued_apps(lab, queued_apps), 0);
+	cr_assert_eq(lab_add_node(lab, "p", 100), 0);
+	cr_assert_eq(lab_add_node(lab, "q", 100), 0);
+	cr_assert_eq(lab_add_channel(lab, "q", "p"), 0);
+	cr_assert_eq(lab_add_channel(lab, "p", "q"), 0);
+	cr_assert_eq(lab_node(lab, "p", &i), 0);
+	cr_assert_eq(i, P);
+	cr_assert_eq(lab_node(lab, "q", &i), 0);
+	cr_assert_eq(i, Q);
+	cr_assert_eq(lab_channel(lab, "q", "p", &i), 0);
+	cr_assert_eq(i, QP);
+	cr_assert_eq(lab_channel(lab, "p", "q", &i), 0);
+	cr_assert_eq(i, PQ);
+	return lab;
 }
 
+/* node sends a message of one token to the other node. */
 static void
-lab_free(struct lab *l)
+msg(struct lab *lab, size_t node)
 {
-	for (int i = 0; i < 2; i++)
-		engine_free(l->n[i].e);
+	cr_assert_eq(lab_send(lab, lab_node_name(lab, node),
+	                      lab_node_name(lab, 1 - node), 1),
+	             0);
 }
 
+/* node initiates the snapshot, the lab's first. */
 static void
-push(struct node *from, const struct frame *f)
+initiate(struct lab *lab, size_t node)
 {
-	cr_assert_lt(from->nout, 16);
-	from->out[from->nout++] = *f;
+	size_t s;
+
+	cr_assert_eq(lab_snapshot(lab, lab_node_name(lab, node), &s), 0);
+	cr_assert_eq(s, 0);
 }
 
-/* Performs the actions of node i's last event. */
+/* Delivers the k-th oldest frame of channel ch (k = 1: FIFO). */
 static void
-handle(struct lab *l, int i)
+deliver(struct lab *lab, size_t ch, size_t k)
 {
-	struct node *nd = &l->n[i];
-	struct engine_action acts[16];
-	char req[ENGINE_ID_MAX + 1] = "";
-	const struct engine_action *a;
-	size_t n;
-
-	a = engine_actions(nd->e, &n);
-	cr_assert_leq(n, 16);
-	if (n > 0) /* a may be NULL when there are none */
-		memcpy(acts, a, n * sizeof(*a));
-	for (size_t k = 0; k < n; k++) {
-		struct frame f = {.marker = 1, .n = acts[k].count};
-
-		switch (acts[k].kind) {
-		case ENGINE_REQUEST_STATE:
-			snprintf(req, sizeof(req), "%s", acts[k].snap);
-			break;
-		case ENGINE_SEND_MARKER:
-			snprintf(f.id, sizeof(f.id), "%s", acts[k].snap);
-			push(nd, &f);
-			break;
-		case ENGINE_RECORD_MESSAGE:
-			audit_seqs_add(&nd->in.seqs, acts[k].seq);
-			break;
-		case ENGINE_CHANNEL_DONE:
-			nd->in.m = acts[k].m;
-			nd->in.m_high = acts[k].m_high;
-			nd->in.n = acts[k].n;
-			if (!nd->drop_queued)
-				cr_assert_eq(acts[k].count, nd->in.seqs.count);
-			nd->in_done++;
-			break;
-		case ENGINE_PART_COMPLETE:
-			nd->part++;
-			break;
-		case ENGINE_RECORD_QUEUED:
-			/* The application records at once, so nothing was
-			 * recorded after the request: the range comes
-			 * first. */
-			for (uint64_t q = 0;
-			     q < acts[k].count && !nd->drop_queued; q++)
-				audit_seqs_add(&nd->in.seqs, acts[k].seq + q);
-			break;
-		}
-	}
-	if (req[0] != '\0' && engine_cut(nd->e) == ENGINE_CUT_UNALIGNED) {
-		cr_assert_eq(
-		    engine_state_recorded_taken(nd->e, req, &nd->taken), 0);
-		handle(l, i);
-	} else if (req[0] != '\0') {
-		cr_assert_eq(engine_state_recorded(nd->e, req), 0);
-		handle(l, i);
-	}
+	cr_assert_eq(lab_deliver(lab, ch, k), 0, "no frame %zu on channel %zu",
+	             k, ch);
 }
 
+/* node's application takes the oldest item of its down queue. */
 static void
-lab_send(struct lab *l, int from)
+take(struct lab *lab, size_t node)
 {
-	struct frame f = {.marker = 0};
-
-	cr_assert_eq(engine_sent(l->n[from].e, 0, &f.seq), 0);
-	push(&l->n[from], &f);
+	cr_assert_eq(lab_take(lab, node), 0);
 }
 
-/* Delivers the k-th oldest frame in flight to node to (k = 1: FIFO). */
+/* Delivers the oldest frame of each channel in turn, into p first, until
+ * none is left. */
 static void
-lab_deliver(struct lab *l, int to, size_t k)
+drain(struct lab *lab)
 {
-	struct node *src = &l->n[1 - to];
-	struct frame f;
-
-	cr_assert(k >= 1 && k <= src->nout, "no frame %zu in flight", k);
-	f = src->out[k - 1];
-	memmove(&src->out[k - 1], &src->out[k],
-	        (src->nout - k) * sizeof(src->out[0]));
-	src->nout--;
-	if (f.marker)
-		cr_assert_eq(engine_marker(l->n[to].e, 0, f.id, f.n), 0);
-	else {
-		cr_assert_eq(engine_delivered(l->n[to].e, 0, f.seq), 0);
-		l->n[to].taken += !l->n[to].lagging;
-	}
-	handle(l, to);
+	while (lab_queue_len(lab, QP) > 0 || lab_queue_len(lab, PQ) > 0)
+		for (size_t ch = QP; ch <= PQ; ch++)
+			if (lab_queue_len(lab, ch) > 0)
+				deliver(lab, ch, 1);
 }
 
-static void
-lab_drain(struct lab *l)
+/* What the engines recorded on channel ch. */
+static struct audit_channel
+recorded(const struct lab *lab, size_t ch)
 {
-	while (l->n[0].nout > 0 || l->n[1].nout > 0)
-		for (int i = 0; i < 2; i++)
-			if (l->n[1 - i].nout > 0)
-				lab_deliver(l, i, 1);
+	struct audit_channel c;
+
+	cr_assert_eq(lab_recorded_channel(lab, 0, ch, &c), 0,
+	             "channel %zu not recorded", ch);
+	return c;
 }
 
+/* The lab's verdict on the snapshot: the audit and the ground truth. */
 static void
-lab_audit(const struct lab *l, struct audit_report *r)
+result(const struct lab *lab, struct lab_snapshot_result *res)
 {
-	struct cut c;
+	memset(res, 0xa5, sizeof(*res));
+	cr_assert_eq(lab_result(lab, 0, res), 0);
+	cr_assert_not_null(
+	    memchr(res->audit.reason, '\0', sizeof(res->audit.reason)),
+	    "reason is not terminated");
+}
 
-	memset(&c, 0, sizeof(c));
-	for (int i = 0; i < 2; i++) {
-		add_node(&c, l->n[i].name);
-		declare_chan(&c, l->n[1 - i].name, l->n[i].name);
-		if (l->n[i].part)
-			add_part(&c, l->n[i].name);
-		if (l->n[i].in_done)
-			c.rec[c.nrec++] = l->n[i].in;
-		cr_assert_leq(l->n[i].part, 1);
-		cr_assert_leq(l->n[i].in_done, 1);
-	}
-	run(&c, r);
+/* Asserts the ground truth: messages in flight at the cut and not
+ * recorded, recorded and not in flight, received before the cut and sent
+ * after it.  With none, the tokens add up. */
+static void
+expect_truth(const struct lab *lab, const struct lab_snapshot_result *res,
+             uint64_t missing, uint64_t extra, uint64_t receive_without_send)
+{
+	cr_assert(res->complete);
+	cr_assert_eq(res->missing, missing);
+	cr_assert_eq(res->extra, extra);
+	cr_assert_eq(res->receive_without_send, receive_without_send);
+	if (missing == 0 && extra == 0 && receive_without_send == 0)
+		cr_assert_eq(res->node_total + res->channel_total,
+		             lab_total(lab));
 }
 
 /* p sends twice, q once; p initiates; everything is delivered in order. */
 static void
 fifo_run(enum engine_mode mode)
 {
-	struct lab l;
-	struct audit_report r;
+	struct lab *lab = pq_lab(mode, ENGINE_CUT_ALIGNED, 0);
+	struct lab_snapshot_result res;
+	struct audit_channel c;
 
-	lab_new(&l, mode);
-	lab_send(&l, 0);
-	lab_send(&l, 0);
-	lab_send(&l, 1);
-	lab_deliver(&l, 0, 1); /* q's 1 reaches p before the cut */
-	cr_assert_eq(engine_initiate(l.n[0].e, "p:1"), 0);
-	handle(&l, 0);
-	lab_send(&l, 1); /* q's 2 is in transit across the cut */
-	lab_send(&l, 0); /* p's 3 is after the cut */
-	lab_drain(&l);
-	lab_audit(&l, &r);
-	expect_consistent(&r);
-	cr_assert_eq(l.n[0].in.m, 1);
-	cr_assert_eq(l.n[0].in.n, 2);
-	cr_assert_eq(l.n[0].in.seqs.count, 1);
-	cr_assert_eq(l.n[0].in.seqs.first, 2);
-	cr_assert_eq(l.n[1].in.m, 2);
-	cr_assert_eq(l.n[1].in.n, 2);
-	cr_assert_eq(l.n[1].in.seqs.count, 0);
-	lab_free(&l);
+	msg(lab, P);
+	msg(lab, P);
+	msg(lab, Q);
+	deliver(lab, QP, 1); /* q's 1 reaches p before the cut */
+	initiate(lab, P);
+	msg(lab, Q); /* q's 2 is in transit across the cut */
+	msg(lab, P); /* p's 3 is after the cut */
+	drain(lab);
+	result(lab, &res);
+	expect_consistent(&res.audit);
+	expect_truth(lab, &res, 0, 0, 0);
+	c = recorded(lab, QP);
+	cr_assert_eq(c.m, 1);
+	cr_assert_eq(c.n, 2);
+	cr_assert_eq(c.seqs.count, 1);
+	cr_assert_eq(c.seqs.first, 2);
+	c = recorded(lab, PQ);
+	cr_assert_eq(c.m, 2);
+	cr_assert_eq(c.n, 2);
+	cr_assert_eq(c.seqs.count, 0);
+	lab_free(lab);
 }
 
 Test(audit_engine, classic_fifo_cut_is_consistent)
@@ -949,52 +904,49 @@ Test(audit_engine, counted_fifo_cut_is_consistent)
 }
 
 /* p sends two messages, initiates, and its marker overtakes both. */
-static void
-overtake_run(struct lab *l, enum engine_mode mode, struct audit_report *r)
+static struct lab *
+overtake_run(enum engine_mode mode, struct lab_snapshot_result *res)
 {
-	lab_new(l, mode);
-	lab_send(l, 0);
-	lab_send(l, 0);
-	cr_assert_eq(engine_initiate(l->n[0].e, "p:1"), 0);
-	handle(l, 0);
-	cr_assert_eq(l->n[0].nout, 3);
-	lab_deliver(l, 1, 3); /* the marker first */
-	lab_drain(l);
-	lab_audit(l, r);
+	struct lab *lab = pq_lab(mode, ENGINE_CUT_ALIGNED, 0);
+
+	msg(lab, P);
+	msg(lab, P);
+	initiate(lab, P);
+	cr_assert_eq(lab_queue_len(lab, PQ), 3);
+	cr_assert(lab_queue_at(lab, PQ, 3)->is_marker);
+	deliver(lab, PQ, 3); /* the marker first */
+	drain(lab);
+	result(lab, res);
+	cr_assert_eq(res->overtakes, 2);
+	return lab;
 }
 
 Test(audit_engine, classic_marker_overtake_is_flagged)
 {
-	struct lab l;
-	struct audit_report r;
+	struct lab_snapshot_result res;
+	struct lab *lab = overtake_run(ENGINE_CLASSIC, &res);
 
-	overtake_run(&l, ENGINE_CLASSIC, &r);
-	EXPECT_COUNTS(&r, .missing_messages = 2);
+	EXPECT_COUNTS(&res.audit, .missing_messages = 2);
 	cr_assert_str_eq(
-	    r.reason,
+	    res.audit.reason,
 	    "channel p -> q: 2 in-transit messages not recorded (m=0, n=2, "
 	    "recorded 0)");
-	lab_free(&l);
+	expect_truth(lab, &res, 2, 0, 0);
+	lab_free(lab);
 }
 
 Test(audit_engine, counted_marker_overtake_is_consistent)
 {
-	struct lab l;
-	struct audit_report r;
+	struct lab_snapshot_result res;
+	struct lab *lab = overtake_run(ENGINE_COUNTED, &res);
+	struct audit_channel c = recorded(lab, PQ);
 
-	overtake_run(&l, ENGINE_COUNTED, &r);
-	expect_consistent(&r);
-	cr_assert_eq(l.n[1].in.seqs.count, 2);
-	cr_assert_eq(l.n[1].in.seqs.first, 1);
-	cr_assert_eq(l.n[1].in.seqs.last, 2);
-	lab_free(&l);
-}
-
-static void
-lab_initiate(struct lab *l, int who, const char *id)
-{
-	cr_assert_eq(engine_initiate(l->n[who].e, id), 0);
-	handle(l, who);
+	expect_consistent(&res.audit);
+	expect_truth(lab, &res, 0, 0, 0);
+	cr_assert_eq(c.seqs.count, 2);
+	cr_assert_eq(c.seqs.first, 1);
+	cr_assert_eq(c.seqs.last, 2);
+	lab_free(lab);
 }
 
 /*
@@ -1004,78 +956,87 @@ lab_initiate(struct lab *l, int who, const char *id)
  * lands in q's channel state although it was sent after p's cut; the audit
  * must flag the channel, whatever the marker mode.
  */
-static void
-late_overtake_run(struct lab *l, enum engine_mode mode, struct audit_report *r)
+static struct lab *
+late_overtake_run(enum engine_mode mode, struct lab_snapshot_result *res)
 {
-	lab_new(l, mode);
-	lab_initiate(l, 1, "q:1");
-	lab_send(l, 0);       /* 1 */
-	lab_deliver(l, 0, 1); /* q's marker: p records, n = 1 */
-	cr_assert_eq(l->n[0].part, 1);
-	lab_send(l, 0);       /* 2, after p's cut */
-	lab_deliver(l, 1, 3); /* 2 */
-	lab_deliver(l, 1, 2); /* the marker */
-	lab_drain(l);         /* 1 */
-	cr_assert_eq(l->n[1].part, 1);
-	lab_audit(l, r);
+	struct lab *lab = pq_lab(mode, ENGINE_CUT_ALIGNED, 0);
+
+	initiate(lab, Q);
+	msg(lab, P);         /* 1 */
+	deliver(lab, QP, 1); /* q's marker: p records, n = 1 */
+	cr_assert(lab_part_complete(lab, 0, P));
+	msg(lab, P);         /* 2, after p's cut */
+	deliver(lab, PQ, 3); /* 2 */
+	deliver(lab, PQ, 2); /* the marker */
+	drain(lab);          /* 1 */
+	cr_assert(lab_part_complete(lab, 0, Q));
+	result(lab, res);
+	return lab;
 }
 
 Test(audit_engine, classic_message_overtake_after_cut_is_flagged)
 {
-	struct lab l;
-	struct audit_report r;
+	struct lab_snapshot_result res;
+	struct lab *lab = late_overtake_run(ENGINE_CLASSIC, &res);
 
-	late_overtake_run(&l, ENGINE_CLASSIC, &r);
-	EXPECT_COUNTS(&r, .missing_messages = 1, .extra_messages = 1);
-	lab_free(&l);
+	EXPECT_COUNTS(&res.audit, .missing_messages = 1, .extra_messages = 1);
+	expect_truth(lab, &res, 1, 1, 0);
+	lab_free(lab);
 }
 
 Test(audit_engine, counted_message_overtake_after_cut_is_flagged)
 {
-	struct lab l;
-	struct audit_report r;
+	struct lab_snapshot_result res;
+	struct lab *lab = late_overtake_run(ENGINE_COUNTED, &res);
 
-	late_overtake_run(&l, ENGINE_COUNTED, &r);
-	EXPECT_COUNTS(&r, .unordered_channels = 1);
-	cr_assert_str_eq(r.reason,
+	EXPECT_COUNTS(&res.audit, .unordered_channels = 1);
+	cr_assert_str_eq(res.audit.reason,
 	                 "channel p -> q: recorded messages out of sequence");
-	lab_free(&l);
+	expect_truth(lab, &res, 0, 1, 0);
+	lab_free(lab);
 }
 
 /*
- * Suspected bug (engine + audit): the same overtaking message, delivered
- * BEFORE the receiver recorded.  p sends 1, initiates (marker n = 1), sends
- * 2; q gets 2, then the marker, then 1.  q's state now holds the receipt of
- * 2, whose send is not in p's state: a receive without its send, and 1,
- * which crossed the cut, is in no state at all.  But the engine fixes m as
- * a count of deliveries (start(): "s->in[i].m = e->delivered[i]"), so it
- * reports m = 1 = n, records nothing, and the audit (check_messages(): "if
- * (c->m > c->n)") sees nothing wrong: a silently wrong snapshot.  Expected:
- * the audit flags the cut (e.g. the highest seq delivered before the cut,
- * 2, exceeds n = 1).  Actual: consistent.
+ * The same overtaking message, delivered BEFORE the receiver recorded.  p
+ * sends 1, initiates (marker n = 1), sends 2; q gets 2, then the marker,
+ * then 1.  q's state holds the receipt of 2, whose send is not in p's
+ * state: a receive without its send; and 1, which crossed the cut, is in no
+ * state at all.  m counts deliveries, so it is 1 = n and records nothing;
+ * only m_high, the highest seq delivered before the cut, shows that 2 was
+ * received, and the audit must flag the cut from it.
  */
 static void
 early_overtake_run(enum engine_mode mode)
 {
-	struct lab l;
-	struct audit_report r;
+	struct lab *lab = pq_lab(mode, ENGINE_CUT_ALIGNED, 0);
+	struct lab_snapshot_result res;
+	struct audit_channel c;
 
-	lab_new(&l, mode);
-	lab_send(&l, 0);            /* 1 */
-	lab_initiate(&l, 0, "p:1"); /* marker n = 1 */
-	lab_send(&l, 0);            /* 2, after p's cut */
-	lab_deliver(&l, 1, 3);      /* 2, before q's cut */
-	lab_deliver(&l, 1, 2);      /* the marker: q records */
-	lab_drain(&l);              /* 1, and q's marker to p */
-	cr_assert_eq(l.n[0].part + l.n[1].part, 2);
-	lab_audit(&l, &r);
-	cr_expect_eq(
-	    r.consistent, 0,
-	    "inconsistent cut passed the audit (q: m=%llu, n=%llu, %llu "
-	    "recorded)",
-	    (unsigned long long)l.n[1].in.m, (unsigned long long)l.n[1].in.n,
-	    (unsigned long long)l.n[1].in.seqs.count);
-	lab_free(&l);
+	msg(lab, P);         /* 1 */
+	initiate(lab, P);    /* marker n = 1 */
+	msg(lab, P);         /* 2, after p's cut */
+	deliver(lab, PQ, 3); /* 2, before q's cut */
+	deliver(lab, PQ, 2); /* the marker: q records */
+	drain(lab);          /* 1, and q's marker to p */
+	cr_assert(lab_part_complete(lab, 0, P));
+	cr_assert(lab_part_complete(lab, 0, Q));
+	result(lab, &res);
+	c = recorded(lab, PQ);
+	cr_expect_eq(res.audit.consistent, 0,
+	             "inconsistent cut passed the audit (q: m=%llu, n=%llu, "
+	             "%llu recorded)",
+	             (unsigned long long)c.m, (unsigned long long)c.n,
+	             (unsigned long long)c.seqs.count);
+	EXPECT_COUNTS(&res.audit, .receive_without_send = 1);
+	cr_assert_str_eq(res.audit.reason,
+	                 "channel p -> q: 1 messages received before the cut "
+	                 "but sent after it (m=1, n=1)");
+	cr_assert_eq(c.m, 1);
+	cr_assert_eq(c.m_high, 2);
+	cr_assert_eq(c.n, 1);
+	cr_assert_eq(c.seqs.count, 0);
+	expect_truth(lab, &res, 1, 0, 1);
+	lab_free(lab);
 }
 
 Test(audit_engine, classic_message_overtake_before_cut_is_flagged)
@@ -1089,58 +1050,111 @@ Test(audit_engine, counted_message_overtake_before_cut_is_flagged)
 }
 
 /*
- * The unaligned cut.  p sends 1 and 2 to q, whose application lags and
- * takes neither; p initiates and its marker reaches q, whose request
- * overtakes both.  q's state holds neither receipt, so both are in transit:
- * the engine hands them back as a queued range and the cut is consistent.
+ * The unaligned cut, with applications that take only at lab_take().  p
+ * sends 1 and 2 to q, whose application lags and takes neither; p
+ * initiates, answers at once, and its marker reaches q, whose request
+ * overtakes both in q's down queue.  q's state holds neither receipt, so
+ * both are in transit: the engine hands them back as a queued range and the
+ * cut is consistent.  q's application never catches up, so the range is
+ * still in its down queue at the end.
  */
-static void
-unaligned_lag_run(struct lab *l, int drop_queued, struct audit_report *r)
+static struct lab *
+unaligned_lag_run(struct lab_snapshot_result *res)
 {
-	lab_new(l, ENGINE_COUNTED);
-	for (int i = 0; i < 2; i++)
-		cr_assert_eq(engine_set_cut(l->n[i].e, ENGINE_CUT_UNALIGNED),
-		             0);
-	l->n[1].lagging = 1;
-	l->n[1].drop_queued = drop_queued;
-	lab_send(l, 0);
-	lab_send(l, 0);
-	lab_deliver(l, 1, 1);
-	lab_deliver(l, 1, 1); /* both in q's down stream, not taken */
-	lab_initiate(l, 0, "p:1");
-	lab_drain(l);
-	cr_assert_eq(l->n[0].part + l->n[1].part, 2);
-	lab_audit(l, r);
+	struct lab *lab = pq_lab(ENGINE_COUNTED, ENGINE_CUT_UNALIGNED, 1);
+
+	msg(lab, P);
+	msg(lab, P);
+	deliver(lab, PQ, 1);
+	deliver(lab, PQ, 1); /* both in q's down queue, not taken */
+	initiate(lab, P);
+	take(lab, P);        /* p records: its marker counts 2 */
+	deliver(lab, PQ, 1); /* the marker: q's request goes ahead */
+	cr_assert_eq(lab_down_len(lab, Q), 3);
+	cr_assert(lab_down_at(lab, Q, 1)->is_request);
+	take(lab, Q); /* q records, having taken neither message */
+	drain(lab);   /* q's marker to p */
+	cr_assert_eq(lab_down_len(lab, P), 0);
+	cr_assert_eq(lab_down_len(lab, Q), 2);
+	cr_assert(lab_part_complete(lab, 0, P));
+	cr_assert(lab_part_complete(lab, 0, Q));
+	result(lab, res);
+	return lab;
 }
 
 Test(audit_engine, unaligned_queued_messages_are_in_transit)
 {
-	struct lab l;
-	struct audit_report r;
+	struct lab_snapshot_result res;
+	struct lab *lab = unaligned_lag_run(&res);
+	struct audit_channel c = recorded(lab, PQ);
 
-	unaligned_lag_run(&l, 0, &r);
-	expect_consistent(&r);
-	cr_assert_eq(l.n[1].in.m, 0);
-	cr_assert_eq(l.n[1].in.m_high, 0);
-	cr_assert_eq(l.n[1].in.n, 2);
-	cr_assert_eq(l.n[1].in.seqs.count, 2);
-	cr_assert_eq(l.n[1].in.seqs.first, 1);
-	cr_assert_eq(l.n[1].in.seqs.last, 2);
-	lab_free(&l);
+	expect_consistent(&res.audit);
+	expect_truth(lab, &res, 0, 0, 0);
+	cr_assert_eq(res.queued, 2);
+	cr_assert_eq(c.m, 0);
+	cr_assert_eq(c.m_high, 0);
+	cr_assert_eq(c.n, 2);
+	cr_assert_eq(c.seqs.count, 2);
+	cr_assert_eq(c.seqs.first, 1);
+	cr_assert_eq(c.seqs.last, 2);
+	lab_free(lab);
 }
 
-/* A caller that drops the range loses the in-transit messages, and the
- * audit says so from m (what was taken) and n alone. */
+/* Whether message seq of channel ch waits in node's down queue. */
+static int
+in_down_queue(const struct lab *lab, size_t node, size_t ch, uint64_t seq)
+{
+	for (size_t k = 1; k <= lab_down_len(lab, node); k++) {
+		const struct lab_item *it = lab_down_at(lab, node, k);
+
+		if (!it->is_request && it->ch == ch && it->seq == seq)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A broken caller that drops the queued range loses the in-transit
+ * messages, and the audit says so from m (what was taken) and n alone.  The
+ * lab is not such a caller: it records the range (the test above).  So
+ * this test breaks the input itself: it takes the lab's audit input for
+ * the run above, removes from channel p -> q the range -- the messages q's
+ * lagging application still holds untaken -- and runs audit_run() on it.
+ */
 Test(audit_engine, unaligned_range_dropped_is_flagged)
 {
-	struct lab l;
+	struct lab_snapshot_result res;
+	struct lab *lab = unaligned_lag_run(&res);
+	struct audit_channel *c = NULL;
+	struct lab_audit_input in;
 	struct audit_report r;
+	uint64_t dropped = 0;
 
-	unaligned_lag_run(&l, 1, &r);
+	cr_assert_eq(lab_audit_input(lab, 0, &in), 0);
+	run_input(&in.in, &r); /* as it is, what lab_result() audited */
+	expect_counts(&r, &res.audit);
+	cr_assert_str_eq(r.reason, res.audit.reason);
+	for (size_t i = 0; i < in.in.nrecorded; i++)
+		if (strcmp(in.recorded[i].src, "p") == 0 &&
+		    strcmp(in.recorded[i].dst, "q") == 0)
+			c = &in.recorded[i];
+	cr_assert_not_null(c);
+	audit_seqs_init(&c->seqs);
+	for (size_t i = 0; i < lab_recorded_count(lab, 0, PQ); i++) {
+		uint64_t seq = lab_recorded_seq(lab, 0, PQ, i);
+
+		if (in_down_queue(lab, Q, PQ, seq))
+			dropped++;
+		else
+			audit_seqs_add(&c->seqs, seq);
+	}
+	cr_assert_eq(dropped, 2);
+	run_input(&in.in, &r);
 	EXPECT_COUNTS(&r, .missing_messages = 2);
 	cr_assert_str_eq(
 	    r.reason,
 	    "channel p -> q: 2 in-transit messages not recorded (m=0, n=2, "
 	    "recorded 0)");
-	lab_free(&l);
+	lab_audit_input_free(&in);
+	lab_free(lab);
 }
