@@ -16,6 +16,8 @@
 #include <nng/protocol/pair1/pair.h>
 
 #include "cutd.h"
+#include "appsock.h"
+#include "control.h"
 #include "cutproto.h"
 #include "log.h"
 

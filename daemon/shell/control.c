@@ -24,6 +24,7 @@
 #include <nng/protocol/reqrep0/rep.h>
 
 #include "cutd.h"
+#include "control.h"
 #include "cutproto.h"
 #include "log.h"
 #include "perm.h"

@@ -26,6 +26,9 @@
 #include <unistd.h>
 
 #include "cutd.h"
+#include "net.h"
+#include "appsock.h"
+#include "control.h"
 #include "log.h"
 #include "tls.h"
 

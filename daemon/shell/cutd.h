@@ -5,7 +5,7 @@
  * signals, TLS and the control service; every decision about links,
  * application streams and snapshots is the coordinator's (core/coord.h).
  * One struct cutd holds the shell's state; it is passed explicitly, never
- * global.  The modules and their jobs:
+ * global.  The modules, each with its header, and their jobs:
  *
  *   cutd.c     main, options, signals and the poll loop
  *   net.c      sockets to the other daemons: dialers, the listener, frames
@@ -109,56 +109,5 @@ struct cutd {
 /* Milliseconds since the epoch, and on the monotonic clock. */
 int64_t cutd_wall_ms(void);
 int64_t cutd_now_ms(void);
-
-/* net.c */
-int net_start(struct cutd *d);
-/* Closes this node's connections to its peers, losing whatever nng had
- * in flight on them: the links must recover.  SIGUSR1 does it, for
- * tests. */
-void net_drop_connections(struct cutd *d);
-/* Frees the pending frames.  The peer sockets must be closed first:
- * their pipe notifications write to d->net. */
-void net_free(struct cutd *d);
-/* Tells the coordinator which connections opened and closed. */
-void net_events(struct cutd *d);
-void net_recv_all(struct cutd *d);
-/* Decodes, admits (TLS) and hands one PeerBatch as it came in msg
- * (borrowed) to the coordinator: what net_recv_all() does with each
- * message.  Exposed for the fuzz harnesses (tests/fuzz). */
-void net_batch(struct cutd *d, nng_msg *msg);
-void net_flush(struct cutd *d);
-void net_timers(struct cutd *d, int64_t now);
-/* Milliseconds until net_timers() or net_flush() has something to do. */
-int net_next_timer(struct cutd *d, int64_t now, int max);
-
-/* appsock.c */
-int app_start(struct cutd *d);
-void app_free(struct cutd *d);
-/* Tells the coordinator of a closed application connection. */
-void app_events(struct cutd *d);
-void app_recv_all(struct cutd *d);
-/* Decodes one AppBatch as it came in msg (borrowed) and hands it to the
- * coordinator.  Exposed for the fuzz harnesses. */
-void app_batch(struct cutd *d, nng_msg *msg);
-/* Sends the replies the coordinator queued, and the down stream. */
-void app_flush(struct cutd *d);
-int app_next_timer(struct cutd *d, int max);
-
-/* control.c */
-int control_start(struct cutd *d);
-/* Listens on url with socket s; an ipc:// socket gets mode 0660 and the
- * cluster file's socket_group.  Returns 0 or an NNG_E* code (logged). */
-int control_listen(struct cutd *d, nng_socket s, const char *url);
-/* Frees the kept replies and answers no Wait call any more. */
-void control_free(struct cutd *d);
-void control_recv_all(struct cutd *d);
-/* Decodes, checks and answers (or keeps, for Wait) one RpcRequest; takes
- * ownership of req.  Exposed for the fuzz harnesses. */
-void control_request(struct cutd *d, nng_msg *req);
-/* Answers the Wait calls whose snapshot ended (its end committed) or
- * whose deadline passed. */
-void control_wake(struct cutd *d, int64_t now);
-/* Milliseconds until a Wait call's deadline, at most max. */
-int control_next_timer(struct cutd *d, int64_t now, int max);
 
 #endif /* CUT_CUTD_H */

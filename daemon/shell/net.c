@@ -25,6 +25,7 @@
 #include <nng/protocol/pair1/pair.h>
 
 #include "cutd.h"
+#include "net.h"
 #include "cutproto.h"
 #include "log.h"
 #include "tls.h"
