@@ -15,11 +15,25 @@
  * the new link; application numbering (app_seq) goes on across restarts,
  * and coord_snap.c drops an app_seq it already has.
  *
- * A link's life, per direction:
+ * What this node knows of each peer (struct peer), from the batches it
+ * receives:
  *
- *   (start) --> FRESH --first item or hello--> RUNNING
- *   RUNNING --new connection, hello, RESEND_MS silence--> rewound, RUNNING
- *   any --the peer's epoch changes (restart)--> FRESH, inflight sent again
+ *   UNBOUND --a batch on listener connection a--> BOUND(a)
+ *   BOUND(a) --batch on b; a closed (coord_peer_conn_closed()), silent
+ *       for DEAD_MS, or b's to_epoch is our epoch--> BOUND(b)
+ *   BOUND(a) --batch on b, otherwise--> BOUND(a); b refused, counted
+ *
+ *   EPOCH UNKNOWN --first batch with an epoch--> EPOCH e
+ *   EPOCH e --bound batch with epoch e' != e--> EPOCH e': the peer
+ *       restarted: snapshots in progress aborted, both links fresh, every
+ *       message its application had not taken queued again (restarted())
+ *
+ * and of the connection we dial to it (up, hello_due):
+ *
+ *   DOWN --coord_peer_up()--> UP, hello due, the outgoing link rewound
+ *   UP --first frame--> UP, hello sent; --coord_peer_down()--> DOWN
+ *   UP --nothing heard or acked for DEAD_MS--> coord_peer_silent(): the
+ *       caller closes it and dials again
  *
  * Connections.  Each peer is bound to the listener connection its
  * batches come on (bind_conn()).  A batch naming that peer on another
