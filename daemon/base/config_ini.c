@@ -229,8 +229,7 @@ check_line(struct verdict *v, const char *s, size_t len)
 		                  "line is longer than %d characters",
 		                  LINE_MAX_LEN);
 	else if (memchr(s, '\0', len) != NULL)
-		config_ini_report(v->e, v->lineno,
-		                  "line contains a NUL byte");
+		config_ini_report(v->e, v->lineno, "line contains a NUL byte");
 	else
 		return 0;
 	/* What follows a header that is not read belongs to no section. */

@@ -77,12 +77,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "store.h"
+#include "text.h"
 
 #define APPLICATION_ID  0x63757464 /* "cutd", set by migrations[0] */
 #define BUSY_TIMEOUT_MS 5000
@@ -340,62 +340,18 @@ exec(struct store *st, const char *sql, long long *ret)
 	return rc == SQLITE_OK ? 0 : db_fail(st, rc);
 }
 
-/* UTF-8 without NUL, overlong forms, surrogates or code points past
- * U+10FFFF. */
-static int
-utf8_valid(const unsigned char *p, size_t len)
-{
-	size_t i, k, n;
-	uint32_t cp, min;
-
-	for (i = 0; i < len; i += n + 1) {
-		if (p[i] == 0)
-			return 0;
-		if (p[i] < 0x80)
-			n = 0, cp = p[i], min = 0;
-		else if ((p[i] & 0xe0) == 0xc0)
-			n = 1, cp = p[i] & 0x1f, min = 0x80;
-		else if ((p[i] & 0xf0) == 0xe0)
-			n = 2, cp = p[i] & 0x0f, min = 0x800;
-		else if ((p[i] & 0xf8) == 0xf0)
-			n = 3, cp = p[i] & 0x07, min = 0x10000;
-		else
-			return 0;
-		if (len - i <= n)
-			return 0;
-		for (k = 1; k <= n; k++) {
-			if ((p[i + k] & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (p[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-	}
-	return 1;
-}
-
-/* application/json or type/subtype+json, ignoring case and parameters. */
-static int
-is_json_type(const char *ct)
-{
-	size_t n = strcspn(ct, ";");
-
-	while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
-		n--;
-	if (n == 16 && strncasecmp(ct, "application/json", 16) == 0)
-		return 1;
-	return n > 5 && memchr(ct, '/', n - 5) != NULL &&
-	       strncasecmp(ct + n - 5, "+json", 5) == 0;
-}
-
 /* Binds a state or payload: as TEXT if it may be JSON (VALUE_SQL keeps
- * it TEXT if json_valid() agrees), else as a BLOB. */
+ * it TEXT if json_valid() agrees), else as a BLOB.  TEXT must be UTF-8,
+ * which SQLite takes on trust, and without NUL, where SQLite's JSON
+ * functions would stop reading; whether it is JSON is SQLite's to say,
+ * since json_extract() is what reads it. */
 static int
 bind_value(sqlite3_stmt *s, int i, const char *ct, const void *p, size_t len)
 {
 	if (len == 0)
 		p = ""; /* a NULL pointer would bind SQL NULL */
-	if (is_json_type(ct) && utf8_valid(p, len))
+	if (content_type_is_json(ct) && utf8_valid(p, len) &&
+	    memchr(p, '\0', len) == NULL)
 		return sqlite3_bind_text64(s, i, p, len, SQLITE_STATIC,
 		                           SQLITE_UTF8);
 	return sqlite3_bind_blob64(s, i, p, len, SQLITE_STATIC);
@@ -414,7 +370,7 @@ check_name(struct store *st, char kind, const char *s)
 	size_t len;
 
 	if (s == NULL || (len = strnlen(s, max[k] + 1)) == 0 || len > max[k] ||
-	    !utf8_valid((const unsigned char *)s, len))
+	    !utf8_valid(s, len))
 		return fail(st, E_INVAL, "bad %s", what[k]);
 	return 0;
 }
@@ -561,8 +517,7 @@ vquery_start(struct query *q, struct store *st, int which, const char *fmt,
 }
 
 static int
-query_start(struct query *q, struct store *st, int which, const char *fmt,
-            ...)
+query_start(struct query *q, struct store *st, int which, const char *fmt, ...)
 {
 	va_list ap;
 	int rv;
@@ -658,8 +613,8 @@ narrow_mode(struct store *st, const char *path, int create)
 	}
 	if (fstat(fd, &sb) == 0 && (sb.st_mode & 0777 & ~DB_MODE) != 0 &&
 	    fchmod(fd, sb.st_mode & DB_MODE) != 0) {
-		fail(st, E_IO, "cannot narrow the mode of %s to %o: %s",
-		     path, DB_MODE, strerror(errno));
+		fail(st, E_IO, "cannot narrow the mode of %s to %o: %s", path,
+		     DB_MODE, strerror(errno));
 		close(fd);
 		return E_IO;
 	}
@@ -839,7 +794,6 @@ store_close(struct store *st)
 	free(st);
 }
 
-
 const char *
 store_errmsg(const struct store *st)
 {
@@ -879,8 +833,7 @@ store_commit(struct store *st)
 	int rv;
 
 	if (batch_lost(st)) {
-		rv = fail(st, E_IO, "the batch was rolled back: %s",
-		          st->lost);
+		rv = fail(st, E_IO, "the batch was rolled back: %s", st->lost);
 		return end_batch(st, rv);
 	}
 	if (sqlite3_get_autocommit(st->db))
