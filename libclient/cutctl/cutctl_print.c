@@ -99,10 +99,15 @@ snapshot_status_word(const Cut__V1__SnapshotInfo *s)
 	}
 }
 
-/* A uint64_t as a JSON integer: counts and times stay far below 2^63. */
+/* A uint64_t as a JSON integer.  jansson's integers are signed 64-bit;
+ * cutd never sends more (its store refuses counts above INT64_MAX), and a
+ * reply that does gets a real of the right size rather than a negative
+ * integer. */
 static json_t *
 juint(uint64_t v)
 {
+	if (v > INT64_MAX)
+		return json_real((double)v);
 	return json_integer((json_int_t)v);
 }
 

@@ -513,3 +513,18 @@ Test(cutctl_json, names_that_are_not_utf8)
 	cr_assert(strstr(text, "\"audit\": null,\n") != NULL, "%s", text);
 	free(text);
 }
+
+Test(cutctl_json, counts_beyond_int64)
+{
+	struct fixture x;
+	char *text;
+
+	fixture(&x);
+	x.c.n = UINT64_MAX;
+	x.c.m = (uint64_t)INT64_MAX;
+	text = dump(snapshot_json(&x.s, DETAIL_SHOW));
+	cr_assert(strstr(text, "\"m\": 9223372036854775807,\n"
+	                       "      \"n\": 1.8446744073709552e19,\n") != NULL,
+	          "%s", text);
+	free(text);
+}
