@@ -20,7 +20,7 @@
 /*
  * The dump flags of every document, so that the same data always gives
  * the same bytes: two spaces of indentation, members in the order they
- * were added (jansson 2.14 always keeps that order; the flag says that
+ * were added (jansson has kept that order since 2.8; the flag says that
  * it is relied on), and reals with 17 significant digits, as many as a
  * double needs to read back unchanged (jansson keeps a number as a double,
  * not as its text: a state's 0.1 comes out as 0.10000000000000001).  No
