@@ -10,9 +10,10 @@ set -eu
 # partition of tests/integration/t_partition.sh.  libssl-dev brings the
 # libcrypto that signs and checks the TLS hello between daemons; openssl
 # makes certificates (deploy/make-certs.sh) and checks the TLS tests.
+# libjansson-dev writes the JSON of cutctl and cutlab.
 pkgs="build-essential cmake pkg-config libnng-dev libprotobuf-c-dev
 protobuf-c-compiler libsqlite3-dev sqlite3 libcriterion-dev libinih-dev
-libsystemd-dev systemd python3 nftables libssl-dev openssl"
+libjansson-dev libsystemd-dev systemd python3 nftables libssl-dev openssl"
 if [ "${1:-}" = --fuzz ]; then
 	pkgs="clang libclang-rt-14-dev"
 fi

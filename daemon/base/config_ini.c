@@ -1,46 +1,59 @@
 /*
- * config_ini.c - inih with line numbers, section events and every syntax
- * error (see config_ini.h).
+ * config_ini.c - the cluster file through inih, with the line of every
+ * section header and key, and every syntax error (see config_ini.h).
  *
- * inih is fed by our own reader, one line per call, which is how we know
- * the line of every handler call (Debian's libinih is built with
- * INI_HANDLER_LINENO but its header and inih.pc do not say so, so we do
- * not rely on it).  The reader also sees section headers, which inih does
- * not report, and strips leading spaces, which inih would otherwise take
- * for the continuation of the previous value.
+ * inih's whole-file parse tells its handler only of keys: Debian builds
+ * libinih without INI_CALL_HANDLER_ON_NEW_SECTION, so a section header
+ * goes unreported, and with it its line and any section that has no keys
+ * (an empty [node p2] would vanish instead of being refused); and a parse
+ * returns only the line of its first syntax error.  So inih is given one
+ * line at a time: ini_parse_string() of the line followed by a probe key,
+ * and inih says what the line is, by its own grammar (comments, inline
+ * comments, the byte order mark, '=' and ':', spaces around names and
+ * values, headers and the names in them):
+ *   - a key: the handler is called for line 1 of the parse;
+ *   - a section header: the probe, line 2, arrives in a section;
+ *   - a syntax error: the parse fails at line 1;
+ *   - otherwise a blank line or a comment.
+ * This file does only what inih cannot: it numbers the file's lines (it
+ * splits at '\n', as fgets() does for inih), keeps the lines inih cannot
+ * take (longer than its line buffer, whose tail it would read as another
+ * line, or holding a NUL, where its strings end) away from it, and keeps
+ * track of which section each key is in.  A line parsed alone is never
+ * the continuation of the one above (inih's multi-line values would make
+ * an indented key part of the value before it), and a byte order mark is
+ * skipped at the start of any line, not only the first.  inih keeps 49
+ * bytes of a section name (its MAX_SECTION), so an overlong header is
+ * named cut short in messages; no valid one is that long.
  *
- * inih reports only the first syntax error of a parse.  check_syntax()
- * therefore parses repeatedly with key handling off, blanking each bad
- * line inih names, until the file parses cleanly; the real pass then sees
- * only good lines.
+ * INI_HANDLER_LINENO: Debian's libinih passes the line number to the
+ * handler, though its ini.h defaults the macro to 0 and inih.pc does not
+ * set it.  The top-level CMakeLists.txt checks that the library does; the
+ * handler tells the line's key from the probe by it.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define INI_HANDLER_LINENO 1
 #include <ini.h>
 
 #include "config_ini.h"
 
 #define MAX_FILE     (1024 * 1024)
 #define LINE_MAX_LEN (INI_MAX_LINE - 2) /* room for '\n' and NUL */
+/* Line 2 of every parse: its section is the one line 1 opened, if any. */
+#define PROBE "probe = 1\n"
 
-struct line {
-	size_t off, len; /* after leading spaces, without the newline */
-	int bad;         /* reported already: the reader hands out a blank */
-};
-
-struct reading {
-	struct config_ini_errors *e;
+/* What inih made of one line. */
+struct verdict {
 	const struct config_ini_handler *h;
+	struct config_ini_errors *e;
 	void *user;
-	char *buf;
-	size_t len;
-	struct line *lines;
-	int nlines;
-	int cur;   /* lines handed to inih so far = line of the last one */
-	int final; /* the real pass: pass sections and keys on */
+	int lineno;                 /* in the file */
+	int key;                    /* the handler was called for it */
+	char section[INI_MAX_LINE]; /* the probe's section */
 };
 
 void
@@ -112,154 +125,117 @@ config_ini_uint(const char *s, unsigned long lo, unsigned long hi,
 	return 0;
 }
 
-/* Reads the file whole: the syntax passes go over it several times. */
+/* Reads the file at e->path whole into *ret_buf (caller frees) and its
+ * length into *ret_len. */
 static int
-read_file(struct reading *r)
+read_file(struct config_ini_errors *e, char **ret_buf, size_t *ret_len)
 {
-	FILE *f = fopen(r->e->path, "r");
+	FILE *f = fopen(e->path, "r");
 	int rv = 0;
 
+	*ret_buf = NULL;
 	if (f == NULL) {
-		config_ini_report(r->e, 0, "cannot open the cluster file: %s",
+		config_ini_report(e, 0, "cannot open the cluster file: %s",
 		                  strerror(errno));
 		return E_IO;
 	}
-	if ((r->buf = malloc(MAX_FILE + 1)) == NULL) {
-		r->e->oom = 1;
+	if ((*ret_buf = malloc(MAX_FILE + 1)) == NULL) {
+		e->oom = 1;
 		rv = E_NOMEM;
-	} else if ((r->len = fread(r->buf, 1, MAX_FILE + 1, f)), ferror(f)) {
-		config_ini_report(r->e, 0, "cannot read the cluster file: %s",
+	} else if ((*ret_len = fread(*ret_buf, 1, MAX_FILE + 1, f)),
+	           ferror(f)) {
+		config_ini_report(e, 0, "cannot read the cluster file: %s",
 		                  strerror(errno));
 		rv = E_IO;
-	} else if (r->len > MAX_FILE) {
-		config_ini_report(r->e, 0, "the file is larger than 1 MiB");
+	} else if (*ret_len > MAX_FILE) {
+		config_ini_report(e, 0, "the file is larger than 1 MiB");
 		rv = E_CONFIG;
 	}
 	fclose(f);
 	return rv;
 }
 
-/* Returns 0 if inih can take line l, else reports why. */
+/* inih's handler: line 1 is the line's key, line 2 the probe. */
 static int
-check_line(struct reading *r, const struct line *l, int lineno)
+handler(void *user, const char *section, const char *name, const char *value,
+        int lineno)
 {
-	if (l->len > LINE_MAX_LEN)
-		config_ini_report(r->e, lineno,
-		                  "line is longer than %d characters",
-		                  LINE_MAX_LEN);
-	else if (memchr(r->buf + l->off, '\0', l->len) != NULL)
-		config_ini_report(r->e, lineno, "line contains a NUL byte");
-	else
-		return 0;
-	return -1;
-}
+	struct verdict *v = user;
 
-/* Indexes the lines, past a UTF-8 byte order mark. */
-static int
-split_lines(struct reading *r)
-{
-	size_t off = 0, i;
-	int n = 0;
-
-	for (i = 0; i < r->len; i++)
-		n += r->buf[i] == '\n';
-	if ((r->lines = calloc((size_t)n + 1, sizeof(*r->lines))) == NULL) {
-		r->e->oom = 1;
-		return E_NOMEM;
-	}
-	if (r->len >= 3 && memcmp(r->buf, "\xef\xbb\xbf", 3) == 0)
-		off = 3;
-	while (off < r->len) {
-		struct line *l = &r->lines[r->nlines++];
-		const char *nl = memchr(r->buf + off, '\n', r->len - off);
-		size_t end = nl ? (size_t)(nl - r->buf) : r->len;
-
-		off += strspn(r->buf + off, " \t");
-		l->off = off < end ? off : end;
-		l->len = end - l->off;
-		l->bad = check_line(r, l, r->nlines) != 0;
-		off = end + 1;
-	}
-	return 0;
-}
-
-/* Passes on a header line that inih accepted: '[' name ']' ... */
-static void
-section(struct reading *r, const char *s, size_t len)
-{
-	char name[INI_MAX_LINE];
-	const char *end = memchr(s, ']', len);
-
-	len = end ? (size_t)(end - s) - 1 : 0;
-	memcpy(name, s + 1, len);
-	name[len] = '\0';
-	r->h->section(r->user, config_ini_trim(name), r->cur);
-}
-
-/* inih's reader: one line per call; bad lines come out blank. */
-static char *
-reader(char *str, int num, void *stream)
-{
-	struct reading *r = stream;
-	const struct line *l;
-	const char *s;
-
-	if (r->cur == r->nlines)
-		return NULL;
-	l = &r->lines[r->cur++];
-	s = r->buf + l->off;
-	if (l->bad || l->len + 2 > (size_t)num) {
-		if (r->final && l->len > 0 && s[0] == '[')
-			r->h->section(r->user, NULL, r->cur);
-		memcpy(str, "\n", 2);
-		return str;
-	}
-	memcpy(str, s, l->len);
-	memcpy(str + l->len, "\n", 2);
-	if (r->final && l->len > 0 && s[0] == '[')
-		section(r, s, l->len);
-	return str;
-}
-
-/* inih's handler, on the line the reader handed out last. */
-static int
-handler(void *user, const char *section, const char *name, const char *value)
-{
-	struct reading *r = user;
-
-	(void)section; /* the reader passed it on already */
-	if (!r->final)
+	if (lineno != 1) {
+		snprintf(v->section, sizeof(v->section), "%s", section);
 		return 1;
+	}
+	v->key = 1;
 	if (*name == '\0')
-		config_ini_report(r->e, r->cur, "missing key name before '='");
+		config_ini_report(v->e, v->lineno,
+		                  "missing key name before '='");
 	else
-		r->h->key(r->user, name, value, r->cur);
+		v->h->key(v->user, name, value, v->lineno);
 	return 1;
 }
 
-static void
-check_syntax(struct reading *r)
+/* 1 if the len bytes at s begin with '[' after any spaces: what inih
+ * makes a header, or a syntax error if the ']' is missing. */
+static int
+bracket(const char *s, size_t len)
 {
+	size_t i = 0;
+
+	while (i < len && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	return i < len && s[i] == '[';
+}
+
+/* Gives line v->lineno, the len bytes at s, to inih, and passes on what
+ * it is. */
+static void
+parse_line(struct verdict *v, const char *s, size_t len)
+{
+	char text[LINE_MAX_LEN + 1 + sizeof(PROBE)];
 	int rv;
 
-	r->final = 0;
-	while (!r->e->truncated) {
-		r->cur = 0;
-		rv = ini_parse_stream(reader, r, handler, r);
-		if (rv == -2)
-			r->e->oom = 1;
-		if (rv <= 0 || rv > r->nlines || r->lines[rv - 1].bad)
-			return;
-		r->lines[rv - 1].bad = 1;
-		if (r->buf[r->lines[rv - 1].off] == '[')
-			config_ini_report(r->e, rv,
-			                  "section header is missing "
-			                  "its closing ']'");
-		else
-			config_ini_report(r->e, rv,
+	memcpy(text, s, len);
+	memcpy(text + len, "\n" PROBE, sizeof("\n" PROBE));
+	v->key = 0;
+	v->section[0] = '\0';
+	if ((rv = ini_parse_string(text, handler, v)) == -2) {
+		v->e->oom = 1;
+	} else if (rv != 0) {
+		/* inih says that the line is bad, not why. */
+		if (bracket(s, len)) {
+			config_ini_report(v->e, v->lineno,
+			                  "section header is missing its "
+			                  "closing ']'");
+			v->h->section(v->user, NULL, v->lineno);
+		} else {
+			config_ini_report(v->e, v->lineno,
 			                  "expected 'key = value', a [section] "
 			                  "header or a comment");
+		}
+	} else if (!v->key && (v->section[0] != '\0' || bracket(s, len))) {
+		/* A header, named by the probe's section.  "[]" leaves the
+		 * probe in section "" as a comment would, hence bracket(). */
+		v->h->section(v->user, config_ini_trim(v->section), v->lineno);
 	}
+}
+
+/* Reports line lineno if inih cannot take it; returns 0 if it can. */
+static int
+check_line(struct verdict *v, const char *s, size_t len)
+{
+	if (len > LINE_MAX_LEN)
+		config_ini_report(v->e, v->lineno,
+		                  "line is longer than %d characters",
+		                  LINE_MAX_LEN);
+	else if (memchr(s, '\0', len) != NULL)
+		config_ini_report(v->e, v->lineno, "line contains a NUL byte");
+	else
+		return 0;
+	/* What follows a header that is not read belongs to no section. */
+	if (bracket(s, len))
+		v->h->section(v->user, NULL, v->lineno);
+	return -1;
 }
 
 int
@@ -267,19 +243,23 @@ config_ini_parse(struct config_ini_errors *e,
                  const struct config_ini_handler *h, void *user,
                  int *ret_nlines)
 {
-	struct reading r = {.e = e, .h = h, .user = user};
+	struct verdict v = {.h = h, .e = e, .user = user};
+	size_t off, end, len = 0;
+	const char *nl;
+	char *buf;
 	int rv;
 
-	if ((rv = read_file(&r)) == 0 && (rv = split_lines(&r)) == 0) {
-		check_syntax(&r);
-		r.final = 1;
-		r.cur = 0;
-		if (ini_parse_stream(reader, &r, handler, &r) == -2)
-			e->oom = 1;
-		*ret_nlines = r.nlines;
+	if ((rv = read_file(e, &buf, &len)) == 0) {
+		for (off = 0; off < len; off = end + 1) {
+			nl = memchr(buf + off, '\n', len - off);
+			end = nl != NULL ? (size_t)(nl - buf) : len;
+			v.lineno++;
+			if (check_line(&v, buf + off, end - off) == 0)
+				parse_line(&v, buf + off, end - off);
+		}
+		*ret_nlines = v.lineno;
 	}
-	free(r.lines);
-	free(r.buf);
+	free(buf);
 	return rv;
 }
 

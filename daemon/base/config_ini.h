@@ -1,12 +1,14 @@
 /*
  * config_ini.h - the INI layer under the cluster file, internal to
- * cutconfig: inih, plus what inih lacks for good error messages.
+ * cutconfig: inih, asked about one line at a time so that it says what a
+ * whole-file parse keeps to itself.
  *
  * It gives the line of every section header and key, reports section
- * headers even when no key follows them, reports every syntax error (inih
- * alone stops counting at the first), and collects problems, with their
- * lines, into one list that config.c adds its own to.  It also reads the
- * plain scalar values (words, numbers); config.c gives them meaning.
+ * headers even when no key follows them, reports every syntax error (a
+ * whole-file parse of inih returns only the first), and collects problems,
+ * with their lines, into one list that config.c adds its own to.  It also
+ * reads the plain scalar values (words, numbers); config.c gives them
+ * meaning.
  */
 #ifndef CUT_CONFIG_INI_H
 #define CUT_CONFIG_INI_H

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cutjson.h"
 #include "lab.h"
 #include "labaudit.h"
 #include "labprops.h"
@@ -65,22 +66,6 @@ parse_cut(const char *s, enum engine_cut *ret)
 	"cutlab: the unaligned cut needs each channel's messages in order; "   \
 	"--order any reorders them\n"
 
-/* Writes s as a JSON string. */
-static void
-json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s != '\0'; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static int
 row_passed(const struct labaudit_row *r)
 {
@@ -126,46 +111,54 @@ audit_text(enum engine_mode mode, enum engine_cut cut,
 				                                : "FAILED");
 }
 
-static void
+/* One audit case as JSON. */
+static json_t *
+audit_case_json(const struct labaudit_row *r, int un)
+{
+	json_t *o, *checks = json_array();
+
+	for (int c = 0; c < r->nchecks; c++)
+		checks =
+		    cj_append(checks, json_pack("{s:o, s:b}", "name",
+		                                cj_string(r->checks[c].name),
+		                                "passed", r->checks[c].passed));
+	o = json_pack("{s:o, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "scenario",
+	              cj_string(r->scenario), "expected",
+	              r->expect_pass ? "pass" : "fail", "snapshot_total",
+	              (json_int_t)r->snapshot_total, "channel_amount",
+	              (json_int_t)r->channel_amount, "channel_messages",
+	              (json_int_t)r->channel_messages, "app_messages",
+	              (json_int_t)r->app_messages, "missing_channel",
+	              (json_int_t)r->missing, "marker_overtakes",
+	              (json_int_t)r->overtakes);
+	if (un)
+		o = cj_set(o, "queued_at_cut",
+		           json_integer((json_int_t)r->queued));
+	o = cj_set(o, "passed", json_boolean(row_passed(r)));
+	return cj_set(o, "checks", checks);
+}
+
+/* Writes the audit grid as one JSON document. */
+static int
 audit_json(enum engine_mode mode, enum engine_cut cut,
            const struct labaudit_row *rows, int cases_ok, int checks_ok,
            int checks)
 {
 	int un = cut == ENGINE_CUT_UNALIGNED;
+	json_t *doc, *cases = json_array();
 
-	printf("{\"markers\":\"%s\",%s\"total\":44,\"cases\":[",
-	       mode_name(mode), un ? "\"cut\":\"unaligned\"," : "");
-	for (size_t i = 0; i < LABAUDIT_CASES; i++) {
-		const struct labaudit_row *r = &rows[i];
-		printf("%s{\"scenario\":", i ? "," : "");
-		json_str(stdout, r->scenario);
-		printf(",\"expected\":\"%s\",\"snapshotTotal\":%lld,"
-		       "\"channelAmount\":%lld,\"channelMessages\":%llu,"
-		       "\"appMessages\":%llu,\"missingChannel\":%llu,"
-		       "\"markerOvertakes\":%llu,",
-		       r->expect_pass ? "pass" : "fail",
-		       (long long)r->snapshot_total,
-		       (long long)r->channel_amount,
-		       (unsigned long long)r->channel_messages,
-		       (unsigned long long)r->app_messages,
-		       (unsigned long long)r->missing,
-		       (unsigned long long)r->overtakes);
-		if (un)
-			printf("\"queuedAtCut\":%llu,",
-			       (unsigned long long)r->queued);
-		printf("\"passed\":%s,\"checks\":[",
-		       row_passed(r) ? "true" : "false");
-		for (int c = 0; c < r->nchecks; c++) {
-			printf("%s{\"name\":", c ? "," : "");
-			json_str(stdout, r->checks[c].name);
-			printf(",\"passed\":%s}",
-			       r->checks[c].passed ? "true" : "false");
-		}
-		printf("]}");
-	}
-	printf("],\"casesPassed\":%d,\"casesTotal\":%d,\"checksPassed\":%d,"
-	       "\"checksTotal\":%d}\n",
-	       cases_ok, LABAUDIT_CASES, checks_ok, checks);
+	for (size_t i = 0; i < LABAUDIT_CASES; i++)
+		cases = cj_append(cases, audit_case_json(&rows[i], un));
+	doc = json_pack("{s:s}", "markers", mode_name(mode));
+	if (un)
+		doc = cj_set(doc, "cut", json_string("unaligned"));
+	doc = cj_set(doc, "total", json_integer(44));
+	doc = cj_set(doc, "cases", cases);
+	doc = cj_set(doc, "cases_passed", json_integer(cases_ok));
+	doc = cj_set(doc, "cases_total", json_integer(LABAUDIT_CASES));
+	doc = cj_set(doc, "checks_passed", json_integer(checks_ok));
+	doc = cj_set(doc, "checks_total", json_integer(checks));
+	return cj_print(stdout, doc);
 }
 
 static int
@@ -214,8 +207,7 @@ cmd_audit(int argc, char **argv)
 		return EX_USAGE;
 	}
 	if ((rv = labaudit_run_cut(mode, cut, rows)) != 0) {
-		fprintf(stderr, "cutlab: simulation failed: %s\n",
-		        err_str(rv));
+		fprintf(stderr, "cutlab: simulation failed: %s\n", err_str(rv));
 		return EX_SOFTWARE;
 	}
 	for (size_t i = 0; i < LABAUDIT_CASES; i++) {
@@ -223,9 +215,13 @@ cmd_audit(int argc, char **argv)
 		checks_ok += rows[i].npassed;
 		checks += rows[i].nchecks;
 	}
-	if (json)
-		audit_json(mode, cut, rows, cases_ok, checks_ok, checks);
-	else {
+	if (json) {
+		if (audit_json(mode, cut, rows, cases_ok, checks_ok, checks) !=
+		    0) {
+			fputs("cutlab: cannot write the JSON output\n", stderr);
+			return EX_SOFTWARE;
+		}
+	} else {
 		audit_text(mode, cut, rows, verbose);
 		printf("%d/%d audit cases and %d/%d checks passed\n", cases_ok,
 		       LABAUDIT_CASES, checks_ok, checks);
@@ -278,49 +274,49 @@ run_text_snapshot(const struct lab *lab, size_t s,
 		printf("  audit: inconsistent: %s\n", r->audit.reason);
 }
 
-static void
+/* Snapshot s of a run as JSON. */
+static json_t *
 run_json_snapshot(const struct lab *lab, size_t s,
                   const struct lab_snapshot_result *r)
 {
-	printf("{\"id\":\"%zu\",\"initiator\":", s);
-	json_str(stdout, lab_node_name(lab, r->initiator));
-	printf(",\"complete\":%s,\"nodes\":[", r->complete ? "true" : "false");
+	json_t *o, *nodes = json_array(), *chans = json_array(), *msgs;
+	char id[32];
+
 	for (size_t v = 0; v < lab_nodes(lab); v++) {
 		int64_t tokens;
-		printf("%s{\"node\":", v ? "," : "");
-		json_str(stdout, lab_node_name(lab, v));
-		if (lab_recorded_tokens(lab, s, v, &tokens) == 0)
-			printf(",\"tokens\":%lld}", (long long)tokens);
-		else
-			printf(",\"tokens\":null}");
+		int rec = lab_recorded_tokens(lab, s, v, &tokens) == 0;
+		nodes = cj_append(
+		    nodes, json_pack("{s:o, s:o}", "node",
+		                     cj_string(lab_node_name(lab, v)), "tokens",
+		                     rec ? json_integer(tokens) : json_null()));
 	}
-	printf("],\"channels\":[");
 	for (size_t ch = 0; ch < lab_channels(lab); ch++) {
 		size_t src, dst, n = lab_recorded_count(lab, s, ch);
 		lab_channel_ends(lab, ch, &src, &dst);
-		printf("%s{\"src\":", ch ? "," : "");
-		json_str(stdout, lab_node_name(lab, src));
-		printf(",\"dst\":");
-		json_str(stdout, lab_node_name(lab, dst));
-		printf(",\"done\":%s,\"messages\":[",
-		       lab_channel_done(lab, s, ch) ? "true" : "false");
+		msgs = json_array();
 		for (size_t i = 0; i < n; i++)
-			printf("%s%lld", i ? "," : "",
-			       (long long)lab_recorded_amount(lab, s, ch, i));
-		printf("]}");
+			msgs = cj_append(msgs, json_integer(lab_recorded_amount(
+			                           lab, s, ch, i)));
+		chans = cj_append(
+		    chans,
+		    json_pack("{s:o, s:o, s:b, s:o}", "src",
+		              cj_string(lab_node_name(lab, src)), "dst",
+		              cj_string(lab_node_name(lab, dst)), "done",
+		              lab_channel_done(lab, s, ch), "messages", msgs));
 	}
+	snprintf(id, sizeof(id), "%zu", s);
+	o = json_pack("{s:s, s:o, s:b, s:o, s:o}", "id", id, "initiator",
+	              cj_string(lab_node_name(lab, r->initiator)), "complete",
+	              r->complete, "nodes", nodes, "channels", chans);
 	if (lab_cut(lab) == ENGINE_CUT_UNALIGNED)
-		printf("],\"queuedAtCut\":%llu", (unsigned long long)r->queued);
-	else
-		printf("]");
-	printf(",\"nodeTotal\":%lld,\"channelTotal\":%lld,\"total\":%lld,"
-	       "\"conservedTotal\":%lld,\"consistent\":%s,\"reason\":",
-	       (long long)r->node_total, (long long)r->channel_total,
-	       (long long)(r->node_total + r->channel_total),
-	       (long long)lab_total(lab),
-	       r->audit.consistent ? "true" : "false");
-	json_str(stdout, r->audit.reason);
-	printf("}");
+		o = cj_set(o, "queued_at_cut",
+		           json_integer((json_int_t)r->queued));
+	o = cj_set(o, "node_total", json_integer(r->node_total));
+	o = cj_set(o, "channel_total", json_integer(r->channel_total));
+	o = cj_set(o, "total", json_integer(r->node_total + r->channel_total));
+	o = cj_set(o, "conserved_total", json_integer(lab_total(lab)));
+	o = cj_set(o, "consistent", json_boolean(r->audit.consistent));
+	return cj_set(o, "reason", cj_string(r->audit.reason));
 }
 
 static int
@@ -328,6 +324,7 @@ cmd_run(int argc, char **argv)
 {
 	const char *path = NULL;
 	struct lab *lab = NULL;
+	json_t *doc = NULL, *snaps = NULL;
 	enum engine_cut cut = ENGINE_CUT_ALIGNED;
 	char err[512];
 	int json = 0, all_ok = 1, rv;
@@ -365,31 +362,34 @@ cmd_run(int argc, char **argv)
 		return EX_DATAERR;
 	}
 	cut = lab_cut(lab); /* the script's own, if it declared one */
-	if (json)
-		printf("{\"markers\":\"%s\",%s\"snapshots\":[",
-		       mode_name(lab_mode(lab)),
-		       cut == ENGINE_CUT_UNALIGNED ? "\"cut\":\"unaligned\","
-		                                   : "");
-	else
+	if (json) {
+		doc = json_pack("{s:s}", "markers", mode_name(lab_mode(lab)));
+		if (cut == ENGINE_CUT_UNALIGNED)
+			doc = cj_set(doc, "cut", json_string("unaligned"));
+		snaps = json_array();
+	} else
 		printf("markers %s%s\n", mode_name(lab_mode(lab)),
 		       cut == ENGINE_CUT_UNALIGNED ? ", cut unaligned" : "");
 	for (size_t s = 0; s < lab_snapshots(lab); s++) {
 		struct lab_snapshot_result r;
 		if ((rv = lab_result(lab, s, &r)) != 0) {
 			fprintf(stderr, "cutlab: %s\n", err_str(rv));
+			json_decref(doc);
+			json_decref(snaps);
 			lab_free(lab);
 			return EX_SOFTWARE;
 		}
 		all_ok &= r.complete && r.audit.consistent;
-		if (json) {
-			printf("%s", s ? "," : "");
-			run_json_snapshot(lab, s, &r);
-		} else
+		if (json)
+			snaps = cj_append(snaps, run_json_snapshot(lab, s, &r));
+		else
 			run_text_snapshot(lab, s, &r);
 	}
-	if (json)
-		printf("]}\n");
 	lab_free(lab);
+	if (json && cj_print(stdout, cj_set(doc, "snapshots", snaps)) != 0) {
+		fputs("cutlab: cannot write the JSON output\n", stderr);
+		return EX_SOFTWARE;
+	}
 	return all_ok ? 0 : 1;
 }
 

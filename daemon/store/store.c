@@ -77,12 +77,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "store.h"
+#include "text.h"
 
 #define APPLICATION_ID  0x63757464 /* "cutd", set by migrations[0] */
 #define BUSY_TIMEOUT_MS 5000
@@ -244,23 +244,19 @@ struct store {
 	char lost[256]; /* why SQLite rolled that batch back, or "" */
 };
 
-/* The callback of an iteration; the member used depends on the query and
- * the others are NULL.  A struct, not a union: through a union gcc sees
- * store_get()'s copy_snapshot() as the .chan callback too, inlines it on
- * the S_CHANNELS path and warns (-Warray-bounds) that it reads a
- * store_channel as a store_snapshot. */
-struct visit {
-	int (*snap)(const struct store_snapshot *, void *);
-	int (*state)(const char *, const char *, const void *, size_t, void *);
-	int (*chan)(const struct store_channel *, void *);
-	int (*msg)(uint64_t, const char *, const void *, size_t, void *);
+/*
+ * A statement in use: bound by query_start(), stepped row by row with
+ * query_next(), ended by query_end().  Each iterator reads its own rows and
+ * calls its own callback, so every callback is called through the type it
+ * was declared with: there is no table of callbacks of every kind (a union
+ * of them was what gcc's -Warray-bounds tripped on, inlining store_get()'s
+ * copy into the channel path) and no row handed on as a void *.
+ */
+struct query {
+	struct store *st;
+	sqlite3_stmt *s; /* NULL: not started, nothing to end */
+	int rc;          /* the last sqlite3_step() result */
 };
-
-#define FOUND (-1) /* S_EXISTS's "callback" result */
-
-/* Binds statement which following fmt (see vbind()) and runs it. */
-#define put(st, which, ...)                                                    \
-	iterate(st, which, (struct visit){0}, NULL, __VA_ARGS__)
 
 /* SQLite's primary result codes that mean more than E_IO here. */
 static const int codes[][2] = {
@@ -344,62 +340,18 @@ exec(struct store *st, const char *sql, long long *ret)
 	return rc == SQLITE_OK ? 0 : db_fail(st, rc);
 }
 
-/* UTF-8 without NUL, overlong forms, surrogates or code points past
- * U+10FFFF. */
-static int
-utf8_valid(const unsigned char *p, size_t len)
-{
-	size_t i, k, n;
-	uint32_t cp, min;
-
-	for (i = 0; i < len; i += n + 1) {
-		if (p[i] == 0)
-			return 0;
-		if (p[i] < 0x80)
-			n = 0, cp = p[i], min = 0;
-		else if ((p[i] & 0xe0) == 0xc0)
-			n = 1, cp = p[i] & 0x1f, min = 0x80;
-		else if ((p[i] & 0xf0) == 0xe0)
-			n = 2, cp = p[i] & 0x0f, min = 0x800;
-		else if ((p[i] & 0xf8) == 0xf0)
-			n = 3, cp = p[i] & 0x07, min = 0x10000;
-		else
-			return 0;
-		if (len - i <= n)
-			return 0;
-		for (k = 1; k <= n; k++) {
-			if ((p[i + k] & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (p[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return 0;
-	}
-	return 1;
-}
-
-/* application/json or type/subtype+json, ignoring case and parameters. */
-static int
-is_json_type(const char *ct)
-{
-	size_t n = strcspn(ct, ";");
-
-	while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
-		n--;
-	if (n == 16 && strncasecmp(ct, "application/json", 16) == 0)
-		return 1;
-	return n > 5 && memchr(ct, '/', n - 5) != NULL &&
-	       strncasecmp(ct + n - 5, "+json", 5) == 0;
-}
-
 /* Binds a state or payload: as TEXT if it may be JSON (VALUE_SQL keeps
- * it TEXT if json_valid() agrees), else as a BLOB. */
+ * it TEXT if json_valid() agrees), else as a BLOB.  TEXT must be UTF-8,
+ * which SQLite takes on trust, and without NUL, where SQLite's JSON
+ * functions would stop reading; whether it is JSON is SQLite's to say,
+ * since json_extract() is what reads it. */
 static int
 bind_value(sqlite3_stmt *s, int i, const char *ct, const void *p, size_t len)
 {
 	if (len == 0)
 		p = ""; /* a NULL pointer would bind SQL NULL */
-	if (is_json_type(ct) && utf8_valid(p, len))
+	if (content_type_is_json(ct) && utf8_valid(p, len) &&
+	    memchr(p, '\0', len) == NULL)
 		return sqlite3_bind_text64(s, i, p, len, SQLITE_STATIC,
 		                           SQLITE_UTF8);
 	return sqlite3_bind_blob64(s, i, p, len, SQLITE_STATIC);
@@ -418,7 +370,7 @@ check_name(struct store *st, char kind, const char *s)
 	size_t len;
 
 	if (s == NULL || (len = strnlen(s, max[k] + 1)) == 0 || len > max[k] ||
-	    !utf8_valid((const unsigned char *)s, len))
+	    !utf8_valid(s, len))
 		return fail(st, E_INVAL, "bad %s", what[k]);
 	return 0;
 }
@@ -516,47 +468,18 @@ read_snapshot(sqlite3_stmt *s, struct store_snapshot *snap)
 	copy_text(snap->audit_reason, sizeof(snap->audit_reason), s, 12);
 }
 
-/* Hands one row of statement which to its callback. */
+/* Column col of q's row as its exact bytes, TEXT or BLOB alike.  The
+ * bytes are SQLite's, valid until the next step. */
 static int
-visit_row(struct store *st, int which, sqlite3_stmt *s, struct visit cb,
-          void *arg)
+column_bytes(struct query *q, int col, const void **ret, size_t *ret_len)
 {
-	struct store_snapshot snap;
-	struct store_channel ch;
-	const void *p;
-	size_t len;
+	const void *p = sqlite3_column_blob(q->s, col);
 
-	switch (which) {
-	case S_EXISTS:
-		return FOUND;
-	case S_NEXT_ID:
-		*(int64_t *)arg = sqlite3_column_int64(s, 0);
-		return FOUND;
-	case S_GET:
-	case S_LIST:
-		read_snapshot(s, &snap);
-		return cb.snap(&snap, arg);
-	case S_CHANNELS:
-		ch.src = text(s, 0);
-		ch.dst = text(s, 1);
-		ch.m = (uint64_t)sqlite3_column_int64(s, 2);
-		ch.n = (uint64_t)sqlite3_column_int64(s, 3);
-		ch.recorded = (uint64_t)sqlite3_column_int64(s, 4);
-		ch.first_seq = (uint64_t)sqlite3_column_int64(s, 5);
-		ch.last_seq = (uint64_t)sqlite3_column_int64(s, 6);
-		ch.consecutive = sqlite3_column_int(s, 7);
-		return cb.chan(&ch, arg);
-	}
-	/* S_STATES or S_MESSAGES: the exact bytes, TEXT or BLOB alike. */
-	p = sqlite3_column_blob(s, 2);
-	len = (size_t)sqlite3_column_bytes(s, 2);
-	if (p == NULL && sqlite3_errcode(st->db) == SQLITE_NOMEM)
-		return fail(st, E_NOMEM, "out of memory");
-	p = p != NULL ? p : ""; /* SQLite gives NULL for zero bytes */
-	if (which == S_STATES)
-		return cb.state(text(s, 0), text(s, 1), p, len, arg);
-	return cb.msg((uint64_t)sqlite3_column_int64(s, 0), text(s, 1), p, len,
-	              arg);
+	*ret_len = (size_t)sqlite3_column_bytes(q->s, col);
+	*ret = p != NULL ? p : ""; /* SQLite gives NULL for zero bytes */
+	if (p == NULL && sqlite3_errcode(q->st->db) == SQLITE_NOMEM)
+		return fail(q->st, E_NOMEM, "out of memory");
+	return 0;
 }
 
 /* 1 if SQLite rolled back the open batch by itself. */
@@ -574,29 +497,76 @@ note_loss(struct store *st)
 		snprintf(st->lost, sizeof(st->lost), "%s", st->errmsg);
 }
 
-/* Binds statement which following fmt (see vbind()) and calls cb once per
- * row until cb returns nonzero, which it returns.  Not re-entrant. */
+/* Binds statement which following fmt (see vbind()) for query_next().
+ * Whatever it returns, query_end() ends q.  Not re-entrant: a statement
+ * already being stepped is E_STATE. */
 static int
-iterate(struct store *st, int which, struct visit cb, void *arg,
-        const char *fmt, ...)
+vquery_start(struct query *q, struct store *st, int which, const char *fmt,
+             va_list ap)
 {
-	sqlite3_stmt *s = st->stmt[which];
-	va_list ap;
-	int rc = SQLITE_OK, rv;
-
-	if (sqlite3_stmt_busy(s))
+	q->st = st;
+	q->s = NULL;
+	q->rc = SQLITE_OK;
+	if (sqlite3_stmt_busy(st->stmt[which]))
 		return fail(st, E_STATE, "iterator re-entered");
-	if (batch_lost(st) && !sqlite3_stmt_readonly(s))
+	if (batch_lost(st) && !sqlite3_stmt_readonly(st->stmt[which]))
 		return fail(st, E_IO, "the batch was rolled back: %s",
 		            st->lost);
+	q->s = st->stmt[which];
+	return vbind(st, q->s, fmt, ap);
+}
+
+static int
+query_start(struct query *q, struct store *st, int which, const char *fmt, ...)
+{
+	va_list ap;
+	int rv;
+
 	va_start(ap, fmt);
-	rv = vbind(st, s, fmt, ap);
+	rv = vquery_start(q, st, which, fmt, ap);
 	va_end(ap);
-	while (rv == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW)
-		rv = visit_row(st, which, s, cb, arg);
-	rc = finish(st, s, rc); /* rc is SQLITE_OK or _ROW if rv != 0 */
-	note_loss(st);
+	return rv;
+}
+
+/* Steps q; 1 when a row is ready, 0 when done or failed (query_end()
+ * says which). */
+static int
+query_next(struct query *q)
+{
+	q->rc = sqlite3_step(q->s);
+	return q->rc == SQLITE_ROW;
+}
+
+/* Ends q: resets its statement and drops its bindings.  Returns rv, the
+ * caller's result so far, if it is not 0, else the statement's error or 0.
+ * A query stopped at a row (rv != 0, or the caller wanted one row) is no
+ * error. */
+static int
+query_end(struct query *q, int rv)
+{
+	int rc;
+
+	if (q->s == NULL)
+		return rv;
+	rc = finish(q->st, q->s, q->rc);
+	note_loss(q->st);
 	return rv != 0 ? rv : rc;
+}
+
+/* Binds statement which following fmt and runs it to the end: a write. */
+static int
+put(struct store *st, int which, const char *fmt, ...)
+{
+	struct query q;
+	va_list ap;
+	int rv;
+
+	va_start(ap, fmt);
+	rv = vquery_start(&q, st, which, fmt, ap);
+	va_end(ap);
+	while (rv == 0 && query_next(&q))
+		;
+	return query_end(&q, rv);
 }
 
 /* An update of snapshot id matched no row: says whether id is unknown
@@ -604,11 +574,15 @@ iterate(struct store *st, int which, struct visit cb, void *arg,
 static int
 no_row(struct store *st, const char *id, const char *why)
 {
-	int rv = put(st, S_EXISTS, "I", id);
+	struct query q;
+	int found = 0, rv = query_start(&q, st, S_EXISTS, "I", id);
 
-	if (rv != FOUND)
-		return rv != 0 ? rv
-		               : fail(st, E_NOENT, "no snapshot %s", id);
+	if (rv == 0)
+		found = query_next(&q);
+	if ((rv = query_end(&q, rv)) != 0)
+		return rv;
+	if (!found)
+		return fail(st, E_NOENT, "no snapshot %s", id);
 	return fail(st, E_STATE, "snapshot %s %s", id, why);
 }
 
@@ -639,8 +613,8 @@ narrow_mode(struct store *st, const char *path, int create)
 	}
 	if (fstat(fd, &sb) == 0 && (sb.st_mode & 0777 & ~DB_MODE) != 0 &&
 	    fchmod(fd, sb.st_mode & DB_MODE) != 0) {
-		fail(st, E_IO, "cannot narrow the mode of %s to %o: %s",
-		     path, DB_MODE, strerror(errno));
+		fail(st, E_IO, "cannot narrow the mode of %s to %o: %s", path,
+		     DB_MODE, strerror(errno));
 		close(fd);
 		return E_IO;
 	}
@@ -820,7 +794,6 @@ store_close(struct store *st)
 	free(st);
 }
 
-
 const char *
 store_errmsg(const struct store *st)
 {
@@ -860,8 +833,7 @@ store_commit(struct store *st)
 	int rv;
 
 	if (batch_lost(st)) {
-		rv = fail(st, E_IO, "the batch was rolled back: %s",
-		          st->lost);
+		rv = fail(st, E_IO, "the batch was rolled back: %s", st->lost);
 		return end_batch(st, rv);
 	}
 	if (sqlite3_get_autocommit(st->db))
@@ -895,14 +867,17 @@ int
 store_next_id(struct store *st, const char *node, int64_t now_ms,
               uint64_t floor, uint64_t *ret_counter)
 {
+	struct query q;
 	int64_t v = 0;
-	int rv = iterate(st, S_NEXT_ID, (struct visit){0}, &v, "Niu", node,
-	                 now_ms, floor);
+	int found = 0,
+	    rv = query_start(&q, st, S_NEXT_ID, "Niu", node, now_ms, floor);
 
-	if (rv == 0)
-		return fail(st, E_SCHEMA, "no id counter in meta");
-	if (rv != FOUND)
+	if (rv == 0 && (found = query_next(&q)))
+		v = sqlite3_column_int64(q.s, 0);
+	if ((rv = query_end(&q, rv)) != 0)
 		return rv;
+	if (!found)
+		return fail(st, E_SCHEMA, "no id counter in meta");
 	if (v <= 0)
 		return fail(st, E_IO, "id counter %lld", (long long)v);
 	*ret_counter = (uint64_t)v;
@@ -1026,23 +1001,19 @@ store_delete(struct store *st, const char *id)
 	return fail(st, E_NOENT, "no snapshot %s", id);
 }
 
-static int
-copy_snapshot(const struct store_snapshot *snap, void *arg)
-{
-	*(struct store_snapshot *)arg = *snap;
-	return FOUND;
-}
-
 int
 store_get(struct store *st, const char *id, struct store_snapshot *ret)
 {
 	struct store_snapshot snap;
-	int rv = iterate(st, S_GET, (struct visit){.snap = copy_snapshot},
-	                 &snap, "I", id);
+	struct query q;
+	int found = 0, rv = query_start(&q, st, S_GET, "I", id);
 
-	if (rv != FOUND)
-		return rv != 0 ? rv
-		               : fail(st, E_NOENT, "no snapshot %s", id);
+	if (rv == 0 && (found = query_next(&q)))
+		read_snapshot(q.s, &snap);
+	if ((rv = query_end(&q, rv)) != 0)
+		return rv;
+	if (!found)
+		return fail(st, E_NOENT, "no snapshot %s", id);
 	*ret = snap;
 	return 0;
 }
@@ -1051,7 +1022,15 @@ int
 store_list(struct store *st,
            int (*cb)(const struct store_snapshot *snap, void *arg), void *arg)
 {
-	return iterate(st, S_LIST, (struct visit){.snap = cb}, arg, "");
+	struct store_snapshot snap;
+	struct query q;
+	int rv = query_start(&q, st, S_LIST, "");
+
+	while (rv == 0 && query_next(&q)) {
+		read_snapshot(q.s, &snap);
+		rv = cb(&snap, arg);
+	}
+	return query_end(&q, rv);
 }
 
 int
@@ -1060,7 +1039,15 @@ store_foreach_state(struct store *st, const char *id,
                               const void *state, size_t len, void *arg),
                     void *arg)
 {
-	return iterate(st, S_STATES, (struct visit){.state = cb}, arg, "I", id);
+	struct query q;
+	const void *p;
+	size_t len;
+	int rv = query_start(&q, st, S_STATES, "I", id);
+
+	while (rv == 0 && query_next(&q))
+		if ((rv = column_bytes(&q, 2, &p, &len)) == 0)
+			rv = cb(text(q.s, 0), text(q.s, 1), p, len, arg);
+	return query_end(&q, rv);
 }
 
 int
@@ -1068,8 +1055,22 @@ store_foreach_channel(struct store *st, const char *id,
                       int (*cb)(const struct store_channel *ch, void *arg),
                       void *arg)
 {
-	return iterate(st, S_CHANNELS, (struct visit){.chan = cb}, arg, "I",
-	               id);
+	struct store_channel ch;
+	struct query q;
+	int rv = query_start(&q, st, S_CHANNELS, "I", id);
+
+	while (rv == 0 && query_next(&q)) {
+		ch.src = text(q.s, 0);
+		ch.dst = text(q.s, 1);
+		ch.m = (uint64_t)sqlite3_column_int64(q.s, 2);
+		ch.n = (uint64_t)sqlite3_column_int64(q.s, 3);
+		ch.recorded = (uint64_t)sqlite3_column_int64(q.s, 4);
+		ch.first_seq = (uint64_t)sqlite3_column_int64(q.s, 5);
+		ch.last_seq = (uint64_t)sqlite3_column_int64(q.s, 6);
+		ch.consecutive = sqlite3_column_int(q.s, 7);
+		rv = cb(&ch, arg);
+	}
+	return query_end(&q, rv);
 }
 
 int
@@ -1079,8 +1080,16 @@ store_foreach_message(struct store *st, const char *id, const char *src,
                                 const void *payload, size_t len, void *arg),
                       void *arg)
 {
-	return iterate(st, S_MESSAGES, (struct visit){.msg = cb}, arg, "INN",
-	               id, src, dst);
+	struct query q;
+	const void *p;
+	size_t len;
+	int rv = query_start(&q, st, S_MESSAGES, "INN", id, src, dst);
+
+	while (rv == 0 && query_next(&q))
+		if ((rv = column_bytes(&q, 2, &p, &len)) == 0)
+			rv = cb((uint64_t)sqlite3_column_int64(q.s, 0),
+			        text(q.s, 1), p, len, arg);
+	return query_end(&q, rv);
 }
 
 /* The store as the coordinator's port: each entry is the store.h

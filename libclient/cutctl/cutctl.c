@@ -18,7 +18,6 @@
 #include "config.h"
 #include "cut/cut.h"
 #include "cutctl.h"
-#include "json.h"
 #include "rpc.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
@@ -114,6 +113,20 @@ fail(int status, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return status;
+}
+
+/* Writes JSON document doc (NULL: building it ran out of memory) to
+ * stdout; returns 0 or an exit status after saying what failed. */
+static int
+json_out(json_t *doc)
+{
+	int built = doc != NULL;
+
+	if (cj_print(stdout, doc) == 0)
+		return 0;
+	if (!built)
+		return fail(EX_SOFTWARE, "out of memory");
+	return fail(EX_IOERR, "cannot write the output");
 }
 
 /* The exit status for a CUT_E* code. */
@@ -291,8 +304,7 @@ control_url(struct ctl *x)
 		return fail(EX_USAGE, "give --control URL, or --cluster FILE "
 		                      "and --node NAME");
 	if ((rv = config_load(o->cluster, &cfg, &errors)) != 0) {
-		fprintf(stderr, "%s",
-		        errors != NULL ? errors : err_str(rv));
+		fprintf(stderr, "%s", errors != NULL ? errors : err_str(rv));
 		free(errors);
 		return EX_CONFIG;
 	}
@@ -439,10 +451,12 @@ wait_for(struct ctl *x, const char *id)
 		fputs("\r\033[K", stderr);
 	if (rv != 0)
 		return rv;
-	if (x->o->json)
-		print_snapshot_json(stdout, s, DETAIL_SUMMARY);
-	else
+	if (!x->o->json)
 		print_summary_line(stdout, s);
+	else if ((rv = json_out(snapshot_json(s, DETAIL_SUMMARY))) != 0) {
+		protobuf_c_message_free_unpacked(body, NULL);
+		return rv;
+	}
 	rv = outcome(s);
 	protobuf_c_message_free_unpacked(body, NULL);
 	return rv;
@@ -454,7 +468,6 @@ cmd_snapshot(struct ctl *x)
 	Cut__V1__StartRequest req = CUT__V1__START_REQUEST__INIT;
 	Cut__V1__StartReply *rep;
 	ProtobufCMessage *body;
-	struct json j;
 	int rv;
 
 	req.has_timeout_ms = x->o->deadline_ms > 0;
@@ -469,12 +482,9 @@ cmd_snapshot(struct ctl *x)
 			fprintf(stderr, "started %s\n", rep->snapshot_id);
 		rv = wait_for(x, rep->snapshot_id);
 	} else if (x->o->json) {
-		json_init(&j, stdout);
-		json_object_begin(&j);
-		json_kv_string(&j, "id", rep->snapshot_id);
-		json_kv_uint(&j, "started_ms", rep->started_ms);
-		json_object_end(&j);
-		json_finish(&j);
+		rv = json_out(
+		    json_pack("{s:o, s:I}", "id", cj_string(rep->snapshot_id),
+		              "started_ms", (json_int_t)rep->started_ms));
 	} else {
 		printf("%s\n", rep->snapshot_id);
 	}
@@ -510,14 +520,15 @@ cmd_list(struct ctl *x)
 			return fail(EX_PROTOCOL, "bad list from the daemon");
 		}
 	if (x->o->json)
-		print_list_json(stdout, l);
+		rv = json_out(list_json(l));
 	else
 		print_list_human(stdout, l);
 	protobuf_c_message_free_unpacked(body, NULL);
-	return 0;
+	return rv;
 }
 
-/* show: states, and the first few in-transit messages of each channel. */
+/* show: states, and (as text) the first few in-transit messages of each
+ * channel. */
 static int
 cmd_show(struct ctl *x)
 {
@@ -526,7 +537,7 @@ cmd_show(struct ctl *x)
 	int rv;
 
 	req.snapshot_id = (char *)x->o->args[0];
-	req.has_include_states = req.include_states = !x->o->json;
+	req.has_include_states = req.include_states = 1;
 	req.has_include_messages = req.include_messages = !x->o->json;
 	req.has_max_messages = 1;
 	req.max_messages = SHOW_MESSAGES;
@@ -538,8 +549,8 @@ cmd_show(struct ctl *x)
 	if (rpc_check_snapshot((Cut__V1__SnapshotInfo *)body) != 0)
 		rv = fail(EX_PROTOCOL, "bad snapshot from the daemon");
 	else if (x->o->json)
-		print_snapshot_json(stdout, (Cut__V1__SnapshotInfo *)body,
-		                    DETAIL_SHOW);
+		rv = json_out(
+		    snapshot_json((Cut__V1__SnapshotInfo *)body, DETAIL_SHOW));
 	else
 		print_snapshot_human(stdout, (Cut__V1__SnapshotInfo *)body);
 	protobuf_c_message_free_unpacked(body, NULL);
@@ -560,9 +571,9 @@ cmd_export(struct ctl *x)
 	if (rv != 0)
 		return fail(exit_code(rv), "%s",
 		            err[0] != '\0' ? err : cut_strerror(rv));
-	print_snapshot_json(stdout, s, DETAIL_EXPORT);
+	rv = json_out(snapshot_json(s, DETAIL_EXPORT));
 	protobuf_c_message_free_unpacked(&s->base, NULL);
-	return 0;
+	return rv;
 }
 
 static int
@@ -578,12 +589,12 @@ cmd_status(struct ctl *x)
 	if (rv != 0)
 		return rv;
 	if (x->o->json)
-		print_status_json(stdout, (Cut__V1__StatusReply *)body);
+		rv = json_out(status_json((Cut__V1__StatusReply *)body));
 	else
 		print_status_human(stdout, (Cut__V1__StatusReply *)body,
 		                   now_ms());
 	protobuf_c_message_free_unpacked(body, NULL);
-	return 0;
+	return rv;
 }
 
 static int
@@ -591,7 +602,6 @@ cmd_delete(struct ctl *x)
 {
 	Cut__V1__DeleteRequest req = CUT__V1__DELETE_REQUEST__INIT;
 	ProtobufCMessage *body;
-	struct json j;
 	int rv;
 
 	req.snapshot_id = (char *)x->o->args[0];
@@ -600,17 +610,13 @@ cmd_delete(struct ctl *x)
 	         &cut__v1__delete_reply__descriptor, call_timeout(x), 0, &body);
 	if (rv != 0)
 		return rv;
-	if (x->o->json) {
-		json_init(&j, stdout);
-		json_object_begin(&j);
-		json_kv_string(&j, "deleted", req.snapshot_id);
-		json_object_end(&j);
-		json_finish(&j);
-	} else {
+	if (x->o->json)
+		rv = json_out(
+		    json_pack("{s:o}", "deleted", cj_string(req.snapshot_id)));
+	else
 		printf("deleted %s\n", req.snapshot_id);
-	}
 	protobuf_c_message_free_unpacked(body, NULL);
-	return 0;
+	return rv;
 }
 
 /* Runs the command; returns the exit status. */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cutjson.h"
 #include "cutproto.h"
 
 /* How much of a snapshot to print. */
@@ -20,10 +21,11 @@ enum detail {
 /* The status of s as a word: "in_progress", "complete", "aborted". */
 const char *snapshot_status_word(const Cut__V1__SnapshotInfo *s);
 
-/* Writes snapshot s as JSON: the summary members, and for DETAIL_SHOW and
- * DETAIL_EXPORT its nodes and channels. */
-void print_snapshot_json(FILE *f, const Cut__V1__SnapshotInfo *s,
-                         enum detail d);
+/* Snapshot s as JSON: the summary members, and for DETAIL_SHOW and
+ * DETAIL_EXPORT its nodes and channels (the shapes are described at the
+ * top of cutctl_print.c).  The JSON builders return a new document for
+ * cj_print(), or NULL when out of memory. */
+json_t *snapshot_json(const Cut__V1__SnapshotInfo *s, enum detail d);
 
 /* Writes the one-line summary of s, for `wait` and `snapshot --wait`. */
 void print_summary_line(FILE *f, const Cut__V1__SnapshotInfo *s);
@@ -31,14 +33,14 @@ void print_summary_line(FILE *f, const Cut__V1__SnapshotInfo *s);
 /* Writes the readable picture of s for `show`. */
 void print_snapshot_human(FILE *f, const Cut__V1__SnapshotInfo *s);
 
-/* Writes the table of `list`, or its JSON. */
+/* Writes the table of `list`; its JSON. */
 void print_list_human(FILE *f, const Cut__V1__ListReply *l);
-void print_list_json(FILE *f, const Cut__V1__ListReply *l);
+json_t *list_json(const Cut__V1__ListReply *l);
 
-/* Writes the node status of `status`, readable or as JSON. */
+/* Writes the node status of `status`; its JSON. */
 void print_status_human(FILE *f, const Cut__V1__StatusReply *s,
                         uint64_t now_ms);
-void print_status_json(FILE *f, const Cut__V1__StatusReply *s);
+json_t *status_json(const Cut__V1__StatusReply *s);
 
 /* Unix time now, in milliseconds. */
 uint64_t now_ms(void);

@@ -1,9 +1,12 @@
 /*
  * cutctl_print.c - cutctl's output: snapshots, lists and node status, as
- * text for people and as JSON for scripts.
+ * text for people and as JSON for scripts, built with jansson and written
+ * with cutjson.h's fixed flags (two-space indentation, members in the
+ * order below, reals with 17 digits).
  *
  * The JSON shapes are a contract: members are only ever added, never
- * renamed or removed.  Every command prints one document:
+ * renamed or removed (the README's Changelog lists the exceptions).  Every
+ * command prints one document:
  *
  *   snapshot            {"id": S, "started_ms": N}
  *   snapshot --wait,    SUMMARY
@@ -11,9 +14,9 @@
  *   list                {"snapshots": [SUMMARY...]}      newest first
  *   show ID             SUMMARY + {"nodes": [NODE...],
  *                                  "channels": [CHANNEL...]}
- *   export ID           as show, and each NODE has "state": PAYLOAD|null,
- *                       each CHANNEL "messages": [{"seq": N,
- *                       "content_type": S|null, "payload": PAYLOAD}...]
+ *   export ID           as show, and each CHANNEL has "messages":
+ *                       [{"seq": N, "content_type": S|null,
+ *                         "payload": PAYLOAD}...]
  *   status              {"node", "cluster", "version": S, "uptime_ms": N,
  *                        "app_connected": B, "storage_degraded": S|null,
  *                        "peers": [{"node": S, "connected": B,
@@ -43,19 +46,29 @@
  *             "duration_ms": N|null, "deadline_ms": N|null,
  *             "parts_received", "parts_expected", "channels_recording": N,
  *             "audit": {"consistent": B, "reason": S}|null}
- *   NODE     {"node": S, "content_type": S|null, "state_size": N}
+ *   NODE     {"node": S, "content_type": S|null, "state_size": N,
+ *             "state": PAYLOAD|null}     null: the daemon sent no state
  *   CHANNEL  {"src", "dst": S, "m", "n", "count": N}
- *   PAYLOAD  {"encoding": "utf-8"|"base64", "data": S}: the bytes as a
- *            string when they are valid UTF-8, else in base64
+ *   PAYLOAD  {"content_type": S|null, "encoding": "json", "data": VALUE}
+ *            when the content type is JSON (application/json or a +json
+ *            suffix) and the bytes are one JSON value, embedded as it;
+ *            else {"content_type": S|null, "encoding": "base64",
+ *            "data": S}, the bytes in base64, and when the type said JSON
+ *            but the bytes are not (or hold a duplicate key, or a number
+ *            beyond 64-bit integers and doubles), also
+ *            "invalid_json": true, "json_error": S (cj_payload())
  *
- * Times are Unix milliseconds.  Output is deterministic for given data.
+ * Times are Unix milliseconds.  Strings that are not UTF-8 (names,
+ * reasons) have each bad byte replaced by U+FFFD; states and payloads are
+ * never altered.  Output is deterministic for given data.
  */
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>
 
 #include "cutctl.h"
-#include "json.h"
+#include "cutjson.h"
+#include "text.h"
 
 /* How a state or payload is abbreviated in `show`. */
 #define STATE_WIDTH    60
@@ -86,123 +99,117 @@ snapshot_status_word(const Cut__V1__SnapshotInfo *s)
 	}
 }
 
-/* The summary members of s, inside an object. */
-static void
-summary_members(struct json *j, const Cut__V1__SnapshotInfo *s)
+/* A uint64_t as a JSON integer.  jansson's integers are signed 64-bit;
+ * cutd never sends more (its store refuses counts above INT64_MAX), and a
+ * reply that does gets a real of the right size rather than a negative
+ * integer. */
+static json_t *
+juint(uint64_t v)
 {
-	json_kv_string(j, "id", s->id);
-	json_kv_string(j, "initiator", s->initiator);
-	json_kv_string(j, "status", snapshot_status_word(s));
-	json_kv_string(j, "reason", s->reason);
-	json_kv_uint(j, "started_ms", s->started_ms);
-	json_kv_uint(j, "finished_ms", s->finished_ms);
-	json_key(j, "duration_ms");
-	if (s->finished_ms >= s->started_ms && s->finished_ms > 0)
-		json_uint(j, s->finished_ms - s->started_ms);
-	else
-		json_null(j);
-	json_key(j, "deadline_ms");
-	if (s->has_deadline_ms)
-		json_uint(j, s->deadline_ms);
-	else
-		json_null(j);
-	json_kv_uint(j, "parts_received", s->parts_received);
-	json_kv_uint(j, "parts_expected", s->parts_expected);
-	json_kv_uint(j, "channels_recording", s->channels_recording);
-	json_key(j, "audit");
-	if (s->audit == NULL) {
-		json_null(j);
-	} else {
-		json_object_begin(j);
-		json_kv_bool(j, "consistent", s->audit->consistent);
-		json_kv_string(j, "reason", s->audit->reason);
-		json_object_end(j);
-	}
+	if (v > INT64_MAX)
+		return json_real((double)v);
+	return json_integer((json_int_t)v);
 }
 
-static void
-nodes_json(struct json *j, const Cut__V1__SnapshotInfo *s, enum detail d)
+/* The SUMMARY object of s. */
+static json_t *
+summary_json(const Cut__V1__SnapshotInfo *s)
+{
+	json_t *o;
+
+	o = json_pack("{s:o, s:o, s:s, s:o, s:o, s:o}", "id", cj_string(s->id),
+	              "initiator", cj_string(s->initiator), "status",
+	              snapshot_status_word(s), "reason", cj_string(s->reason),
+	              "started_ms", juint(s->started_ms), "finished_ms",
+	              juint(s->finished_ms));
+	o = cj_set(o, "duration_ms",
+	           s->finished_ms >= s->started_ms && s->finished_ms > 0
+	               ? juint(s->finished_ms - s->started_ms)
+	               : json_null());
+	o = cj_set(o, "deadline_ms",
+	           s->has_deadline_ms ? juint(s->deadline_ms) : json_null());
+	o = cj_set(o, "parts_received", juint(s->parts_received));
+	o = cj_set(o, "parts_expected", juint(s->parts_expected));
+	o = cj_set(o, "channels_recording", juint(s->channels_recording));
+	return cj_set(o, "audit",
+	              s->audit == NULL
+	                  ? json_null()
+	                  : json_pack("{s:b, s:o}", "consistent",
+	                              s->audit->consistent, "reason",
+	                              cj_string(s->audit->reason)));
+}
+
+static json_t *
+nodes_json(const Cut__V1__SnapshotInfo *s)
 {
 	const Cut__V1__NodeState *n;
+	json_t *a = json_array();
 	size_t i;
 
-	json_key(j, "nodes");
-	json_array_begin(j);
 	for (i = 0; i < s->n_nodes; i++) {
 		n = s->nodes[i];
-		json_object_begin(j);
-		json_kv_string(j, "node", n->node);
-		json_kv_string(j, "content_type", n->content_type);
-		json_kv_uint(j, "state_size", n->state_size);
-		if (d == DETAIL_EXPORT) {
-			json_key(j, "state");
-			if (n->has_state)
-				json_payload(j, n->state.data, n->state.len);
-			else
-				json_null(j);
-		}
-		json_object_end(j);
+		a = cj_append(
+		    a, json_pack("{s:o, s:o, s:o, s:o}", "node",
+		                 cj_string(n->node), "content_type",
+		                 cj_string(n->content_type), "state_size",
+		                 juint(n->state_size), "state",
+		                 n->has_state
+		                     ? cj_payload(n->content_type,
+		                                  n->state.data, n->state.len)
+		                     : json_null()));
 	}
-	json_array_end(j);
+	return a;
 }
 
-static void
-messages_json(struct json *j, const Cut__V1__ChannelState *c)
+static json_t *
+messages_json(const Cut__V1__ChannelState *c)
 {
 	const Cut__V1__ChannelMessage *m;
+	json_t *a = json_array();
 	size_t i;
 
-	json_key(j, "messages");
-	json_array_begin(j);
 	for (i = 0; i < c->n_messages; i++) {
 		m = c->messages[i];
-		json_object_begin(j);
-		json_kv_uint(j, "seq", m->seq);
-		json_kv_string(j, "content_type", m->content_type);
-		json_key(j, "payload");
-		json_payload(j, m->payload.data, m->payload.len);
-		json_object_end(j);
+		a = cj_append(
+		    a, json_pack("{s:o, s:o, s:o}", "seq", juint(m->seq),
+		                 "content_type", cj_string(m->content_type),
+		                 "payload",
+		                 cj_payload(m->content_type, m->payload.data,
+		                            m->payload.len)));
 	}
-	json_array_end(j);
+	return a;
 }
 
-static void
-channels_json(struct json *j, const Cut__V1__SnapshotInfo *s, enum detail d)
+static json_t *
+channels_json(const Cut__V1__SnapshotInfo *s, enum detail d)
 {
 	const Cut__V1__ChannelState *c;
+	json_t *a = json_array(), *o;
 	size_t i;
 
-	json_key(j, "channels");
-	json_array_begin(j);
 	for (i = 0; i < s->n_channels; i++) {
 		c = s->channels[i];
-		json_object_begin(j);
-		json_kv_string(j, "src", c->src);
-		json_kv_string(j, "dst", c->dst);
-		json_kv_uint(j, "m", c->m);
-		json_kv_uint(j, "n", c->n);
-		json_kv_uint(j, "count", c->count);
+		o = json_pack("{s:o, s:o, s:o, s:o, s:o}", "src",
+		              cj_string(c->src), "dst", cj_string(c->dst), "m",
+		              juint(c->m), "n", juint(c->n), "count",
+		              juint(c->count));
 		if (d == DETAIL_EXPORT)
-			messages_json(j, c);
-		json_object_end(j);
+			o = cj_set(o, "messages", messages_json(c));
+		a = cj_append(a, o);
 	}
-	json_array_end(j);
+	return a;
 }
 
-void
-print_snapshot_json(FILE *f, const Cut__V1__SnapshotInfo *s, enum detail d)
+json_t *
+snapshot_json(const Cut__V1__SnapshotInfo *s, enum detail d)
 {
-	struct json j;
+	json_t *o = summary_json(s);
 
-	json_init(&j, f);
-	json_object_begin(&j);
-	summary_members(&j, s);
 	if (d != DETAIL_SUMMARY) {
-		nodes_json(&j, s, d);
-		channels_json(&j, s, d);
+		o = cj_set(o, "nodes", nodes_json(s));
+		o = cj_set(o, "channels", channels_json(s, d));
 	}
-	json_object_end(&j);
-	json_finish(&j);
+	return o;
 }
 
 /* Writes a duration in ms readably: "15 ms", "2.4 s", "3 min 20 s". */
@@ -384,24 +391,15 @@ print_list_human(FILE *f, const Cut__V1__ListReply *l)
 	}
 }
 
-void
-print_list_json(FILE *f, const Cut__V1__ListReply *l)
+json_t *
+list_json(const Cut__V1__ListReply *l)
 {
-	struct json j;
+	json_t *a = json_array();
 	size_t i;
 
-	json_init(&j, f);
-	json_object_begin(&j);
-	json_key(&j, "snapshots");
-	json_array_begin(&j);
-	for (i = 0; i < l->n_snapshots; i++) {
-		json_object_begin(&j);
-		summary_members(&j, l->snapshots[i]);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	json_object_end(&j);
-	json_finish(&j);
+	for (i = 0; i < l->n_snapshots; i++)
+		a = cj_append(a, summary_json(l->snapshots[i]));
+	return json_pack("{s:o}", "snapshots", a);
 }
 
 /* The TLS lines of a peer, when its links use TLS. */
@@ -492,86 +490,69 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 		        s->unauthenticated_batches);
 }
 
-static void
-json_peer_tls(struct json *j, const Cut__V1__PeerStatus *p)
+static json_t *
+peer_json(const Cut__V1__PeerStatus *p)
 {
+	json_t *o = json_pack(
+	    "{s:o, s:b, s:o, s:o}", "node", cj_string(p->node), "connected",
+	    p->connected, "last_seen_ms", juint(p->last_seen_ms),
+	    "refused_connections", juint(p->refused_connections));
+
 	if (!p->has_tls || !p->tls)
-		return;
-	json_kv_bool(j, "tls", 1);
-	json_kv_bool(j, "authenticated", p->authenticated);
-	json_kv_uint(j, "auth_failures", p->auth_failures);
-	json_key(j, "last_auth_error");
-	if (p->last_auth_error != NULL)
-		json_string(j, p->last_auth_error);
-	else
-		json_null(j);
-	json_kv_uint(j, "last_auth_error_ms", p->last_auth_error_ms);
+		return o;
+	o = cj_set(o, "tls", json_true());
+	o = cj_set(o, "authenticated", json_boolean(p->authenticated));
+	o = cj_set(o, "auth_failures", juint(p->auth_failures));
+	o = cj_set(o, "last_auth_error", cj_string(p->last_auth_error));
+	return cj_set(o, "last_auth_error_ms", juint(p->last_auth_error_ms));
 }
 
-void
-print_status_json(FILE *f, const Cut__V1__StatusReply *s)
+static json_t *
+channel_status_json(const Cut__V1__ChannelStatus *c)
 {
-	struct json j;
+	json_t *o = json_pack("{s:o, s:o}", "src", cj_string(c->src), "dst",
+	                      cj_string(c->dst));
+
+	o = cj_set(o, "sent", juint(c->sent));
+	o = cj_set(o, "acked", juint(c->acked));
+	o = cj_set(o, "delivered", juint(c->delivered));
+	o = cj_set(o, "queued", juint(c->queued));
+	o = cj_set(o, "taken", juint(c->taken));
+	o = cj_set(o, "window_used_bytes", juint(c->window_used_bytes));
+	o = cj_set(o, "stalls", juint(c->stalls));
+	o = cj_set(o, "resent", juint(c->resent));
+	return cj_set(o, "duplicates", juint(c->duplicates));
+}
+
+json_t *
+status_json(const Cut__V1__StatusReply *s)
+{
+	json_t *o, *peers = json_array(), *chans = json_array(),
+	           *ids = json_array();
 	size_t i;
 
-	json_init(&j, f);
-	json_object_begin(&j);
-	json_kv_string(&j, "node", s->node);
-	json_kv_string(&j, "cluster", s->cluster);
-	json_kv_string(&j, "version", s->version);
-	json_kv_uint(&j, "uptime_ms", s->uptime_ms);
-	json_kv_bool(&j, "app_connected", s->app_connected);
-	json_key(&j, "storage_degraded");
-	if (s->storage_degraded != NULL)
-		json_string(&j, s->storage_degraded);
-	else
-		json_null(&j);
-	json_key(&j, "peers");
-	json_array_begin(&j);
-	for (i = 0; i < s->n_peers; i++) {
-		json_object_begin(&j);
-		json_kv_string(&j, "node", s->peers[i]->node);
-		json_kv_bool(&j, "connected", s->peers[i]->connected);
-		json_kv_uint(&j, "last_seen_ms", s->peers[i]->last_seen_ms);
-		json_kv_uint(&j, "refused_connections",
-		             s->peers[i]->refused_connections);
-		json_peer_tls(&j, s->peers[i]);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	json_key(&j, "channels");
-	json_array_begin(&j);
-	for (i = 0; i < s->n_channels; i++) {
-		json_object_begin(&j);
-		json_kv_string(&j, "src", s->channels[i]->src);
-		json_kv_string(&j, "dst", s->channels[i]->dst);
-		json_kv_uint(&j, "sent", s->channels[i]->sent);
-		json_kv_uint(&j, "acked", s->channels[i]->acked);
-		json_kv_uint(&j, "delivered", s->channels[i]->delivered);
-		json_kv_uint(&j, "queued", s->channels[i]->queued);
-		json_kv_uint(&j, "taken", s->channels[i]->taken);
-		json_kv_uint(&j, "window_used_bytes",
-		             s->channels[i]->window_used_bytes);
-		json_kv_uint(&j, "stalls", s->channels[i]->stalls);
-		json_kv_uint(&j, "resent", s->channels[i]->resent);
-		json_kv_uint(&j, "duplicates", s->channels[i]->duplicates);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	json_key(&j, "snapshots_in_progress");
-	json_array_begin(&j);
+	for (i = 0; i < s->n_peers; i++)
+		peers = cj_append(peers, peer_json(s->peers[i]));
+	for (i = 0; i < s->n_channels; i++)
+		chans = cj_append(chans, channel_status_json(s->channels[i]));
 	for (i = 0; i < s->n_snapshots_in_progress; i++)
-		json_string(&j, s->snapshots_in_progress[i]);
-	json_array_end(&j);
-	json_kv_uint(&j, "bad_frames", s->bad_frames);
-	json_kv_uint(&j, "bad_frames_peer", s->bad_frames_peer);
-	json_kv_uint(&j, "bad_frames_app", s->bad_frames_app);
-	json_kv_uint(&j, "bad_frames_control", s->bad_frames_control);
-	json_kv_uint(&j, "calls_denied", s->calls_denied);
-	json_kv_uint(&j, "starts_limited", s->starts_limited);
-	json_kv_uint(&j, "tls_listener_failures", s->tls_listener_failures);
-	json_kv_uint(&j, "auth_failures_unknown", s->auth_failures_unknown);
-	json_kv_uint(&j, "unauthenticated_batches", s->unauthenticated_batches);
-	json_object_end(&j);
-	json_finish(&j);
+		ids = cj_append(ids, cj_string(s->snapshots_in_progress[i]));
+	o = json_pack("{s:o, s:o, s:o, s:o, s:b, s:o}", "node",
+	              cj_string(s->node), "cluster", cj_string(s->cluster),
+	              "version", cj_string(s->version), "uptime_ms",
+	              juint(s->uptime_ms), "app_connected", s->app_connected,
+	              "storage_degraded", cj_string(s->storage_degraded));
+	o = cj_set(o, "peers", peers);
+	o = cj_set(o, "channels", chans);
+	o = cj_set(o, "snapshots_in_progress", ids);
+	o = cj_set(o, "bad_frames", juint(s->bad_frames));
+	o = cj_set(o, "bad_frames_peer", juint(s->bad_frames_peer));
+	o = cj_set(o, "bad_frames_app", juint(s->bad_frames_app));
+	o = cj_set(o, "bad_frames_control", juint(s->bad_frames_control));
+	o = cj_set(o, "calls_denied", juint(s->calls_denied));
+	o = cj_set(o, "starts_limited", juint(s->starts_limited));
+	o = cj_set(o, "tls_listener_failures", juint(s->tls_listener_failures));
+	o = cj_set(o, "auth_failures_unknown", juint(s->auth_failures_unknown));
+	return cj_set(o, "unauthenticated_batches",
+	              juint(s->unauthenticated_batches));
 }

@@ -132,13 +132,21 @@ expect_rc 0 ctl 0 list --json --limit 1
 jtest "$T/out" "[s['id'] for s in d['snapshots']] == ['$id2']"
 echo "ok: list --json"
 
-# show ID --json: SUMMARY, the three nodes and the six channels.
+# show ID --json: SUMMARY, the three nodes with their states and the six
+# channels.  A JSON state is embedded as the JSON value it is, an object
+# here, not as a string; it is what the database holds.
 expect_rc 0 ctl 0 show "$id" --json
+for i in 0 1 2; do
+	sql 0 "SELECT state FROM recorded_states WHERE snapshot_id = '$id' AND node = 'p$i' AND is_json" >"$T/state-p$i.json"
+done
 jtest "$T/out" "$SUMMARY_KEYS | {'nodes', 'channels'} <= set(d)" \
 	"d['id'] == '$id' and d['status'] == 'complete'" \
 	"sorted(n['node'] for n in d['nodes']) == ['p0', 'p1', 'p2']" \
 	"all(n['content_type'] == 'application/json' and n['state_size'] > 0 for n in d['nodes'])" \
-	"all('state' not in n for n in d['nodes'])" \
+	"all(set(n['state']) == {'content_type', 'encoding', 'data'} for n in d['nodes'])" \
+	"all(n['state']['content_type'] == 'application/json' and n['state']['encoding'] == 'json' for n in d['nodes'])" \
+	"all(isinstance(n['state']['data'], dict) and isinstance(n['state']['data']['balance'], int) for n in d['nodes'])" \
+	"all(n['state']['data'] == json.load(open('$T/state-%s.json' % n['node'])) for n in d['nodes'])" \
 	"sorted((c['src'], c['dst']) for c in d['channels']) == [(s, t) for s in ('p0', 'p1', 'p2') for t in ('p0', 'p1', 'p2') if s != t]" \
 	"all(c['count'] == c['n'] - c['m'] and 'messages' not in c for c in d['channels'])"
 show_transit=$(python3 -c 'import json,sys; print(sum(c["count"] for c in json.load(sys.stdin)["channels"]))' <"$T/out")
@@ -150,9 +158,10 @@ echo "ok: show --json: 3 nodes, 6 channels, $show_transit in transit"
 expect_rc 0 ctl 0 export "$id" --json
 cp "$T/out" "$T/export.json"
 jtest "$T/export.json" "d['id'] == '$id' and len(d['nodes']) == 3 and len(d['channels']) == 6" \
-	"all(n['state']['encoding'] == 'utf-8' and len(n['state']['data'].encode()) == n['state_size'] for n in d['nodes'])" \
+	"all(n['state']['encoding'] == 'json' and n['state']['data'] == json.load(open('$T/state-%s.json' % n['node'])) for n in d['nodes'])" \
 	"all(len(c['messages']) == c['count'] and [m['seq'] for m in c['messages']] == list(range(c['m'] + 1, c['n'] + 1)) for c in d['channels'])" \
-	"sum(json.loads(n['state']['data'])['balance'] for n in d['nodes']) + sum(json.loads(m['payload']['data'])['amount'] for c in d['channels'] for m in c['messages']) == 44"
+	"all(m['content_type'] == m['payload']['content_type'] == 'application/json' and m['payload']['encoding'] == 'json' for c in d['channels'] for m in c['messages'])" \
+	"sum(n['state']['data']['balance'] for n in d['nodes']) + sum(m['payload']['data']['amount'] for c in d['channels'] for m in c['messages']) == 44"
 # Without --json, export prints the same document.
 expect_rc 0 ctl 0 export "$id"
 cmp -s "$T/out" "$T/export.json" || fail "export and export --json differ"

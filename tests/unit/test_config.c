@@ -248,6 +248,42 @@ Test(config, syntax_errors)
 	              "c.ini:6: missing key name before '='\n");
 }
 
+/* What inih's grammar allows, line by line: ':' for '=', a comment or
+ * anything after a header's ']', spaces inside the brackets, an indented
+ * key after another (not a continuation of its value), and a header with
+ * no keys after it, which still counts. */
+Test(config, inih_grammar)
+{
+	struct config *cfg = load_ok("[cluster] ; the cluster\n"
+	                             "name: demo\n"
+	                             "    deadline_ms = 500\n"
+	                             "    max_message = 4096\n"
+	                             "[ node p0 ]junk\n"
+	                             "peer = tcp://127.0.0.1:1 ; inline\n"
+	                             "[node p1]\n"
+	                             "peer=tcp://127.0.0.1:2\n"
+	                             "#[channels]\n");
+
+	cr_assert_str_eq(cfg->cluster, "demo");
+	cr_assert_eq(cfg->deadline_ms, 500);
+	cr_assert_eq(cfg->max_message, 4096);
+	cr_assert_str_eq(cfg->nodes[0].name, "p0");
+	cr_assert_str_eq(cfg->nodes[0].peer, "tcp://127.0.0.1:1");
+	cr_assert_eq(cfg->chans_declared, 0);
+	config_free(cfg);
+	expect_errors(CLUSTER NODE("p0", "1") /* 1-4 */
+	              "[]\n"                  /* 5 */
+	              "peer = x\n"            /* 6: in no section */
+	              "[cluster]\n"           /* 7 */
+	              "[cluster]\n"           /* 8 */
+	              "[node p1]\n",          /* 9: no keys */
+	              "c.ini:5: unknown section []; expected [cluster], "
+	              "[node NAME] or [channels]\n"
+	              "c.ini:7: duplicate [cluster] section (first at line 1)\n"
+	              "c.ini:8: duplicate [cluster] section (first at line 1)\n"
+	              "c.ini:9: [node p1] has no 'peer' key\n");
+}
+
 Test(config, long_line_and_nul)
 {
 	char text[512];
