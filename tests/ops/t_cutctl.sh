@@ -73,11 +73,12 @@ start_app 1 14 --rate 200
 start_app 2 12 --rate 200 --ignore-state-requests 1
 sleep 0.5
 
-# The first snapshot cannot complete before its 2.5 s deadline.  While it
+# The first snapshot cannot complete before its 5 s deadline (long enough
+# for a loaded machine to make the next two calls within it).  While it
 # runs, deleting it and waiting 300 ms for it are refused for now (75);
 # then `wait` blocks until the deadline, prints only the outcome, and
 # exits 1.
-expect_rc 0 ctl 0 snapshot --deadline 2500
+expect_rc 0 ctl 0 snapshot --deadline 5000
 id=$(cat "$T/out")
 case "$id" in p0:[0-9]*) ;; *) fail "snapshot printed '$id'" ;; esac
 expect_rc 75 ctl 0 delete "$id"
