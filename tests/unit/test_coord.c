@@ -1,0 +1,1021 @@
+/*
+ * test_coord.c - the coordinator (daemon/core/coord*.c) through its events
+ * and actions only (coord.h): node p0 of a three-node cluster on a real
+ * store, peers and the application played by the test (coord_harness.h).
+ *
+ * Suites, after the state machines they drive:
+ *
+ *   snap    a snapshot's life at one node (coord_snap.c's diagram):
+ *           RUNNING -> DONE (participant), RUNNING -> WAITING -> DONE
+ *           (initiator, audited), the aligned and unaligned cuts,
+ *           expiry of ended snapshots, coord_stop();
+ *   abort   every way to ABORTED, each with the reason it must give;
+ *   link    the reliable links (coord_peer.c's diagram): order, held
+ *           items, duplicates, acks and taken counts, resends, rewinds,
+ *           heartbeats, restarts;
+ *   conn    binding listener connections to peers, refusals, takeovers,
+ *           silence;
+ *   app     the application's streams (coord_app.c): hello, errors,
+ *           windows and credit, state requests, resume, renumbering;
+ *   batch   the turn's batch of writes (coord.c's diagram) and storage
+ *           faults: commit, busy, begin failure, degraded mode and
+ *           recovery.
+ *
+ * Time is simulated: nothing here sleeps.  What a test asserts is what
+ * came out (frames decoded field by field), what the database holds
+ * (rows, states, channels, messages) and what the queries say.
+ */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coord_harness.h"
+
+#define ITEM_DATA     CUT__V1__PEER_ITEM__ITEM_DATA
+#define ITEM_MARKER   CUT__V1__PEER_ITEM__ITEM_MARKER
+#define ITEM_ACK      CUT__V1__PEER_ITEM__ITEM_ACK
+#define ITEM_HELLO    CUT__V1__PEER_ITEM__ITEM_HELLO
+#define ITEM_PART     CUT__V1__PEER_ITEM__ITEM_PART
+#define ITEM_MESSAGES CUT__V1__PEER_ITEM__ITEM_PART_MESSAGES
+#define ITEM_ABORT    CUT__V1__PEER_ITEM__ITEM_ABORT
+#define ITEM_RENUMBER CUT__V1__PEER_ITEM__ITEM_RENUMBER
+
+#define APP_DELIVER CUT__V1__APP_ITEM__ITEM_DELIVER
+#define APP_REQUEST CUT__V1__APP_ITEM__ITEM_STATE_REQUEST
+#define APP_CREDIT  CUT__V1__APP_ITEM__ITEM_CREDIT
+
+/* A snapshot of p1's, as p1 would name it. */
+#define P1_SNAP "p1:5"
+
+/* Asserts that s contains sub. */
+#define HAS(s, sub)                                                            \
+	cr_assert_not_null(strstr((s), (sub)), "\"%s\" lacks \"%s\"", (s),    \
+	                   (sub))
+
+static struct h *
+linked(const char *extra)
+{
+	struct h *h = h_new(extra);
+
+	h_link(h);
+	return h;
+}
+
+/* An ack from `from` of p0's link items up to upto, with the taken count
+ * of the channel p0 -> from. */
+static void
+ack(struct h *h, const char *from, uint64_t upto, uint64_t taken)
+{
+	struct pb b;
+
+	pb_init(&b, from);
+	pb_ack(&b, upto, 1, taken);
+	h_peer(h, strcmp(from, "p1") == 0 ? H_C1 : H_C2, &b);
+}
+
+/* p0 with its links up and its application connected on H_APP, the
+ * application's first frame (credit) taken, and the peers' (PeerRenumber,
+ * item 1) taken and acknowledged. */
+static struct h *
+ready(const char *extra)
+{
+	struct h *h = linked(extra);
+	struct h_app_items ai = {0};
+
+	h_hello(h, H_APP);
+	h_app_items(h, &ai);
+	h_drain(h);
+	ack(h, "p1", 1, 0);
+	ack(h, "p2", 1, 0);
+	return h;
+}
+
+/* The state request for id among items, or NULL. */
+static const Cut__V1__AppStateRequest *
+request_of(const struct h_app_items *ai, const char *id)
+{
+	for (size_t i = 0; i < ai->n; i++)
+		if (ai->v[i]->item_case == APP_REQUEST &&
+		    strcmp(ai->v[i]->state_request->snapshot_id, id) == 0)
+			return ai->v[i]->state_request;
+	return NULL;
+}
+
+/* The next frames to the application must hold a state request for id;
+ * returns it. */
+static const Cut__V1__AppStateRequest *
+want_request(struct h *h, const char *id)
+{
+	struct h_app_items ai = {0};
+	const Cut__V1__AppStateRequest *r;
+
+	h_app_items(h, &ai);
+	r = request_of(&ai, id);
+	cr_assert_not_null(r, "no state request for %s", id);
+	return r;
+}
+
+/* A marker of id from `from` on link item seq. */
+static void
+marker(struct h *h, const char *from, uint64_t seq, const char *id,
+       uint64_t count)
+{
+	struct pb b;
+
+	pb_init(&b, from);
+	pb_marker(&b, seq, id, count, 0);
+	h_peer(h, strcmp(from, "p1") == 0 ? H_C1 : H_C2, &b);
+}
+
+static void
+data(struct h *h, const char *from, uint64_t seq, uint64_t app_seq,
+     const char *payload)
+{
+	struct pb b;
+
+	pb_init(&b, from);
+	pb_data(&b, seq, app_seq, payload);
+	h_peer(h, strcmp(from, "p1") == 0 ? H_C1 : H_C2, &b);
+}
+
+static void
+want_row(struct h *h, const char *id, enum store_status status,
+         struct store_snapshot *row)
+{
+	int rv = h_row(h, id, row);
+
+	cr_assert_eq(rv, 0, "no row for %s: %s", id, err_str(rv));
+	cr_assert_eq(row->status, status, "%s: status %d, want %d (%s)", id,
+	             row->status, status, row->reason);
+}
+
+/* ---- snap: a snapshot's life ---- */
+
+/* A participant: the first marker makes it RUNNING and asks the
+ * application; its reply sends the markers on; the last channel's marker
+ * completes the part, which goes to the initiator (DONE). */
+Test(snap, participant_running_to_done)
+{
+	struct h *h = ready(NULL);
+	const Cut__V1__AppStateRequest *rq;
+	struct coord_snap_view v;
+	struct store_snapshot row;
+	struct store_channel ch;
+	struct h_items it = {0};
+	const Cut__V1__PeerPart *part;
+	const Cut__V1__PeerMarker *mk;
+	char state[64];
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	v = h_view(h, P1_SNAP);
+	cr_assert(v.known && v.running && !v.ended && !v.initiator);
+	want_row(h, P1_SNAP, STORE_IN_PROGRESS, &row);
+	cr_assert_str_eq(row.initiator, "p1");
+	cr_assert_eq(row.is_initiator, 0);
+	cr_assert_eq(row.parts_expected, 3);
+	rq = want_request(h, P1_SNAP);
+	cr_assert(rq->has_overtake && rq->overtake, "unaligned by default");
+	/* Nothing goes on before the state is in. */
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_MARKER), 0);
+
+	h_reply(h, P1_SNAP, "{\"b\": 1}", 0);
+	cr_assert(h_state(h, P1_SNAP, "p0", state, sizeof(state)));
+	cr_assert_str_eq(state, "{\"b\": 1}");
+	cr_assert(h_channel(h, P1_SNAP, "p1", "p0", &ch));
+	cr_assert_eq(ch.m, 0);
+	cr_assert_eq(ch.n, 0);
+	v = h_view(h, P1_SNAP);
+	cr_assert(v.running);
+	cr_assert_eq(v.channels_recording, 1, "p2 -> p0 still open");
+
+	marker(h, "p2", 1, P1_SNAP, 0);
+	v = h_view(h, P1_SNAP);
+	cr_assert(!v.running && !v.ended,
+	          "complete, but not told before its batch commits");
+	h_commit(h);
+	v = h_view(h, P1_SNAP);
+	cr_assert(v.ended);
+	want_row(h, P1_SNAP, STORE_COMPLETE, &row);
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "complete");
+
+	/* p1 gets the marker (after the renumbering, item 1) and the part;
+	 * nothing was recorded, so no chunk follows. */
+	h_pull_items(h, 1, &it);
+	cr_assert_not_null(h_find(&it, ITEM_MARKER, 0));
+	mk = h_find(&it, ITEM_MARKER, 0)->marker;
+	cr_assert_eq(mk->seq, 2);
+	cr_assert_str_eq(mk->snapshot_id, P1_SNAP);
+	cr_assert_eq(mk->count, 0);
+	cr_assert(mk->has_timeout_ms && mk->timeout_ms == 10000,
+	          "the cluster's deadline, passed on");
+	cr_assert_not_null(h_find(&it, ITEM_PART, 0));
+	part = h_find(&it, ITEM_PART, 0)->part;
+	cr_assert_eq(part->seq, 3);
+	cr_assert_str_eq(part->snapshot_id, P1_SNAP);
+	cr_assert_str_eq(part->node, "p0");
+	cr_assert_str_eq(part->content_type, "application/json");
+	cr_assert_eq(part->state.len, strlen("{\"b\": 1}"));
+	cr_assert_eq(memcmp(part->state.data, "{\"b\": 1}", part->state.len),
+	             0);
+	cr_assert_eq(part->n_channels, 2);
+	cr_assert_str_eq(part->channels[0]->src, "p1");
+	cr_assert_str_eq(part->channels[1]->src, "p2");
+	for (size_t i = 0; i < 2; i++) {
+		cr_assert_eq(part->channels[i]->m, 0);
+		cr_assert_eq(part->channels[i]->n, 0);
+		cr_assert_eq(part->channels[i]->count, 0);
+		cr_assert(part->channels[i]->consecutive);
+	}
+	cr_assert_eq(h_count(&it, ITEM_MESSAGES), 0);
+	/* p2 gets only the marker: parts go to the initiator. */
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 2, &it);
+	cr_assert_eq(h_count(&it, ITEM_MARKER), 1);
+	cr_assert_eq(h_count(&it, ITEM_PART), 0);
+	h_free(h);
+}
+
+/* A message recorded on a channel travels after the part, in a
+ * PeerPartMessages chunk marked final, read back from the database. */
+Test(snap, participant_part_messages)
+{
+	struct h *h = ready(NULL);
+	struct h_items it = {0};
+	const Cut__V1__PeerPart *part;
+	const Cut__V1__PeerPartMessages *pm;
+	struct store_channel ch;
+	uint64_t seqs[4];
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	/* Sent by p2 before its marker, delivered after p0 recorded. */
+	data(h, "p2", 1, 1, "{\"amount\": 7}");
+	marker(h, "p2", 2, P1_SNAP, 1);
+	h_commit(h);
+	cr_assert_eq(h_messages(h, P1_SNAP, "p2", "p0", seqs, 4), 1);
+	cr_assert_eq(seqs[0], 1);
+	cr_assert(h_channel(h, P1_SNAP, "p2", "p0", &ch));
+	cr_assert_eq(ch.m, 0);
+	cr_assert_eq(ch.n, 1);
+	cr_assert_eq(ch.recorded, 1);
+	cr_assert_eq(ch.first_seq, 1);
+	cr_assert_eq(ch.last_seq, 1);
+
+	h_pull_items(h, 1, &it);
+	part = h_find(&it, ITEM_PART, 0)->part;
+	cr_assert_str_eq(part->channels[1]->src, "p2");
+	cr_assert_eq(part->channels[1]->count, 1);
+	cr_assert_eq(part->channels[1]->first_seq, 1);
+	cr_assert_eq(part->channels[1]->last_seq, 1);
+	cr_assert_eq(part->channels[1]->n, 1);
+	cr_assert_eq(h_count(&it, ITEM_MESSAGES), 1);
+	pm = h_find(&it, ITEM_MESSAGES, 0)->part_messages;
+	cr_assert_eq(pm->seq, part->seq + 1);
+	cr_assert_str_eq(pm->snapshot_id, P1_SNAP);
+	cr_assert_str_eq(pm->src, "p2");
+	cr_assert(pm->final);
+	cr_assert_eq(pm->n_messages, 1);
+	cr_assert_eq(pm->messages[0]->seq, 1);
+	cr_assert_str_eq(pm->messages[0]->content_type, "application/json");
+	cr_assert_eq(memcmp(pm->messages[0]->payload.data, "{\"amount\": 7}",
+	                    13),
+	             0);
+	h_free(h);
+}
+
+/* The parts p1 and p2 would send for a snapshot of p0's in which no
+ * message was in transit; m and n of channel src -> from. */
+static void
+part_of(struct h *h, const char *from, uint64_t seq, const char *id,
+        uint64_t n_from_other)
+{
+	struct pb b;
+	const char *other = strcmp(from, "p1") == 0 ? "p2" : "p1";
+	struct h_chan ch[2] = {
+	    {"p0", 0, 0, 0, 0, 0, 1},
+	    {other, 0, n_from_other, 0, 0, 0, 1},
+	};
+
+	pb_init(&b, from);
+	pb_part(&b, seq, id, "{\"b\": 2}", 2, ch);
+	h_peer(h, strcmp(from, "p1") == 0 ? H_C1 : H_C2, &b);
+}
+
+/* The initiator: Start makes it RUNNING; its own part complete makes it
+ * WAITING; the last part in makes it DONE, audited consistent, told once
+ * committed. */
+Test(snap, initiator_running_waiting_done)
+{
+	struct h *h = ready(NULL);
+	const char *id;
+	char sid[ENGINE_ID_MAX + 1];
+	struct coord_snap_view v;
+	struct store_snapshot row;
+	struct store_channel ch;
+	struct h_items it = {0};
+	const Cut__V1__PeerMarker *mk;
+	char state[32];
+
+	id = h_start(h, 0);
+	snprintf(sid, sizeof(sid), "%s", id);
+	cr_assert_str_eq(sid, "p0:4000000000000", "ids follow the wall clock");
+	cr_assert_eq(coord_initiated_in_flight(h->c), 1);
+	cr_assert_eq(coord_in_progress(h->c), 1);
+	want_row(h, sid, STORE_IN_PROGRESS, &row);
+	cr_assert_eq(row.is_initiator, 1);
+	cr_assert_str_eq(row.initiator, "p0");
+	h_commit(h);
+	cr_assert_str_eq(h_disk_status(h, sid), "in_progress");
+	v = h_view(h, sid);
+	cr_assert(v.known && v.running && v.initiator && !v.ended);
+	cr_assert_eq(v.parts_received, 0);
+
+	want_request(h, sid);
+	h_reply(h, sid, "{\"b\": 0}", 0);
+	h_pull_items(h, 1, &it);
+	mk = h_find(&it, ITEM_MARKER, 0)->marker;
+	cr_assert_str_eq(mk->snapshot_id, sid);
+	cr_assert_eq(mk->count, 0);
+	cr_assert_eq(mk->timeout_ms, 10000);
+
+	marker(h, "p1", 1, sid, 0);
+	marker(h, "p2", 1, sid, 0);
+	v = h_view(h, sid);
+	cr_assert(v.running, "WAITING counts as running");
+	cr_assert_eq(v.parts_received, 1, "its own");
+	cr_assert_eq(v.channels_recording, 0);
+
+	part_of(h, "p1", 2, sid, 0);
+	v = h_view(h, sid);
+	cr_assert_eq(v.parts_received, 2);
+	cr_assert(v.running);
+	part_of(h, "p2", 2, sid, 0);
+	v = h_view(h, sid);
+	cr_assert(!v.running);
+	cr_assert(!v.ended, "not told before the commit");
+	cr_assert_eq(v.parts_received, 3);
+	cr_assert_str_eq(h_disk_status(h, sid), "in_progress");
+	h_commit(h);
+	cr_assert(h_view(h, sid).ended);
+	cr_assert_str_eq(h_disk_status(h, sid), "complete");
+	want_row(h, sid, STORE_COMPLETE, &row);
+	cr_assert_eq(row.consistent, 1, "%s", row.audit_reason);
+	cr_assert_eq(row.parts, 3);
+	cr_assert_eq(row.channels, 6);
+	cr_assert(h_state(h, sid, "p1", state, sizeof(state)));
+	cr_assert_str_eq(state, "{\"b\": 2}");
+	cr_assert(h_channel(h, sid, "p0", "p2", &ch));
+	cr_assert_eq(coord_initiated_in_flight(h->c), 0);
+	cr_assert_eq(coord_in_progress(h->c), 0);
+	h_free(h);
+}
+
+/* A part whose channel does not add up: the audit says which, and the
+ * snapshot is complete but inconsistent. */
+Test(snap, initiator_inconsistent_audit)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	want_request(h, sid);
+	h_reply(h, sid, "{}", 0);
+	marker(h, "p1", 1, sid, 0);
+	marker(h, "p2", 1, sid, 0);
+	/* p1 says p2 sent it 2 messages before p2's cut, and recorded
+	 * none of them. */
+	part_of(h, "p1", 2, sid, 2);
+	part_of(h, "p2", 2, sid, 0);
+	h_commit(h);
+	want_row(h, sid, STORE_COMPLETE, &row);
+	cr_assert_eq(row.consistent, 0);
+	HAS(row.audit_reason, "channel p2 -> p1: 2 in-transit messages not "
+	                      "recorded (m=0, n=2, recorded 0)");
+	cr_assert(h_view(h, sid).ended);
+	h_free(h);
+}
+
+/*
+ * The two cuts on the same history: p1's message 1 taken, 2 and 3 queued
+ * and not yet sent to the application when p2's snapshot reaches p0,
+ * message 4 arriving while the state request is pending, p1's marker
+ * counting 4.  Unaligned, the request goes ahead of 2 and 3, the
+ * application records after taking 1, and 2, 3 and 4 are in transit.
+ * Aligned, the request waits behind 2 and 3, which the state holds, and
+ * only 4 is in transit.
+ */
+static void
+cut_history(struct h *h, struct h_app_items *ai)
+{
+	struct h_app_items first = {0};
+
+	data(h, "p1", 1, 1, "{\"amount\": 1}");
+	h_app_items(h, &first);
+	cr_assert_eq(h_app_count(&first, APP_DELIVER), 1);
+	h_taken(h, 1);
+	data(h, "p1", 2, 2, "{\"amount\": 2}");
+	data(h, "p1", 3, 3, "{\"amount\": 3}");
+	marker(h, "p2", 1, "p2:9", 0);
+	data(h, "p1", 4, 4, "{\"amount\": 4}");
+	h_app_items(h, ai);
+}
+
+/* The kinds of the down stream's items in order, as a string: C credit,
+ * D delivery, R state request. */
+static void
+kinds(const struct h_app_items *ai, char *buf)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < ai->n; i++)
+		buf[k++] = ai->v[i]->item_case == APP_DELIVER   ? 'D'
+		           : ai->v[i]->item_case == APP_REQUEST ? 'R'
+		           : ai->v[i]->item_case == APP_CREDIT  ? 'C'
+		                                                : '?';
+	buf[k] = '\0';
+}
+
+Test(snap, unaligned_cut)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+	struct store_channel ch;
+	const Cut__V1__PeerPart *part;
+	const Cut__V1__PeerPartMessages *pm;
+	uint64_t seqs[8];
+	char order[64];
+
+	cut_history(h, &ai);
+	kinds(&ai, order);
+	cr_assert_str_eq(order, "RDDD", "the request overtakes 2, 3 and 4");
+	cr_assert(ai.v[0]->state_request->overtake);
+	cr_assert_eq(ai.v[1]->deliver->seq, 2);
+	/* The application answers ahead of 2, 3 and 4: it had taken 1. */
+	h_reply(h, "p2:9", "{\"b\": 9}", 1);
+	cr_assert_eq(h_messages(h, "p2:9", "p1", "p0", seqs, 8), 3);
+	cr_assert_eq(seqs[0], 2);
+	cr_assert_eq(seqs[1], 3);
+	cr_assert_eq(seqs[2], 4);
+	marker(h, "p1", 5, "p2:9", 4);
+	h_commit(h);
+	cr_assert(h_channel(h, "p2:9", "p1", "p0", &ch));
+	cr_assert_eq(ch.m, 1);
+	cr_assert_eq(ch.n, 4);
+	cr_assert_eq(ch.recorded, 3);
+	cr_assert_eq(ch.first_seq, 2);
+	cr_assert_eq(ch.last_seq, 4);
+	cr_assert(ch.consecutive);
+	h_pull_items(h, 2, &it);
+	part = h_find(&it, ITEM_PART, 0)->part;
+	cr_assert_str_eq(part->channels[0]->src, "p1");
+	cr_assert_eq(part->channels[0]->m, 1);
+	cr_assert_eq(part->channels[0]->count, 3);
+	pm = h_find(&it, ITEM_MESSAGES, 0)->part_messages;
+	cr_assert_eq(pm->n_messages, 3);
+	cr_assert_eq(pm->messages[0]->seq, 2);
+	cr_assert_eq(pm->messages[2]->seq, 4);
+	cr_assert(pm->final);
+	h_free(h);
+}
+
+Test(snap, aligned_cut)
+{
+	struct h *h = ready("cut = aligned\n");
+	struct h_app_items ai = {0};
+	struct store_channel ch;
+	uint64_t seqs[8];
+	char order[64];
+
+	cut_history(h, &ai);
+	kinds(&ai, order);
+	cr_assert_str_eq(order, "DDRD",
+	                 "the request keeps its place behind 2 and 3");
+	cr_assert(!ai.v[2]->state_request->overtake);
+	/* The application has been handed 1, 2 and 3 when it answers. */
+	h_reply(h, "p2:9", "{\"b\": 9}", 3);
+	marker(h, "p1", 5, "p2:9", 4);
+	h_commit(h);
+	cr_assert_eq(h_messages(h, "p2:9", "p1", "p0", seqs, 8), 1);
+	cr_assert_eq(seqs[0], 4);
+	cr_assert(h_channel(h, "p2:9", "p1", "p0", &ch));
+	cr_assert_eq(ch.m, 3);
+	cr_assert_eq(ch.n, 4);
+	cr_assert_eq(ch.recorded, 1);
+	cr_assert(h_view(h, "p2:9").ended);
+	h_free(h);
+}
+
+/* An ended snapshot is kept KEEP_ENDED_MS for late markers and Wait
+ * calls, then forgotten. */
+Test(snap, ended_forgotten_after_keep)
+{
+	struct h *h = ready(NULL);
+	struct coord_snap_view v;
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	marker(h, "p2", 1, P1_SNAP, 0);
+	h_commit(h);
+	h_time(h, KEEP_ENDED_MS);
+	coord_timers(h->c);
+	cr_assert(h_view(h, P1_SNAP).known);
+	h_time(h, 1);
+	coord_timers(h->c);
+	v = h_view(h, P1_SNAP);
+	cr_assert(!v.known);
+	cr_assert(v.ended, "nothing to wait for");
+	h_free(h);
+}
+
+/* coord_stop() ends what is in flight with its reason, in the open
+ * batch. */
+Test(snap, stop_aborts_in_flight)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	h_commit(h);
+	coord_stop(h->c, "daemon stopped");
+	cr_assert(coord_batch_open(h->c));
+	h_commit(h);
+	want_row(h, P1_SNAP, STORE_ABORTED, &row);
+	cr_assert_str_eq(row.reason, "daemon stopped");
+	want_row(h, sid, STORE_ABORTED, &row);
+	cr_assert_str_eq(row.reason, "daemon stopped");
+	cr_assert_str_eq(h_disk_status(h, sid), "aborted");
+	cr_assert(h_view(h, sid).ended);
+	cr_assert(!h_view(h, P1_SNAP).running);
+	cr_assert_eq(coord_initiated_in_flight(h->c), 0);
+	h_free(h);
+}
+
+/* ---- abort: every way to ABORTED ---- */
+
+/* The abort p0 sent to node for id, from the frames owed to it. */
+static const Cut__V1__PeerAbort *
+abort_to(struct h *h, size_t node, const char *id)
+{
+	struct h_items it = {0};
+
+	h_pull_items(h, node, &it);
+	for (size_t i = 0; i < it.n; i++)
+		if (it.v[i]->item_case == ITEM_ABORT &&
+		    strcmp(it.v[i]->abort->snapshot_id, id) == 0)
+			return it.v[i]->abort;
+	cr_assert_fail("no abort of %s to %s", id,
+	               h->cfg->nodes[node].name);
+	return NULL;
+}
+
+static void
+want_aborted(struct h *h, const char *id, const char *reason)
+{
+	struct store_snapshot row;
+
+	want_row(h, id, STORE_ABORTED, &row);
+	cr_assert_str_eq(row.reason, reason);
+	cr_assert(h_view(h, id).ended);
+	cr_assert(!h_view(h, id).running);
+}
+
+/* A participant's deadline is 80 % of the initiator's timeout, so that
+ * the initiator hears why; nobody connected to answer. */
+Test(abort, participant_deadline_no_application)
+{
+	struct h *h = linked(NULL);
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p0: no application connected to answer the state "
+	                  "request";
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	h_commit(h);
+	h_drain(h);
+	cr_assert_leq(coord_next_timer(h->c, 100000), 8000);
+	h_time(h, 7999);
+	coord_timers(h->c);
+	cr_assert(h_view(h, P1_SNAP).running);
+	h_time(h, 1);
+	coord_timers(h->c);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, why);
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	h_free(h);
+}
+
+Test(abort, participant_deadline_application_silent)
+{
+	struct h *h = ready(NULL);
+	const Cut__V1__PeerAbort *a;
+	const char *why =
+	    "p0: the application did not answer the state request";
+	struct pb b;
+
+	/* The initiator's timeout, carried by its marker. */
+	pb_init(&b, "p1");
+	pb_marker(&b, 1, P1_SNAP, 0, 2000);
+	h_peer(h, H_C1, &b);
+	want_request(h, P1_SNAP);
+	h_time(h, 1599);
+	coord_timers(h->c);
+	cr_assert(h_view(h, P1_SNAP).running);
+	h_time(h, 1);
+	coord_timers(h->c);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, why);
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	h_free(h);
+}
+
+Test(abort, participant_deadline_no_marker)
+{
+	struct h *h = ready(NULL);
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p0: no marker on channel p2 -> p0";
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_time(h, 8000);
+	coord_timers(h->c);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, why);
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(!a->root_cause, "it only waited on p2");
+	h_free(h);
+}
+
+/* The initiator's own part is done; nobody sends theirs or a word. */
+Test(abort, initiator_silent_nodes)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p1, p2: no part and no word by the deadline";
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
+	want_request(h, sid);
+	h_reply(h, sid, "{}", 0);
+	marker(h, "p1", 1, sid, 0);
+	marker(h, "p2", 1, sid, 0);
+	h_drain(h);
+	h_time(h, 999);
+	coord_timers(h->c);
+	cr_assert(h_view(h, sid).running);
+	h_time(h, 1);
+	coord_timers(h->c);
+	h_commit(h);
+	want_aborted(h, sid, why);
+	/* Every participant hears the verdict. */
+	for (size_t v = 1; v <= 2; v++) {
+		a = abort_to(h, v, sid);
+		cr_assert_str_eq(a->reason, why);
+		cr_assert(!a->root_cause);
+	}
+	h_free(h);
+}
+
+/* Silent nodes come first; then what this node lacks itself. */
+Test(abort, initiator_silent_nodes_and_own_reason)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
+	want_request(h, sid);
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	want_aborted(h, sid,
+	             "p1, p2: no part and no word by the deadline; p0: the "
+	             "application did not answer the state request");
+	h_free(h);
+}
+
+/* What participants report is kept for the verdict at the deadline, root
+ * causes first, then the initiator's own. */
+Test(abort, initiator_reasons_root_causes_first)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct pb b;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
+	want_request(h, sid);
+	h_reply(h, sid, "{}", 0);
+	marker(h, "p1", 1, sid, 0);
+	pb_init(&b, "p1");
+	pb_abort(&b, 2, sid, "p1: no marker on channel p2 -> p1", 0);
+	h_peer(h, H_C1, &b);
+	pb_init(&b, "p2");
+	pb_abort(&b, 1, sid,
+	         "p2: the application did not answer the state request", 1);
+	h_peer(h, H_C2, &b);
+	cr_assert(h_view(h, sid).running, "the verdict waits for the deadline");
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	want_aborted(h, sid,
+	             "p2: the application did not answer the state request; "
+	             "p1: no marker on channel p2 -> p1; p0: no marker on "
+	             "channel p2 -> p0");
+	h_free(h);
+}
+
+/* A participant ends when its initiator says so, with its words; nobody
+ * else may say so. */
+Test(abort, from_the_initiator)
+{
+	struct h *h = ready(NULL);
+	struct pb b;
+	uint64_t bad;
+	struct h_app_items ai = {0};
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	pb_init(&b, "p2");
+	pb_abort(&b, 1, P1_SNAP, "p2: says so", 0);
+	bad = coord_bad_peer(h->c);
+	h_peer(h, H_C2, &b);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 1, "only p1 may abort p1:5");
+	cr_assert(h_view(h, P1_SNAP).running);
+	pb_init(&b, "p1");
+	pb_abort(&b, 2, P1_SNAP, "p1, p2: no part and no word by the deadline",
+	         0);
+	h_peer(h, H_C1, &b);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, "p1, p2: no part and no word by the deadline");
+	/* Its state request no longer goes to the application. */
+	h_app_items(h, &ai);
+	cr_assert_null(request_of(&ai, P1_SNAP));
+	h_free(h);
+}
+
+/* The application answers after the snapshot ended: dropped, and it did
+ * nothing wrong. */
+Test(abort, late_state_reply_dropped)
+{
+	struct h *h = ready(NULL);
+	struct pb b;
+	uint32_t conn;
+	char state[16];
+	uint64_t bad = coord_bad_app(h->c);
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	pb_init(&b, "p1");
+	pb_abort(&b, 2, P1_SNAP, "p1: gave up", 0);
+	h_peer(h, H_C1, &b);
+	h_reply(h, P1_SNAP, "{}", 0);
+	cr_assert_null(h_app_reply(h, &conn), "no error for a late reply");
+	cr_assert_eq(coord_bad_app(h->c), bad);
+	cr_assert(!h_state(h, P1_SNAP, "p0", state, sizeof(state)));
+	h_commit(h);
+	want_aborted(h, P1_SNAP, "p1: gave up");
+	h_free(h);
+}
+
+/* A peer's restart (its epoch changes on its bound connection) ends what
+ * is in flight: the counts the snapshot relies on are gone. */
+Test(abort, peer_restarted)
+{
+	struct h *h = ready(NULL);
+	struct pb b;
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	pb_init(&b, "p2");
+	b.epoch = H_E2 + 1;
+	pb_hello(&b, 1, b.epoch);
+	h_peer(h, H_C2, &b);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, "p2 restarted");
+	cr_assert_eq(coord_peer_epoch(h->c, 2), H_E2 + 1);
+	h_free(h);
+}
+
+/* The channel from p1 numbers from 1 again (PeerRenumber) while a
+ * snapshot counts on it. */
+Test(abort, channel_numbering_resumed)
+{
+	struct h *h = ready(NULL);
+	struct pb b;
+
+	data(h, "p1", 1, 1, "{}");
+	marker(h, "p1", 2, P1_SNAP, 1);
+	pb_init(&b, "p1");
+	pb_renumber(&b, 3);
+	h_peer(h, H_C1, &b);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, "channel numbering resumed after a restart");
+	cr_assert_eq(h_stats(h, 1).delivered, 0, "counts from 0 again");
+	h_free(h);
+}
+
+/* A batch that does not commit takes every snapshot it held with it; the
+ * ends are written again in a new batch. */
+Test(abort, storage_fault_on_commit)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	const char *why = "p0: storage: injected: commit failed";
+	const Cut__V1__PeerAbort *a;
+	struct coord_snap_view v;
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	h_fail(h, H_COMMIT, E_IO, 1);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "", "the second batch took");
+	cr_assert_eq(h->calls[H_ROLLBACK], 1);
+	want_aborted(h, sid, why);
+	want_aborted(h, P1_SNAP, why);
+	cr_assert_str_eq(h_disk_status(h, sid), "aborted");
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "aborted");
+	v = h_view(h, sid);
+	cr_assert(!v.unsaved);
+	/* The initiator tells everyone; the participant tells p1, as the
+	 * cause. */
+	a = abort_to(h, 2, sid);
+	cr_assert_str_eq(a->reason, why);
+	memset(&v, 0, sizeof(v));
+	{
+		struct h_items it = {0};
+		size_t n = 0;
+
+		h_pull_items(h, 1, &it);
+		for (size_t i = 0; i < it.n; i++) {
+			const Cut__V1__PeerItem *x = it.v[i];
+			if (x->item_case != ITEM_ABORT)
+				continue;
+			n++;
+			cr_assert_str_eq(x->abort->reason, why);
+			if (strcmp(x->abort->snapshot_id, P1_SNAP) == 0)
+				cr_assert(x->abort->root_cause);
+		}
+		cr_assert_eq(n, 2, "p1 hears of both");
+	}
+	h_free(h);
+}
+
+/* Degraded: Start is refused, and a marker of another node's snapshot is
+ * answered with an abort naming the reason. */
+Test(abort, degraded_refuses_start_and_markers)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1], id[ENGINE_ID_MAX + 1];
+	struct errinfo e = {0};
+	const Cut__V1__PeerAbort *a;
+	struct coord_snap_view v;
+	const char *why = "p0: storage degraded: injected: commit failed";
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	h_fail(h, H_COMMIT, E_IO, -1);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "injected: commit failed");
+	/* The end memory holds, in place of the row the lost batch had. */
+	v = h_view(h, sid);
+	cr_assert(v.unsaved && v.ended);
+	cr_assert_str_eq(v.row.id, sid);
+	cr_assert_eq(v.row.status, STORE_ABORTED);
+	cr_assert_str_eq(v.row.reason, "p0: storage: injected: commit failed");
+	cr_assert_eq(v.row.is_initiator, 1);
+	cr_assert_str_eq(h_disk_status(h, sid), "");
+
+	cr_assert_eq(coord_start(h->c, 0, id, &e), E_STORAGE);
+	cr_assert_str_eq(e.text, "storage degraded: injected: commit failed");
+	memset(&e, 0, sizeof(e));
+	cr_assert_eq(coord_delete(h->c, sid, &e), E_STORAGE);
+
+	h_drain(h);
+	marker(h, "p2", 1, "p2:3", 0);
+	cr_assert(!h_view(h, "p2:3").running);
+	cr_assert_eq(h->calls[H_CREATE], 1, "nothing stored for p2:3");
+	a = abort_to(h, 2, "p2:3");
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	h_free(h);
+}
+
+/* Aligned: the application took deliveries beyond the request's place in
+ * the stream and reconnected without answering: that cut is gone. */
+Test(abort, application_reconnected_before_answering)
+{
+	struct h *h = ready("cut = aligned\n");
+	struct h_app_items ai = {0};
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p0: the application reconnected before answering "
+	                  "the state request";
+
+	data(h, "p1", 1, 1, "{}");
+	marker(h, "p1", 2, P1_SNAP, 1);
+	data(h, "p1", 3, 2, "{}");
+	h_app_items(h, &ai);
+	cr_assert_eq(ai.n, 3, "D R D");
+	h_taken(h, 2);
+	coord_app_closed(h->c, H_APP);
+	h_hello(h, H_APP + 1);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, why);
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	h_free(h);
+}
+
+/* An aligned request the old application had not passed goes again to
+ * the new one; so does an unaligned one. */
+Test(abort, application_reconnected_request_sent_again)
+{
+	const char *cuts[] = {"cut = aligned\n", NULL};
+
+	for (size_t k = 0; k < 2; k++) {
+		struct h *h = ready(cuts[k]);
+		struct h_app_items ai = {0};
+
+		data(h, "p1", 1, 1, "{}");
+		marker(h, "p1", 2, P1_SNAP, 1);
+		h_app_items(h, &ai);
+		cr_assert_not_null(request_of(&ai, P1_SNAP));
+		coord_app_closed(h->c, H_APP);
+		h_hello(h, H_APP + 1);
+		memset(&ai, 0, sizeof(ai));
+		h_app_items(h, &ai);
+		cr_assert_not_null(request_of(&ai, P1_SNAP));
+		cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1,
+		             "the untaken delivery goes again");
+		cr_assert(h_view(h, P1_SNAP).running);
+		h_free(h);
+	}
+}
+
+/* An initiator that lost its database and reused an id: a node that has
+ * the id already says so rather than mix two snapshots. */
+Test(abort, already_holds_an_older_snapshot)
+{
+	struct h *h = ready(NULL);
+	struct store_snapshot row;
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p0: already holds an older snapshot p1:5";
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	marker(h, "p2", 1, P1_SNAP, 0);
+	h_commit(h);
+	h_drain(h);
+	h_time(h, KEEP_ENDED_MS + 1);
+	coord_timers(h->c);
+	cr_assert(!h_view(h, P1_SNAP).known);
+	h_drain(h);
+	marker(h, "p1", 2, P1_SNAP, 0);
+	h_commit(h);
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	/* The older snapshot's row is left as it was. */
+	want_row(h, P1_SNAP, STORE_COMPLETE, &row);
+	h_free(h);
+}
+
+/* Parts for snapshots this node does not assemble are dropped and
+ * counted; a late part of an aborted one is dropped quietly. */
+Test(abort, unknown_snapshot_parts_ignored)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+	struct pb b;
+	char state[16];
+	uint64_t bad = coord_bad_peer(h->c);
+	struct h_msg msg = {1, "{}"};
+
+	part_of(h, "p1", 1, "p0:123", 0);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 1);
+	cr_assert_eq(h_row(h, "p0:123", &row), E_NOENT);
+	pb_init(&b, "p1");
+	pb_part_messages(&b, 2, "p2:4", "p0", 1, 1, &msg);
+	h_peer(h, H_C1, &b);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 2);
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	part_of(h, "p1", 3, sid, 0);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 2, "late, not bad");
+	cr_assert(!h_state(h, sid, "p1", state, sizeof(state)));
+	want_row(h, sid, STORE_ABORTED, &row);
+	h_free(h);
+}
