@@ -1019,3 +1019,1022 @@ Test(abort, unknown_snapshot_parts_ignored)
 	want_row(h, sid, STORE_ABORTED, &row);
 	h_free(h);
 }
+
+/* ---- link: the reliable links ---- */
+
+/* The payload of an application delivery, as a string. */
+static int
+payload_is(const Cut__V1__AppDeliver *d, const char *want)
+{
+	return d->payload.len == strlen(want) &&
+	       memcmp(d->payload.data, want, d->payload.len) == 0;
+}
+
+Test(link, in_order_delivery)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct coord_peer_stats st;
+	struct pb b;
+	char want[32];
+
+	pb_init(&b, "p1");
+	pb_data(&b, 1, 1, "{\"n\": 1}");
+	pb_data(&b, 2, 2, "{\"n\": 2}");
+	pb_data(&b, 3, 3, "{\"n\": 3}");
+	h_peer(h, H_C1, &b);
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 3);
+	for (size_t k = 0; k < 3; k++) {
+		const Cut__V1__AppDeliver *d =
+		    h_app_find(&ai, APP_DELIVER, k)->deliver;
+		snprintf(want, sizeof(want), "{\"n\": %zu}", k + 1);
+		cr_assert_str_eq(d->from, "p1");
+		cr_assert_str_eq(d->content_type, "application/json");
+		cr_assert(d->has_seq && d->seq == k + 1);
+		cr_assert(payload_is(d, want));
+	}
+	st = h_stats(h, 1);
+	cr_assert(st.has_in && st.has_out);
+	cr_assert_eq(st.delivered, 3);
+	cr_assert_eq(st.taken, 0);
+	cr_assert_eq(st.last_seen_ms, h->wall);
+	h_free(h);
+}
+
+/* Items after a gap wait until it is filled, then go in order. */
+Test(link, held_items_released)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+
+	data(h, "p1", 3, 3, "{\"n\": 3}");
+	data(h, "p1", 2, 2, "{\"n\": 2}");
+	cr_assert_null(h_app_frame(h));
+	cr_assert_eq(h_stats(h, 1).delivered, 0);
+	data(h, "p1", 1, 1, "{\"n\": 1}");
+	cr_assert_eq(h_stats(h, 1).delivered, 3);
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 3);
+	for (size_t k = 0; k < 3; k++)
+		cr_assert_eq(h_app_find(&ai, APP_DELIVER, k)->deliver->seq,
+		             k + 1);
+	h_free(h);
+}
+
+/* An item the link already processed (a resend) is dropped. */
+Test(link, duplicates_dropped)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct pb b;
+
+	data(h, "p1", 1, 1, "{}");
+	data(h, "p1", 2, 2, "{}");
+	pb_init(&b, "p1");
+	pb_data(&b, 1, 1, "{}");
+	pb_data(&b, 2, 2, "{}");
+	h_peer(h, H_C1, &b);
+	marker(h, "p1", 2, P1_SNAP, 2); /* a resent marker, too */
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 2);
+	cr_assert_eq(h_stats(h, 1).delivered, 2);
+	cr_assert_eq(h_stats(h, 1).dups, 0, "the link drops them first");
+	cr_assert(!h_view(h, P1_SNAP).known);
+	h_free(h);
+}
+
+/* What the link delivered is acknowledged ACK_DELAY_MS later (or at once
+ * on a batch going anyway), with what the application took. */
+Test(link, ack_and_taken_counts)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+	const Cut__V1__PeerAck *a;
+	static char big[9001];
+	struct pb b;
+
+	data(h, "p1", 1, 1, "{}");
+	data(h, "p1", 2, 2, "{}");
+	data(h, "p1", 3, 3, "{}");
+	cr_assert_null(h_pull(h, 1), "the ack waits a little");
+	cr_assert_eq(coord_next_timer(h->c, 10000), ACK_DELAY_MS);
+	h_time(h, ACK_DELAY_MS - 1);
+	cr_assert_null(h_pull(h, 1));
+	h_time(h, 1);
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(it.n, 1);
+	a = h_find(&it, ITEM_ACK, 0)->ack;
+	cr_assert_eq(a->upto, 3);
+	cr_assert(a->has_taken && a->taken == 0);
+
+	h_app_items(h, &ai);
+	h_taken(h, 2);
+	cr_assert_eq(h_stats(h, 1).taken, 2);
+	h_time(h, ACK_DELAY_MS);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	a = h_find(&it, ITEM_ACK, 0)->ack;
+	cr_assert_eq(a->upto, 3);
+	cr_assert_eq(a->taken, 2);
+
+	/* Taking an eighth of the window's bytes reopens it at once. */
+	memset(big, '1', sizeof(big) - 1);
+	pb_init(&b, "p1");
+	pb_data(&b, 4, 4, big);
+	h_peer(h, H_C1, &b);
+	h_time(h, ACK_DELAY_MS);
+	h_drain(h);
+	h_app_items(h, &ai);
+	h_taken(h, 4);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_not_null(h_find(&it, ITEM_ACK, 0), "no delay");
+	cr_assert_eq(h_find(&it, ITEM_ACK, 0)->ack->taken, 4);
+	h_free(h);
+}
+
+/* The data items among it, as link seqs, into seqs; returns how many. */
+static size_t
+data_seqs(const struct h_items *it, uint64_t *seqs, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < it->n; i++)
+		if (it->v[i]->item_case == ITEM_DATA && n < max)
+			seqs[n++] = it->v[i]->data->seq;
+	return n;
+}
+
+/* Unacknowledged items go again RESEND_MS after the last progress, not
+ * before, and not once acknowledged. */
+Test(link, resend_after_resend_ms)
+{
+	struct h *h = ready(NULL);
+	struct h_items it = {0};
+	uint64_t seqs[4];
+
+	h_send(h, "p1", "{\"m\": 1}", 1);
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(data_seqs(&it, seqs, 4), 1);
+	cr_assert_eq(seqs[0], 2, "after the PeerRenumber");
+	cr_assert_eq(it.v[0]->data->app_seq, 1);
+	h_time(h, HEARTBEAT_MS);
+	coord_timers(h->c);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(it.n, 1, "a heartbeat: the ack alone");
+	cr_assert_eq(it.v[0]->item_case, ITEM_ACK);
+	h_time(h, RESEND_MS - HEARTBEAT_MS - 1);
+	coord_timers(h->c);
+	cr_assert_null(h_pull(h, 1));
+	h_time(h, 1);
+	coord_timers(h->c);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(data_seqs(&it, seqs, 4), 1);
+	cr_assert_eq(seqs[0], 2);
+
+	ack(h, "p1", 2, 0);
+	h_time(h, 2 * RESEND_MS);
+	coord_timers(h->c);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(data_seqs(&it, seqs, 4), 0);
+	h_free(h);
+}
+
+/* A new connection says hello and sends again from the first
+ * unacknowledged item; so does the peer's hello. */
+Test(link, rewind_on_up_and_hello)
+{
+	struct h *h = ready(NULL);
+	struct h_items it = {0};
+	const Cut__V1__PeerHello *hl;
+	uint64_t seqs[4];
+
+	data(h, "p1", 1, 1, "{}");
+	h_send(h, "p1", "{\"m\": 1}", 1);
+	h_drain(h);
+	coord_peer_up(h->c, 1);
+	cr_assert(coord_peer_hello_due(h->c, 1));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(it.v[0]->item_case, ITEM_HELLO, "the hello first");
+	hl = it.v[0]->hello;
+	cr_assert_eq(hl->next_expected, 2, "p1's item 1 is in");
+	cr_assert_eq(hl->epoch, H_EPOCH);
+	cr_assert_eq(data_seqs(&it, seqs, 4), 1);
+	cr_assert_eq(seqs[0], 2);
+	cr_assert(!coord_peer_hello_due(h->c, 1));
+
+	/* p1 has item 1 but not 2. */
+	h_peer_hello(h, H_C1, "p1", 2);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(data_seqs(&it, seqs, 4), 1);
+	cr_assert_eq(seqs[0], 2);
+	/* p1 has both: nothing to send again. */
+	h_peer_hello(h, H_C1, "p1", 3);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(data_seqs(&it, seqs, 4), 0);
+	h_free(h);
+}
+
+/* Every peer gets a batch at least every HEARTBEAT_MS; coord_next_timer()
+ * says when. */
+Test(link, heartbeat_timing)
+{
+	struct h *h = linked(NULL);
+	struct h_items it = {0};
+
+	cr_assert_eq(coord_next_timer(h->c, 10000), HEARTBEAT_MS);
+	cr_assert_eq(coord_next_timer(h->c, 100), 100, "at most max");
+	h_time(h, HEARTBEAT_MS - 1);
+	cr_assert_null(h_pull(h, 1));
+	cr_assert_eq(coord_next_timer(h->c, 10000), 1);
+	h_time(h, 1);
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(it.n, 1);
+	cr_assert_eq(it.v[0]->ack->upto, 0);
+	cr_assert_eq(coord_next_timer(h->c, 10000), 0, "p2's is due too");
+	h_drain(h);
+	cr_assert_eq(coord_next_timer(h->c, 10000), HEARTBEAT_MS);
+	/* Down peers get nothing, so they set no timer. */
+	coord_peer_down(h->c, 1);
+	coord_peer_down(h->c, 2);
+	cr_assert_eq(coord_next_timer(h->c, 10000), 10000);
+	h_free(h);
+}
+
+/* A peer that restarted lost what our application sent and its
+ * application did not take: that goes again on the new link; what it
+ * sends again that we have is dropped. */
+Test(link, restart_resends_inflight)
+{
+	struct h *h = ready(NULL);
+	struct coord_peer_stats st;
+	struct h_items it = {0};
+	Cut__V1__PeerBatch *f;
+	struct pb b;
+
+	data(h, "p1", 1, 1, "{\"from\": 1}");
+	h_send(h, "p1", "{\"m\": 1}", 1);
+	h_send(h, "p1", "{\"m\": 2}", 2);
+	h_drain(h);
+	ack(h, "p1", 3, 1);
+	st = h_stats(h, 1);
+	cr_assert_eq(st.sent, 2);
+	cr_assert_eq(st.app_taken, 1);
+	cr_assert_eq(st.window_used, strlen("{\"m\": 2}") + 16);
+
+	pb_init(&b, "p1");
+	b.epoch = H_E1 + 1;
+	b.to_epoch = 0;
+	pb_hello(&b, 1, b.epoch);
+	pb_data(&b, 1, 1, "{\"from\": 1}");
+	h_peer(h, H_C1, &b);
+	st = h_stats(h, 1);
+	cr_assert_eq(st.resent, 1);
+	cr_assert_eq(st.dups, 1);
+	cr_assert_eq(st.delivered, 1);
+	cr_assert_eq(coord_peer_epoch(h->c, 1), H_E1 + 1);
+	f = h_pull(h, 1);
+	cr_assert_not_null(f);
+	cr_assert(f->has_to_epoch && f->to_epoch == H_E1 + 1);
+	for (size_t i = 0; i < f->n_items; i++)
+		it.v[it.n++] = f->items[i];
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_DATA), 1);
+	cr_assert_eq(h_find(&it, ITEM_DATA, 0)->data->seq, 1, "a new link");
+	cr_assert_eq(h_find(&it, ITEM_DATA, 0)->data->app_seq, 2);
+	h_free(h);
+}
+
+/* ---- conn: connections ---- */
+
+/* A batch from p1 on conn, from a stranger who cannot know our epoch. */
+static void
+stranger(struct h *h, uint32_t conn, uint64_t seq)
+{
+	struct pb b;
+
+	pb_init(&b, "p1");
+	b.to_epoch = 0;
+	pb_data(&b, seq, seq, "{}");
+	h_peer(h, conn, &b);
+}
+
+Test(conn, second_connection_refused)
+{
+	struct h *h = ready(NULL);
+	uint64_t bad = coord_bad_peer(h->c);
+
+	stranger(h, 99, 1);
+	cr_assert_eq(h_stats(h, 1).refused_conns, 1);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 1);
+	cr_assert_eq(h_stats(h, 1).delivered, 0);
+	stranger(h, 99, 1);
+	cr_assert_eq(h_stats(h, 1).refused_conns, 1, "once per connection");
+	cr_assert_eq(coord_bad_peer(h->c), bad + 2);
+	stranger(h, 98, 1);
+	cr_assert_eq(h_stats(h, 1).refused_conns, 2);
+	/* The bound connection goes on. */
+	data(h, "p1", 1, 1, "{}");
+	cr_assert_eq(h_stats(h, 1).delivered, 1);
+	h_free(h);
+}
+
+/* The bound connection silent for DEAD_MS: another may take over, and the
+ * old one is then the stranger. */
+Test(conn, takeover_when_bound_silent)
+{
+	struct h *h = ready(NULL);
+
+	h_time(h, DEAD_MS - 1);
+	stranger(h, 99, 1);
+	cr_assert_eq(h_stats(h, 1).delivered, 0);
+	h_time(h, 1);
+	stranger(h, 99, 1);
+	cr_assert_eq(h_stats(h, 1).delivered, 1);
+	stranger(h, H_C1, 2);
+	cr_assert_eq(h_stats(h, 1).delivered, 1);
+	cr_assert_eq(h_stats(h, 1).refused_conns, 2);
+	h_free(h);
+}
+
+/* A new connection that carries our epoch hears us: p1 dialed again. */
+Test(conn, takeover_with_our_epoch)
+{
+	struct h *h = ready(NULL);
+
+	data(h, "p1", 1, 1, "{}");
+	{
+		struct pb b;
+
+		pb_init(&b, "p1");
+		pb_data(&b, 2, 2, "{}");
+		h_peer(h, 99, &b);
+	}
+	cr_assert_eq(h_stats(h, 1).delivered, 2);
+	cr_assert_eq(h_stats(h, 1).refused_conns, 0);
+	stranger(h, H_C1, 3);
+	cr_assert_eq(h_stats(h, 1).delivered, 2, "the old one is stale");
+	h_free(h);
+}
+
+Test(conn, closed_connection_rebinds)
+{
+	struct h *h = ready(NULL);
+
+	coord_peer_conn_closed(h->c, H_C1);
+	stranger(h, 99, 1);
+	cr_assert_eq(h_stats(h, 1).delivered, 1);
+	cr_assert_eq(h_stats(h, 1).refused_conns, 0);
+	h_free(h);
+}
+
+/* Heard from nothing for DEAD_MS: silent, not alive; redialing gives the
+ * new connection DEAD_MS of its own. */
+Test(conn, silent_peer)
+{
+	struct h *h = linked(NULL);
+
+	cr_assert(coord_peer_alive(h->c, 1));
+	cr_assert(h_stats(h, 1).alive);
+	h_time(h, DEAD_MS - 1);
+	cr_assert(!coord_peer_silent(h->c, 1));
+	cr_assert(coord_peer_alive(h->c, 1));
+	h_time(h, 1);
+	cr_assert(coord_peer_silent(h->c, 1));
+	cr_assert(!coord_peer_alive(h->c, 1));
+	coord_peer_redialed(h->c, 1);
+	cr_assert(!coord_peer_silent(h->c, 1));
+	h_time(h, DEAD_MS);
+	cr_assert(coord_peer_silent(h->c, 1));
+	/* Down: not alive, whatever it said last. */
+	h_peer_hello(h, H_C1, "p1", 1);
+	cr_assert(coord_peer_alive(h->c, 1));
+	coord_peer_down(h->c, 1);
+	cr_assert(!coord_peer_alive(h->c, 1));
+	h_free(h);
+}
+
+/* Heard from but not acknowledging what we send for DEAD_MS: a one-way
+ * partition, as silent as none. */
+Test(conn, stuck_peer)
+{
+	struct h *h = ready(NULL);
+
+	h_send(h, "p1", "{}", 1);
+	h_drain(h);
+	for (int k = 0; k < 2; k++) {
+		h_time(h, 1000);
+		ack(h, "p1", 1, 0); /* heartbeats that never ack item 2 */
+		cr_assert(!coord_peer_silent(h->c, 1));
+	}
+	h_time(h, DEAD_MS - 2000 - 1);
+	cr_assert(!coord_peer_silent(h->c, 1));
+	h_time(h, 1);
+	cr_assert(coord_peer_silent(h->c, 1));
+	cr_assert(!coord_peer_alive(h->c, 1));
+	h_free(h);
+}
+
+/* A batch for an earlier run of this daemon is dropped quietly: its
+ * numbering is lost. */
+Test(conn, batch_for_an_earlier_run)
+{
+	struct h *h = ready(NULL);
+	uint64_t bad = coord_bad_peer(h->c);
+	struct pb b;
+
+	pb_init(&b, "p1");
+	b.to_epoch = H_EPOCH + 1;
+	pb_data(&b, 1, 1, "{}");
+	h_peer(h, H_C1, &b);
+	cr_assert_eq(h_stats(h, 1).delivered, 0);
+	cr_assert_eq(coord_bad_peer(h->c), bad);
+	h_free(h);
+}
+
+/* Headers and items that are wrong are counted and dropped. */
+Test(conn, bad_headers_and_items)
+{
+	struct h *h = ready(NULL);
+	uint64_t bad = coord_bad_peer(h->c);
+	struct pb b;
+	const char *froms[] = {"p9", "p0"};
+
+	pb_init(&b, "p1");
+	b.cluster = "other";
+	pb_data(&b, 1, 1, "{}");
+	h_peer(h, H_C1, &b);
+	pb_init(&b, "p1");
+	b.to = "p2";
+	pb_data(&b, 1, 1, "{}");
+	h_peer(h, H_C1, &b);
+	for (size_t i = 0; i < 2; i++) {
+		pb_init(&b, froms[i]);
+		pb_data(&b, 1, 1, "{}");
+		h_peer(h, 40 + i, &b);
+	}
+	pb_init(&b, "p1");
+	pb_data(&b, 1, 1, "{}");
+	h_peer(h, 0, &b);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 5);
+	cr_assert_eq(h_stats(h, 1).delivered, 0);
+
+	/* Items: seq 0; of no kind (an empty PeerItem, as a newer daemon's
+	 * unknown kind decodes); an ack of what was never sent; a message
+	 * whose app_seq leaves a gap after the first (which sets where the
+	 * numbering stands). */
+	pb_init(&b, "p1");
+	pb_data(&b, 0, 1, "{}");
+	h_peer(h, H_C1, &b);
+	pb_init(&b, "p1");
+	b.items = malloc(16);
+	b.cap = 16;
+	b.items[0] = 4 << 3 | 2;
+	b.items[1] = 0;
+	b.len = 2;
+	h_peer(h, H_C1, &b);
+	pb_init(&b, "p1");
+	pb_ack(&b, 5, 0, 0);
+	h_peer(h, H_C1, &b);
+	pb_init(&b, "p1");
+	pb_data(&b, 1, 7, "{}");
+	pb_data(&b, 2, 9, "{}");
+	h_peer(h, H_C1, &b);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 9);
+	cr_assert_eq(h_stats(h, 1).delivered, 7, "resumed after 6");
+	coord_peer_bad(h->c, "p1", "does not decode");
+	cr_assert_eq(coord_bad_peer(h->c), bad + 10);
+	h_free(h);
+}
+
+/* ---- app: the application's streams ---- */
+
+Test(app, hello_reply_fields)
+{
+	struct h *h = linked(NULL);
+	const Cut__V1__AppHelloReply *r = h_hello(h, H_APP);
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+
+	cr_assert_str_eq(r->node, "p0");
+	cr_assert_eq(r->version, CUTPROTO_APP_VERSION);
+	cr_assert_str_eq(r->cluster, "test");
+	cr_assert_eq(r->n_peers, 2);
+	cr_assert_str_eq(r->peers[0], "p1");
+	cr_assert_str_eq(r->peers[1], "p2");
+	cr_assert_eq(r->n_sent, 2);
+	cr_assert_eq(r->sent[0], 0);
+	cr_assert_eq(r->sent[1], 0);
+	cr_assert_eq(r->max_message_size, 65536);
+	cr_assert(r->has_window_bytes && r->window_bytes == 65536);
+	cr_assert(r->has_message_cost && r->message_cost == 16);
+	/* Then each channel's credit, afresh. */
+	h_app_items(h, &ai);
+	cr_assert_eq(ai.n, 2);
+	for (uint32_t k = 0; k < 2; k++) {
+		const Cut__V1__AppCredit *c = ai.v[k]->credit;
+		cr_assert_eq(ai.v[k]->item_case, APP_CREDIT);
+		cr_assert_eq(c->peer, k);
+		cr_assert_eq(c->limit, 65536);
+		cr_assert(c->has_taken && c->taken == 0);
+	}
+	/* Nobody holds the old numbering: the receivers are told. */
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_RENUMBER), 1);
+	cr_assert_eq(h_find(&it, ITEM_RENUMBER, 0)->renumber->seq, 1);
+	h_free(h);
+}
+
+/* A hello that cannot be served is answered with an error, and nothing
+ * else changes. */
+Test(app, hello_refused)
+{
+	struct h *h = linked(NULL);
+	const Cut__V1__AppError *e;
+	struct ab b;
+
+	ab_init(&b);
+	ab_hello(&b, "p0", CUTPROTO_APP_VERSION - 1, 0, NULL);
+	h_app(h, H_APP, &b);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__VERSION);
+	cr_assert(!coord_app_connected(h->c));
+	ab_hello(&b, "p1", CUTPROTO_APP_VERSION, 0, NULL);
+	h_app(h, H_APP, &b);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__WRONG_NODE);
+	cr_assert_str_eq(e->message, "this daemon serves another node");
+	cr_assert(!coord_app_connected(h->c));
+	cr_assert_eq(coord_bad_app(h->c), 2);
+	cr_assert_null(h_app_frame(h));
+	h_free(h);
+}
+
+/* Only the connection that said hello may send anything else. */
+Test(app, item_before_hello)
+{
+	struct h *h = linked(NULL);
+	const Cut__V1__AppError *e;
+
+	h_send(h, "p1", "{}", 1);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__NO_HELLO);
+	h_hello(h, H_APP + 1);
+	h_send(h, "p1", "{}", 1);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__NO_HELLO);
+	cr_assert_eq(h_stats(h, 1).sent, 0);
+	h_free(h);
+}
+
+/* Beyond the channel's window a send is refused; a message larger than
+ * the window goes when nothing is out. */
+Test(app, send_beyond_window)
+{
+	struct h *h = ready(NULL);
+	static char big[40001], huge[65537];
+	const Cut__V1__AppError *e;
+	struct ab b;
+
+	memset(big, '1', sizeof(big) - 1);
+	memset(huge, '1', sizeof(huge) - 1);
+	h_send(h, "p1", big, 1);
+	h_send(h, "p1", big, 2);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__BACKPRESSURE);
+	cr_assert_eq(h_stats(h, 1).sent, 1);
+	cr_assert_eq(h_stats(h, 1).stalls, 1);
+	cr_assert_eq(h_stats(h, 1).window_used, 40000 + 16);
+	h_send(h, "p2", huge, 1);
+	cr_assert_eq(h_stats(h, 2).sent, 1, "alone, it goes");
+	/* Over max_message: refused whatever the window. */
+	ab_init(&b);
+	ab_send(&b, "p2", huge, sizeof(huge), 2);
+	h_app(h, H_APP, &b);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__TOO_LARGE);
+	h_free(h);
+}
+
+Test(app, send_errors)
+{
+	struct h *h = ready(NULL);
+	const Cut__V1__AppError *e;
+	struct h_items it = {0};
+	uint32_t conn;
+
+	h_send(h, "p1", "{}", 2);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__SEQ_GAP);
+	h_send(h, "p9", "{}", 1);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__UNKNOWN_NODE);
+	cr_assert_eq(h_stats(h, 1).sent, 0);
+	/* A resend of what the channel has is dropped, silently. */
+	h_send(h, "p1", "{}", 1);
+	h_send(h, "p1", "{}", 1);
+	cr_assert_null(h_app_reply(h, &conn));
+	cr_assert_eq(h_stats(h, 1).sent, 1);
+	cr_assert_eq(h_stats(h, 1).dups, 1);
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_DATA), 1);
+	cr_assert_eq(coord_bad_app(h->c), 2);
+	h_free(h);
+}
+
+/* Taken counts must lie within what was sent on this connection. */
+Test(app, taken_out_of_range)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	const Cut__V1__AppError *e;
+
+	h_taken(h, 1);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__BAD_ITEM);
+	cr_assert_str_eq(e->message, "taken count out of range");
+	data(h, "p1", 1, 1, "{}");
+	data(h, "p1", 2, 2, "{}");
+	h_app_items(h, &ai);
+	h_taken(h, 2);
+	cr_assert_eq(h_stats(h, 1).taken, 2);
+	h_taken(h, 1);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
+	             "backwards");
+	h_reply(h, "p1:1", "{}", 3);
+	e = h_app_error(h, H_APP);
+	cr_assert_str_eq(e->message,
+	                 "state reply's handed count out of range");
+	cr_assert_eq(h_stats(h, 1).taken, 2);
+	h_free(h);
+}
+
+/* Credit: the limit grows by what the receiving application takes. */
+Test(app, credit_frames)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	const Cut__V1__AppCredit *c;
+	size_t len = strlen("{\"m\": 1}");
+
+	h_send(h, "p1", "{\"m\": 1}", 1);
+	cr_assert_null(h_app_frame(h), "the limit is unchanged");
+	h_drain(h);
+	ack(h, "p1", 2, 1);
+	cr_assert_eq(h_stats(h, 1).window_used, 0);
+	h_app_items(h, &ai);
+	cr_assert_eq(ai.n, 1);
+	c = ai.v[0]->credit;
+	cr_assert_eq(c->peer, 0);
+	cr_assert_eq(c->limit, 65536 + len + 16);
+	cr_assert(c->has_taken && c->taken == 1);
+	cr_assert_null(h_app_frame(h), "told once");
+	h_free(h);
+}
+
+/* A closed application gets nothing more; a new one gets what the old
+ * one was sent and did not take. */
+Test(app, closed_and_reconnected)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+
+	data(h, "p1", 1, 1, "{}");
+	data(h, "p1", 2, 2, "{}");
+	h_app_items(h, &ai);
+	h_taken(h, 1);
+	coord_app_closed(h->c, H_APP);
+	cr_assert(!coord_app_connected(h->c));
+	cr_assert_eq(coord_app_conn(h->c), 0);
+	data(h, "p1", 3, 3, "{}");
+	cr_assert_null(h_app_frame(h));
+	h_hello(h, H_APP + 1);
+	memset(&ai, 0, sizeof(ai));
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 2);
+	cr_assert_eq(h_app_find(&ai, APP_DELIVER, 0)->deliver->seq, 2);
+	cr_assert_eq(h_app_find(&ai, APP_DELIVER, 1)->deliver->seq, 3);
+	/* The old connection speaks for no one; positions count from 0 on
+	 * the new one. */
+	h_taken(h, 2);
+	cr_assert_eq(h_app_error(h, H_APP)->code,
+	             CUT__V1__APP_ERROR__CODE__NO_HELLO);
+	cr_assert_eq(h_stats(h, 1).taken, 1);
+	{
+		struct ab b;
+
+		ab_init(&b);
+		ab_taken(&b, 2);
+		h_app(h, H_APP + 1, &b);
+	}
+	cr_assert_eq(h_stats(h, 1).taken, 3);
+	h_free(h);
+}
+
+/* A daemon that restarted (a fresh coordinator) learns where each channel
+ * stands from its application's hello. */
+Test(app, resume_after_restart)
+{
+	struct h *h = linked(NULL);
+	struct h_resume rs = {.node = "p1",
+	                      .has_out_taken = 1,
+	                      .out_taken = 5,
+	                      .has_in_taken = 1,
+	                      .in_taken = 3,
+	                      .has_out_sent = 1,
+	                      .out_sent = 7};
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+	const Cut__V1__AppHelloReply *r;
+	const Cut__V1__AppError *e;
+	static char big[40001];
+	Cut__V1__AppBatch *rb;
+	uint32_t conn;
+	struct ab b;
+
+	ab_init(&b);
+	ab_hello(&b, "p0", CUTPROTO_APP_VERSION, 1, &rs);
+	h_app(h, H_APP, &b);
+	rb = h_app_reply(h, &conn);
+	cr_assert_not_null(rb);
+	r = rb->items[0]->hello_reply;
+	cr_assert_eq(r->sent[0], 5, "p1's channel goes on after 5");
+	cr_assert_eq(r->sent[1], 0);
+	/* Only p2's channel numbers from 1 again. */
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_RENUMBER), 0);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 2, &it);
+	cr_assert_eq(h_count(&it, ITEM_RENUMBER), 1);
+
+	/* p1 sends again what our application had not taken. */
+	data(h, "p1", 1, 3, "{}");
+	data(h, "p1", 2, 4, "{}");
+	cr_assert_eq(h_stats(h, 1).dups, 1);
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1);
+	cr_assert_eq(h_app_find(&ai, APP_DELIVER, 0)->deliver->seq, 4);
+
+	/* Up to out_sent, the application's resends go beyond the window;
+	 * after it, they wait. */
+	memset(big, '1', sizeof(big) - 1);
+	h_send(h, "p1", big, 6);
+	h_send(h, "p1", big, 7);
+	cr_assert_eq(h_stats(h, 1).sent, 7);
+	h_send(h, "p1", big, 8);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__BACKPRESSURE);
+	h_free(h);
+}
+
+/* An application that comes back to a daemon that kept running: what it
+ * already had is not sent again, and counts as taken. */
+Test(app, resume_drops_what_the_application_has)
+{
+	struct h *h = ready(NULL);
+	struct h_resume rs = {.node = "p1", .has_in_taken = 1, .in_taken = 2};
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+	uint32_t conn;
+	struct ab b;
+
+	data(h, "p1", 1, 1, "{}");
+	data(h, "p1", 2, 2, "{}");
+	data(h, "p1", 3, 3, "{}");
+	h_app_items(h, &ai);
+	h_time(h, ACK_DELAY_MS);
+	h_drain(h);
+	coord_app_closed(h->c, H_APP);
+	ab_init(&b);
+	ab_hello(&b, "p0", CUTPROTO_APP_VERSION, 1, &rs);
+	h_app(h, H_APP + 1, &b);
+	cr_assert_not_null(h_app_reply(h, &conn));
+	cr_assert_eq(h_stats(h, 1).taken, 2);
+	memset(&ai, 0, sizeof(ai));
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1);
+	cr_assert_eq(h_app_find(&ai, APP_DELIVER, 0)->deliver->seq, 3);
+	/* p1 hears that its first two were taken. */
+	h_time(h, ACK_DELAY_MS);
+	h_pull_items(h, 1, &it);
+	cr_assert_not_null(h_find(&it, ITEM_ACK, 0));
+	cr_assert_eq(h_find(&it, ITEM_ACK, 0)->ack->taken, 2);
+	h_free(h);
+}
+
+/* p1's daemon and application started afresh: the channel from p1
+ * numbers from 1 again, and its new 1 is no duplicate. */
+Test(app, renumber_from_peer)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct pb b;
+
+	data(h, "p1", 1, 1, "{\"old\": 1}");
+	data(h, "p1", 2, 2, "{\"old\": 2}");
+	pb_init(&b, "p1");
+	pb_renumber(&b, 3);
+	pb_data(&b, 4, 1, "{\"new\": 1}");
+	h_peer(h, H_C1, &b);
+	cr_assert_eq(h_stats(h, 1).dups, 0);
+	cr_assert_eq(h_stats(h, 1).delivered, 1);
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 3);
+	cr_assert(payload_is(h_app_find(&ai, APP_DELIVER, 2)->deliver,
+	                     "{\"new\": 1}"));
+	h_free(h);
+}
+
+/* Frames from the application that do not decode are answered. */
+Test(app, bad_frame)
+{
+	struct h *h = ready(NULL);
+	const Cut__V1__AppError *e;
+
+	coord_app_bad(h->c, H_APP, "batch does not decode");
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__BAD_ITEM);
+	cr_assert_str_eq(e->message, "batch does not decode");
+	cr_assert_eq(coord_bad_app(h->c), 1);
+	h_free(h);
+}
+
+/* ---- batch: the turn's batch of writes ---- */
+
+Test(batch, commit)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	uint64_t commits = h->calls[H_COMMIT];
+
+	cr_assert(!coord_batch_open(h->c));
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	cr_assert(coord_batch_open(h->c));
+	cr_assert_str_eq(h_disk_status(h, sid), "");
+	h_commit(h);
+	cr_assert(!coord_batch_open(h->c));
+	cr_assert_eq(h->calls[H_COMMIT], commits + 1);
+	cr_assert_str_eq(h_disk_status(h, sid), "in_progress");
+	/* A turn that wrote nothing commits nothing. */
+	h_commit(h);
+	cr_assert_eq(h->calls[H_COMMIT], commits + 1);
+	h_free(h);
+}
+
+/* A busy database: the batch stays open and the commit is retried next
+ * turn; an end in it is told only then. */
+Test(batch, busy_retried)
+{
+	struct h *h = ready(NULL);
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	marker(h, "p2", 1, P1_SNAP, 0);
+	h_fail(h, H_COMMIT, E_BUSY, 1);
+	cr_assert_eq(coord_commit(h->c), E_BUSY);
+	cr_assert(coord_batch_open(h->c));
+	cr_assert(!h_view(h, P1_SNAP).ended);
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "");
+	cr_assert_str_eq(coord_degraded(h->c), "");
+	h_commit(h);
+	cr_assert(h_view(h, P1_SNAP).ended);
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "complete");
+	h_free(h);
+}
+
+/* A batch that cannot begin: the turn's writes fail, what they stood for
+ * ends, and the next batch writes the ends. */
+Test(batch, begin_failure)
+{
+	struct h *h = ready(NULL);
+	char id[ENGINE_ID_MAX + 1];
+	struct errinfo e = {0};
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p0: storage: cannot store the snapshot: the batch "
+	                  "was rolled back: injected";
+
+	h_fail(h, H_BEGIN, E_IO, 1);
+	cr_assert_eq(coord_start(h->c, 0, id, &e), E_STORAGE);
+	cr_assert_str_eq(e.text,
+	                 "storage: the batch was rolled back: injected");
+	cr_assert(!coord_batch_open(h->c));
+	marker(h, "p1", 1, P1_SNAP, 0);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "");
+	want_aborted(h, P1_SNAP, why);
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "aborted");
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	/* Storage works again. */
+	h_start(h, 0);
+	h_free(h);
+}
+
+/* Degraded: the database takes no batch; retried once a second until one
+ * commits, which writes the ends memory held. */
+Test(batch, degraded_then_recovered)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	uint64_t commits;
+	struct store_snapshot row;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	h_fail(h, H_COMMIT, E_IO, -1);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "injected: commit failed");
+	commits = h->calls[H_COMMIT];
+	h_time(h, 999);
+	h_commit(h);
+	cr_assert_eq(h->calls[H_COMMIT], commits, "not yet");
+	h_time(h, 1);
+	h_commit(h);
+	cr_assert_eq(h->calls[H_COMMIT], commits + 1, "a second later");
+	cr_assert_str_eq(coord_degraded(h->c), "injected: commit failed");
+	cr_assert(h_view(h, sid).unsaved);
+
+	h_fail(h, H_COMMIT, 0, 0);
+	h_time(h, 1000);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "");
+	cr_assert(!h_view(h, sid).unsaved);
+	cr_assert_str_eq(h_disk_status(h, sid), "aborted");
+	want_row(h, sid, STORE_ABORTED, &row);
+	cr_assert_str_eq(row.reason, "p0: storage: injected: commit failed");
+	cr_assert_eq(row.is_initiator, 1);
+	cr_assert_eq(row.started_ms, H_WALL0);
+	h_start(h, 0);
+	h_free(h);
+}
+
+/* A full disk: the batch is gone at the first failed write, every write
+ * after it fails, and the snapshots it held end. */
+Test(batch, full_disk)
+{
+	struct h *h = ready(NULL);
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p0: storage: cannot store a recorded message: "
+	                  "injected: put_message failed";
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_commit(h);
+	h_fail_lost(h, H_PUT_MESSAGE, E_IO, 1);
+	data(h, "p2", 1, 1, "{}");
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "");
+	want_aborted(h, P1_SNAP, why);
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "aborted");
+	h_free(h);
+}
+
+Test(batch, state_not_stored)
+{
+	struct h *h = ready(NULL);
+	const char *why = "p0: storage: cannot store the local state: "
+	                  "injected: put_state failed";
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_fail(h, H_PUT_STATE, E_IO, 1);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, why);
+	cr_assert_str_eq(abort_to(h, 1, P1_SNAP)->reason, why);
+	h_free(h);
+}
+
+/* Delete: refused while the snapshot runs, unknown ids, then gone. */
+Test(batch, delete)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+	struct errinfo e = {0};
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
+	cr_assert_eq(coord_delete(h->c, sid, &e), E_STATE);
+	cr_assert_eq(coord_delete(h->c, "p0:1", &e), E_NOENT);
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	cr_assert_eq(coord_delete(h->c, sid, &e), 0);
+	h_commit(h);
+	cr_assert_eq(h_row(h, sid, &row), E_NOENT);
+	cr_assert_str_eq(h_disk_status(h, sid), "");
+	h_free(h);
+}
