@@ -326,15 +326,26 @@ snap_renumber(struct coord *c, size_t node)
 int
 snap_resume_in(struct coord *c, size_t node, uint64_t count)
 {
-	long in = c->peers[node].in_chan;
+	struct peer *p = &c->peers[node];
+	long in = p->in_chan;
+	int rv;
 
-	c->peers[node].in_known = 1;
+	p->in_known = 1;
 	if (in < 0 || count == engine_delivered_count(c->eng, (size_t)in))
 		return 0;
 	abort_running(c, "channel numbering resumed after a restart");
 	log_notice("channel from %s resumes after message %" PRIu64,
 	           c->cfg->nodes[node].name, count);
-	return engine_resume_in(c->eng, (size_t)in, count);
+	if ((rv = engine_resume_in(c->eng, (size_t)in, count)) != 0)
+		return rv;
+	/* What the application took of an old numbering (PeerRenumber
+	 * starts a new one at 0) is nothing taken of the new: reported as
+	 * taken, it would let the sender forget messages our application
+	 * never had, and as an unaligned cut's m it exceeds what was
+	 * delivered, which the engine refuses. */
+	if (p->taken > count)
+		p->taken = count;
+	return 0;
 }
 
 int

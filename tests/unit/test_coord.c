@@ -2038,3 +2038,65 @@ Test(batch, delete)
 	cr_assert_str_eq(h_disk_status(h, sid), "");
 	h_free(h);
 }
+
+/*
+ * p1 rebooted (its daemon and application both started afresh): after
+ * its PeerRenumber, p0's application has taken nothing of the new
+ * numbering, whatever it took of the old.  The taken count p0 reports
+ * (which lets p1 forget messages and reopens its window) and the m of an
+ * unaligned cut must count from 0 again.
+ */
+Test(app, renumber_resets_taken)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+	const Cut__V1__PeerAck *a;
+	struct store_channel ch;
+	struct pb b;
+
+	data(h, "p1", 1, 1, "{\"old\": 1}");
+	data(h, "p1", 2, 2, "{\"old\": 2}");
+	data(h, "p1", 3, 3, "{\"old\": 3}");
+	h_app_items(h, &ai);
+	h_taken(h, 3);
+	cr_assert_eq(h_stats(h, 1).taken, 3);
+	h_time(h, ACK_DELAY_MS);
+	h_drain(h);
+
+	pb_init(&b, "p1");
+	b.epoch = H_E1 + 1;
+	b.to_epoch = 0;
+	pb_hello(&b, 1, b.epoch);
+	pb_renumber(&b, 1);
+	pb_data(&b, 2, 1, "{\"new\": 1}");
+	h_peer(h, H_C1, &b);
+	cr_assert_eq(h_stats(h, 1).delivered, 1);
+	cr_assert_eq(h_stats(h, 1).taken, 0, "nothing of the new numbering");
+	h_time(h, ACK_DELAY_MS);
+	h_pull_items(h, 1, &it);
+	a = h_find(&it, ITEM_ACK, 0)->ack;
+	cr_assert_eq(a->upto, 2);
+	cr_assert(a->has_taken);
+	cr_assert_eq(a->taken, 0, "p1 must not forget its new message 1");
+
+	/* An unaligned snapshot now: the application took nothing new. */
+	marker(h, "p2", 1, "p2:9", 0);
+	memset(&ai, 0, sizeof(ai));
+	h_app_items(h, &ai);
+	cr_assert_not_null(request_of(&ai, "p2:9"));
+	h_reply(h, "p2:9", "{}", 3);
+	cr_assert(h_view(h, "p2:9").running);
+	cr_assert_eq(h_view(h, "p2:9").channels_recording, 1,
+	             "the state is in: p2 -> p0 closed, p1 -> p0 recording");
+	pb_init(&b, "p1");
+	b.epoch = H_E1 + 1;
+	pb_marker(&b, 3, "p2:9", 1, 0);
+	h_peer(h, H_C1, &b);
+	h_commit(h);
+	cr_assert(h_channel(h, "p2:9", "p1", "p0", &ch));
+	cr_assert_eq(ch.m, 0);
+	cr_assert_eq(ch.n, 1);
+	cr_assert_eq(ch.recorded, 1, "the new 1 was in transit");
+	h_free(h);
+}
