@@ -788,7 +788,9 @@ snap_storage_retry(struct coord *c)
 int
 snap_end_pending(const struct coord *c, const struct snap *s)
 {
-	return s->state == SNAP_DONE && c->batch_open &&
+	/* A batch whose begin failed is lost, not committed: its ends are
+	 * settled (aborted) by coord_commit(). */
+	return s->state == SNAP_DONE && (c->batch_open || c->begin_failed) &&
 	       s->ended_gen == c->batch_gen;
 }
 

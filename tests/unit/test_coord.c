@@ -2100,3 +2100,29 @@ Test(app, renumber_resets_taken)
 	cr_assert_eq(ch.recorded, 1, "the new 1 was in transit");
 	h_free(h);
 }
+
+/* A completion in a turn whose batch could not begin is no more on disk
+ * than one in an open batch: it is not told (a Wait call in that turn
+ * would be answered with the stale row) before coord_commit() settles
+ * the turn, which then aborts it. */
+Test(batch, begin_failure_end_not_told)
+{
+	struct h *h = ready(NULL);
+	struct coord_snap_view v;
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_commit(h);
+	h_fail(h, H_BEGIN, E_IO, 1);
+	marker(h, "p2", 1, P1_SNAP, 0);
+	cr_assert(!coord_batch_open(h->c));
+	v = h_view(h, P1_SNAP);
+	cr_assert(!v.running);
+	cr_assert(!v.ended, "its end is in a batch that never began");
+	h_commit(h);
+	want_aborted(h, P1_SNAP,
+	             "p0: storage: the batch was rolled back: injected");
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "aborted");
+	h_free(h);
+}
