@@ -2126,3 +2126,291 @@ Test(batch, begin_failure_end_not_told)
 	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "aborted");
 	h_free(h);
 }
+
+/* ---- more of a snapshot's life ---- */
+
+/* Parts may come before the initiator's own part is complete: it is DONE
+ * once its own is, too. */
+Test(snap, initiator_parts_before_its_own)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	want_request(h, sid);
+	h_reply(h, sid, "{}", 0);
+	marker(h, "p1", 1, sid, 0);
+	part_of(h, "p1", 2, sid, 0);
+	part_of(h, "p2", 1, sid, 0);
+	cr_assert(h_view(h, sid).running, "p2 -> p0 has no marker yet");
+	cr_assert_eq(h_view(h, sid).parts_received, 2);
+	marker(h, "p2", 2, sid, 0);
+	h_commit(h);
+	want_row(h, sid, STORE_COMPLETE, &row);
+	cr_assert_eq(row.consistent, 1, "%s", row.audit_reason);
+	h_free(h);
+}
+
+/* An initiator's completion in a batch that does not commit: the parts
+ * and the verdict are gone, so the snapshot ends aborted, and every
+ * participant hears so. */
+Test(snap, initiator_done_in_a_lost_batch)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1], state[16];
+	const char *why = "p0: storage: injected: commit failed";
+	struct store_snapshot row;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	want_request(h, sid);
+	h_reply(h, sid, "{}", 0);
+	h_commit(h);
+	h_drain(h);
+	marker(h, "p1", 1, sid, 0);
+	marker(h, "p2", 1, sid, 0);
+	part_of(h, "p1", 2, sid, 0);
+	part_of(h, "p2", 2, sid, 0);
+	h_fail(h, H_COMMIT, E_IO, 1);
+	h_commit(h);
+	want_aborted(h, sid, why);
+	want_row(h, sid, STORE_ABORTED, &row);
+	cr_assert_eq(row.consistent, -1, "no verdict on data that is gone");
+	cr_assert(!h_state(h, sid, "p1", state, sizeof(state)));
+	cr_assert(h_state(h, sid, "p0", state, sizeof(state)),
+	          "committed before");
+	cr_assert_str_eq(abort_to(h, 1, sid)->reason, why);
+	cr_assert_str_eq(abort_to(h, 2, sid)->reason, why);
+	h_free(h);
+}
+
+/* Recorded messages go to the initiator in chunks of at most CHUNK_BYTES,
+ * after the part, final only on the last. */
+Test(snap, part_messages_in_chunks)
+{
+	struct h *h = ready(NULL);
+	static char big[3][30001];
+	struct h_items it = {0};
+	const Cut__V1__PeerPartMessages *pm[2];
+	const Cut__V1__PeerPart *part;
+
+	for (int k = 0; k < 3; k++) {
+		memset(big[k], '1' + k, 30000);
+		big[k][30000] = '\0';
+	}
+	/* p2 passes p1's snapshot on first: p2 -> p0 records nothing. */
+	marker(h, "p2", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	data(h, "p1", 1, 1, big[0]);
+	data(h, "p1", 2, 2, big[1]);
+	data(h, "p1", 3, 3, big[2]);
+	marker(h, "p1", 4, P1_SNAP, 3);
+	h_commit(h);
+	h_pull_items(h, 1, &it);
+	part = h_find(&it, ITEM_PART, 0)->part;
+	cr_assert_eq(part->channels[0]->count, 3);
+	cr_assert_eq(h_count(&it, ITEM_MESSAGES), 2);
+	for (size_t k = 0; k < 2; k++)
+		pm[k] = h_find(&it, ITEM_MESSAGES, k)->part_messages;
+	cr_assert_eq(pm[0]->seq, part->seq + 1);
+	cr_assert_str_eq(pm[0]->src, "p1");
+	cr_assert_eq(pm[0]->n_messages, 2);
+	cr_assert_eq(pm[0]->messages[0]->seq, 1);
+	cr_assert_eq(pm[0]->messages[0]->payload.len, 30000);
+	cr_assert_eq(pm[0]->messages[1]->seq, 2);
+	cr_assert(!pm[0]->final);
+	cr_assert_eq(pm[1]->seq, pm[0]->seq + 1);
+	cr_assert_str_eq(pm[1]->src, "p1");
+	cr_assert_eq(pm[1]->n_messages, 1);
+	cr_assert_eq(pm[1]->messages[0]->seq, 3);
+	cr_assert(pm[1]->final);
+	h_free(h);
+}
+
+/* The initiator takes a part's messages in chunks and audits what
+ * arrived, not what the part claimed. */
+Test(snap, initiator_takes_chunks)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+	struct store_channel ch;
+	struct h_msg m12[2] = {{1, "{\"a\": 1}"}, {2, "{\"a\": 2}"}};
+	struct h_msg m3 = {3, "{\"a\": 3}"};
+	struct h_chan c1[2] = {{"p0", 0, 3, 3, 1, 3, 1}, {"p2", 0, 0, 0, 0, 0, 1}};
+	uint64_t seqs[4];
+	struct pb b;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		if (k == 1) {
+			h_free(h);
+			h = ready(NULL);
+		}
+		/* p0 sends p1 three messages before it records. */
+		h_send(h, "p1", "{\"a\": 1}", 1);
+		h_send(h, "p1", "{\"a\": 2}", 2);
+		h_send(h, "p1", "{\"a\": 3}", 3);
+		snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+		want_request(h, sid);
+		h_reply(h, sid, "{}", 0);
+		marker(h, "p1", 1, sid, 0);
+		marker(h, "p2", 1, sid, 0);
+		part_of(h, "p2", 2, sid, 0);
+		pb_init(&b, "p1");
+		pb_part(&b, 2, sid, "{}", 2, c1);
+		pb_part_messages(&b, 3, sid, "p0", 0, 2, m12);
+		h_peer(h, H_C1, &b);
+		cr_assert(h_view(h, sid).running, "waits for the final chunk");
+		pb_init(&b, "p1");
+		/* The second time, the chunk with message 3 is lost: the part
+		 * still says 3. */
+		pb_part_messages(&b, 4, sid, "p0", 1, k == 0 ? 1 : 0, &m3);
+		h_peer(h, H_C1, &b);
+		h_commit(h);
+		want_row(h, sid, STORE_COMPLETE, &row);
+		cr_assert(h_channel(h, sid, "p0", "p1", &ch));
+		cr_assert_eq(ch.m, 0);
+		cr_assert_eq(ch.n, 3);
+		if (k == 0) {
+			cr_assert_eq(row.consistent, 1, "%s", row.audit_reason);
+			cr_assert_eq(h_messages(h, sid, "p0", "p1", seqs, 4), 3);
+			cr_assert_eq(seqs[2], 3);
+		} else {
+			cr_assert_eq(row.consistent, 0);
+			cr_assert_eq(ch.recorded, 2);
+			HAS(row.audit_reason, "channel p0 -> p1: 1 in-transit "
+			                      "messages not recorded");
+		}
+	}
+	h_free(h);
+}
+
+/* An end memory holds because the database took none is not forgotten
+ * while it is not written. */
+Test(snap, unsaved_end_kept)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	h_fail(h, H_COMMIT, E_IO, -1);
+	h_commit(h);
+	h_time(h, KEEP_ENDED_MS + 1);
+	coord_timers(h->c);
+	h_commit(h);
+	cr_assert(h_view(h, sid).known);
+	cr_assert(h_view(h, sid).unsaved);
+	h_fail(h, H_COMMIT, 0, 0);
+	h_time(h, 1000);
+	h_commit(h);
+	cr_assert_str_eq(h_disk_status(h, sid), "aborted");
+	coord_timers(h->c);
+	cr_assert(!h_view(h, sid).known, "written: forgotten now");
+	h_free(h);
+}
+
+/* Late and repeated things are dropped quietly: a marker of this node's
+ * own snapshot long forgotten, a second state reply. */
+Test(snap, late_and_repeated)
+{
+	struct h *h = ready(NULL);
+	uint64_t bad_peer = coord_bad_peer(h->c), bad_app = coord_bad_app(h->c);
+	uint32_t conn;
+	struct pb b;
+
+	marker(h, "p1", 1, "p0:17", 0);
+	cr_assert(!h_view(h, "p0:17").known);
+	marker(h, "p1", 2, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{\"first\": 1}", 0);
+	h_reply(h, P1_SNAP, "{\"second\": 1}", 0);
+	cr_assert_null(h_app_reply(h, &conn));
+	cr_assert_eq(coord_bad_peer(h->c), bad_peer);
+	cr_assert_eq(coord_bad_app(h->c), bad_app);
+	/* A marker's timeout out of bounds, an id of no known initiator. */
+	pb_init(&b, "p2");
+	pb_marker(&b, 1, "p2:1", 0, 50);
+	h_peer(h, H_C2, &b);
+	pb_init(&b, "p2");
+	pb_marker(&b, 2, "p7:1", 0, 0);
+	h_peer(h, H_C2, &b);
+	cr_assert_eq(coord_bad_peer(h->c), bad_peer + 2);
+	cr_assert(!h_view(h, "p2:1").known);
+	h_free(h);
+}
+
+/* ---- more of the streams ---- */
+
+/* An aligned request waits behind deliveries the application window
+ * holds back; an unaligned one does not. */
+Test(app, request_behind_the_application_window)
+{
+	const char *cuts[] = {"cut = aligned\n", NULL};
+	static char big[40001];
+
+	memset(big, '1', sizeof(big) - 1);
+	for (size_t k = 0; k < 2; k++) {
+		struct h *h = ready(cuts[k]);
+		struct h_app_items ai = {0};
+		struct pb b;
+
+		pb_init(&b, "p1");
+		pb_data(&b, 1, 1, big);
+		pb_data(&b, 2, 2, big);
+		pb_marker(&b, 3, P1_SNAP, 2, 0);
+		h_peer(h, H_C1, &b);
+		h_app_items(h, &ai);
+		cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1,
+		             "the second waits for the first to be taken");
+		cr_assert_eq(request_of(&ai, P1_SNAP) != NULL, k == 1);
+		h_taken(h, 1);
+		memset(&ai, 0, sizeof(ai));
+		h_app_items(h, &ai);
+		cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1);
+		/* Aligned, it comes now, behind the second delivery;
+		 * unaligned, it came first. */
+		cr_assert_eq(request_of(&ai, P1_SNAP) != NULL, k == 0);
+		if (k == 0)
+			cr_assert_eq(ai.v[ai.n - 1]->item_case, APP_REQUEST);
+		h_free(h);
+	}
+}
+
+/* A peer frame carries the signed hello only when a hello is due. */
+Test(link, auth_with_the_hello)
+{
+	struct h *h = linked(NULL);
+	Cut__V1__PeerAuth auth = CUT__V1__PEER_AUTH__INIT;
+	uint8_t buf[4096];
+	size_t len, built;
+	Cut__V1__PeerBatch *b;
+
+	auth.cert.data = (uint8_t *)"cert";
+	auth.cert.len = 4;
+	auth.signature.data = (uint8_t *)"sig";
+	auth.signature.len = 3;
+	auth.time_ms = 42;
+	auth.nonce.data = (uint8_t *)"0123456789abcdef";
+	auth.nonce.len = 16;
+	coord_peer_up(h->c, 1);
+	len = coord_peer_frame(h->c, 1, &auth, NULL);
+	cr_assert_lt(len, sizeof(buf));
+	built = coord_peer_frame(h->c, 1, &auth, buf);
+	cr_assert_eq(built, len);
+	b = cut__v1__peer_batch__unpack(NULL, built, buf);
+	cr_assert_not_null(b);
+	cr_assert_not_null(b->auth);
+	cr_assert_eq(b->auth->time_ms, 42);
+	cr_assert_eq(b->n_items, 1);
+	cr_assert_eq(b->items[0]->item_case, ITEM_HELLO);
+	cut__v1__peer_batch__free_unpacked(b, NULL);
+	h_time(h, HEARTBEAT_MS);
+	built = coord_peer_frame(h->c, 1, &auth, buf);
+	b = cut__v1__peer_batch__unpack(NULL, built, buf);
+	cr_assert_not_null(b);
+	cr_assert_null(b->auth, "no hello due");
+	cut__v1__peer_batch__free_unpacked(b, NULL);
+	h_free(h);
+}
