@@ -419,8 +419,19 @@ snap_state_reply(struct coord *c, const char *id, const char *ctype,
 	} else {
 		rv = engine_state_recorded(c->eng, id);
 	}
-	if (rv != 0)
+	if (rv != 0) {
+		/* The handed counts go past what was delivered at the
+		 * request (the application reconnected after taking them,
+		 * say): no state it gives is of this cut any more. */
+		char reason[400];
+		snprintf(reason, sizeof(reason),
+		         "%s: the application's state reply does not fit the "
+		         "cut: it was handed messages delivered after the "
+		         "state request",
+		         c->name);
+		give_up(c, s, reason, 1);
 		return rv;
+	}
 	s->state_recorded = 1;
 	app_forget_request(c, id);
 	if (engine_cut(c->eng) == ENGINE_CUT_UNALIGNED)

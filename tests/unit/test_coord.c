@@ -2414,3 +2414,99 @@ Test(link, auth_with_the_hello)
 	cut__v1__peer_batch__free_unpacked(b, NULL);
 	h_free(h);
 }
+
+/* An id issued in a batch that was lost is not issued again, though the
+ * database's counter went back with the batch. */
+Test(batch, ids_never_issued_twice)
+{
+	struct h *h = ready(NULL);
+	char first[ENGINE_ID_MAX + 1], second[ENGINE_ID_MAX + 1];
+
+	snprintf(first, sizeof(first), "%s", h_start(h, 0));
+	h_fail(h, H_COMMIT, E_IO, 1);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "");
+	snprintf(second, sizeof(second), "%s", h_start(h, 0));
+	cr_assert_str_neq(first, second);
+	cr_assert_str_eq(second, "p0:4000000000001");
+	h_free(h);
+}
+
+static void
+count_running(const char *id, void *arg)
+{
+	(void)id;
+	(*(size_t *)arg)++;
+}
+
+/* What is in flight, as status lists it. */
+Test(snap, in_flight_lists)
+{
+	struct h *h = ready(NULL);
+	size_t n = 0;
+
+	h_start(h, 0);
+	marker(h, "p1", 1, P1_SNAP, 0);
+	coord_foreach_running(h->c, count_running, &n);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(coord_initiated_in_flight(h->c), 1);
+	cr_assert_eq(coord_in_progress(h->c), 2);
+	h_time(h, 10000);
+	coord_timers(h->c);
+	n = 0;
+	coord_foreach_running(h->c, count_running, &n);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(coord_in_progress(h->c), 0);
+	h_free(h);
+}
+
+/*
+ * Unaligned: the application answered the request (the answer was lost
+ * with its connection), took a message delivered after the request, and
+ * reconnected saying so (AppHello.resume).  The request goes again, but
+ * no state it can give now is of that cut: the reply is refused, and the
+ * snapshot ends at once with the reason, not at its deadline for an
+ * application that "did not answer".
+ */
+Test(abort, unaligned_reply_past_the_cut)
+{
+	struct h *h = ready(NULL);
+	struct h_resume rs = {.node = "p1", .has_in_taken = 1, .in_taken = 2};
+	struct h_app_items ai = {0};
+	const Cut__V1__PeerAbort *a;
+	const Cut__V1__AppError *e;
+	const char *why = "p0: the application's state reply does not fit "
+	                  "the cut: it was handed messages delivered after "
+	                  "the state request";
+	uint32_t conn;
+	struct ab b;
+
+	data(h, "p1", 1, 1, "{}");
+	h_app_items(h, &ai);
+	h_taken(h, 1);
+	marker(h, "p2", 1, "p2:9", 0);
+	data(h, "p1", 2, 2, "{}");
+	memset(&ai, 0, sizeof(ai));
+	h_app_items(h, &ai);
+	cr_assert_not_null(request_of(&ai, "p2:9"));
+	coord_app_closed(h->c, H_APP);
+	ab_init(&b);
+	ab_hello(&b, "p0", CUTPROTO_APP_VERSION, 1, &rs);
+	h_app(h, H_APP + 1, &b);
+	cr_assert_not_null(h_app_reply(h, &conn));
+	memset(&ai, 0, sizeof(ai));
+	h_app_items(h, &ai);
+	cr_assert_not_null(request_of(&ai, "p2:9"), "sent again");
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 0, "it has message 2");
+	ab_init(&b);
+	ab_reply(&b, "p2:9", "{}", 0);
+	h_app(h, H_APP + 1, &b);
+	e = h_app_error(h, H_APP + 1);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__UNKNOWN_SNAPSHOT);
+	h_commit(h);
+	want_aborted(h, "p2:9", why);
+	a = abort_to(h, 2, "p2:9");
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	h_free(h);
+}
