@@ -2510,3 +2510,43 @@ Test(abort, unaligned_reply_past_the_cut)
 	cr_assert(a->root_cause);
 	h_free(h);
 }
+
+/* Reading the part back fails: the participant cannot send it and says
+ * so. */
+Test(batch, part_not_read_back)
+{
+	struct h *h = ready(NULL);
+	const char *why = "p0: cannot send its part to the initiator";
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_fail(h, H_FOREACH_STATE, E_IO, 1);
+	marker(h, "p2", 1, P1_SNAP, 0);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, why);
+	cr_assert_str_eq(abort_to(h, 1, P1_SNAP)->reason, why);
+	h_free(h);
+}
+
+/* The initiator cannot store a part: it gives up, and tells everyone. */
+Test(batch, initiator_part_not_stored)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	const char *why = "p0: storage: cannot store a part's state: "
+	                  "injected: put_state failed";
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	want_request(h, sid);
+	h_reply(h, sid, "{}", 0);
+	marker(h, "p1", 1, sid, 0);
+	marker(h, "p2", 1, sid, 0);
+	h_fail(h, H_PUT_STATE, E_IO, 1);
+	part_of(h, "p1", 2, sid, 0);
+	h_commit(h);
+	want_aborted(h, sid, why);
+	cr_assert_str_eq(abort_to(h, 1, sid)->reason, why);
+	cr_assert_str_eq(abort_to(h, 2, sid)->reason, why);
+	h_free(h);
+}
