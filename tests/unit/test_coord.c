@@ -831,7 +831,8 @@ Test(abort, storage_fault_on_commit)
 	char sid[ENGINE_ID_MAX + 1];
 	const char *why = "p0: storage: injected: commit failed";
 	const Cut__V1__PeerAbort *a;
-	struct coord_snap_view v;
+	struct h_items it = {0};
+	size_t n = 0;
 
 	marker(h, "p1", 1, P1_SNAP, 0);
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
@@ -843,29 +844,22 @@ Test(abort, storage_fault_on_commit)
 	want_aborted(h, P1_SNAP, why);
 	cr_assert_str_eq(h_disk_status(h, sid), "aborted");
 	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "aborted");
-	v = h_view(h, sid);
-	cr_assert(!v.unsaved);
+	cr_assert(!h_view(h, sid).unsaved);
 	/* The initiator tells everyone; the participant tells p1, as the
 	 * cause. */
 	a = abort_to(h, 2, sid);
 	cr_assert_str_eq(a->reason, why);
-	memset(&v, 0, sizeof(v));
-	{
-		struct h_items it = {0};
-		size_t n = 0;
-
-		h_pull_items(h, 1, &it);
-		for (size_t i = 0; i < it.n; i++) {
-			const Cut__V1__PeerItem *x = it.v[i];
-			if (x->item_case != ITEM_ABORT)
-				continue;
-			n++;
-			cr_assert_str_eq(x->abort->reason, why);
-			if (strcmp(x->abort->snapshot_id, P1_SNAP) == 0)
-				cr_assert(x->abort->root_cause);
-		}
-		cr_assert_eq(n, 2, "p1 hears of both");
+	h_pull_items(h, 1, &it);
+	for (size_t i = 0; i < it.n; i++) {
+		const Cut__V1__PeerItem *x = it.v[i];
+		if (x->item_case != ITEM_ABORT)
+			continue;
+		n++;
+		cr_assert_str_eq(x->abort->reason, why);
+		if (strcmp(x->abort->snapshot_id, P1_SNAP) == 0)
+			cr_assert(x->abort->root_cause);
 	}
+	cr_assert_eq(n, 2, "p1 hears of both");
 	h_free(h);
 }
 
@@ -1368,15 +1362,12 @@ Test(conn, takeover_when_bound_silent)
 Test(conn, takeover_with_our_epoch)
 {
 	struct h *h = ready(NULL);
+	struct pb b;
 
 	data(h, "p1", 1, 1, "{}");
-	{
-		struct pb b;
-
-		pb_init(&b, "p1");
-		pb_data(&b, 2, 2, "{}");
-		h_peer(h, 99, &b);
-	}
+	pb_init(&b, "p1");
+	pb_data(&b, 2, 2, "{}");
+	h_peer(h, 99, &b);
 	cr_assert_eq(h_stats(h, 1).delivered, 2);
 	cr_assert_eq(h_stats(h, 1).refused_conns, 0);
 	stranger(h, H_C1, 3);
@@ -1706,6 +1697,7 @@ Test(app, closed_and_reconnected)
 {
 	struct h *h = ready(NULL);
 	struct h_app_items ai = {0};
+	struct ab b;
 
 	data(h, "p1", 1, 1, "{}");
 	data(h, "p1", 2, 2, "{}");
@@ -1728,13 +1720,9 @@ Test(app, closed_and_reconnected)
 	cr_assert_eq(h_app_error(h, H_APP)->code,
 	             CUT__V1__APP_ERROR__CODE__NO_HELLO);
 	cr_assert_eq(h_stats(h, 1).taken, 1);
-	{
-		struct ab b;
-
-		ab_init(&b);
-		ab_taken(&b, 2);
-		h_app(h, H_APP + 1, &b);
-	}
+	ab_init(&b);
+	ab_taken(&b, 2);
+	h_app(h, H_APP + 1, &b);
 	cr_assert_eq(h_stats(h, 1).taken, 3);
 	h_free(h);
 }
