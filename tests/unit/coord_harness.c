@@ -272,6 +272,49 @@ h_fail_lost(struct h *h, enum h_op op, int rv, int times)
 
 /* ---- Life cycle ---- */
 
+/* The temporary directories of the nodes alive, so that a test that
+ * fails (an assertion ends it before h_free()) leaves none behind. */
+static char live[4][64];
+
+static void
+remove_dir(const char *dir)
+{
+	static const char *const files[] = {"cluster.ini", "p0.db", "p0.db-wal",
+	                                    "p0.db-shm", "p0.db-journal"};
+	char path[512];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+static void
+remove_live(void)
+{
+	for (size_t i = 0; i < 4; i++)
+		if (live[i][0] != '\0')
+			remove_dir(live[i]);
+}
+
+static void
+note_live(const char *dir, int alive)
+{
+	static int registered;
+
+	if (!registered) {
+		atexit(remove_live);
+		registered = 1;
+	}
+	for (size_t i = 0; i < 4; i++)
+		if (alive ? live[i][0] == '\0' : strcmp(live[i], dir) == 0) {
+			snprintf(live[i], sizeof(live[i]), "%s",
+			         alive ? dir : "");
+			return;
+		}
+}
+
 struct h *
 h_new(const char *extra)
 {
@@ -285,6 +328,7 @@ h_new(const char *extra)
 	log_init(getenv("CUT_TEST_LOG") != NULL ? LOG_DEBUG : -1);
 	snprintf(h->dir, sizeof(h->dir), "/tmp/cutd-test.XXXXXX");
 	cr_assert_not_null(mkdtemp(h->dir));
+	note_live(h->dir, 1);
 	snprintf(path, sizeof(path), "%s/cluster.ini", h->dir);
 	cr_assert_not_null(f = fopen(path, "w"));
 	fprintf(f,
@@ -312,21 +356,14 @@ h_new(const char *extra)
 void
 h_free(struct h *h)
 {
-	static const char *const files[] = {"cluster.ini", "p0.db", "p0.db-wal",
-	                                    "p0.db-shm", "p0.db-journal"};
-	char path[128];
-
 	coord_free(h->c);
 	store_close(h->st);
 	config_free(h->cfg);
 	for (size_t i = 0; i < h->nkeep; i++)
 		protobuf_c_message_free_unpacked(h->keep[i], NULL);
 	free(h->keep);
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", h->dir, files[i]);
-		unlink(path);
-	}
-	rmdir(h->dir);
+	remove_dir(h->dir);
+	note_live(h->dir, 0);
 	free(h);
 }
 
