@@ -35,8 +35,8 @@ static const char *const words[E_MAX - E_INVAL] = {
 	    "the channel graph is not strongly connected",
 	[E_FUNDS - E_INVAL] = "the sender has fewer tokens than that",
 	[E_ENGINE - E_INVAL] = "the engine refused the event",
-	[E_SEQ - E_INVAL] = "the unaligned cut needs each channel's "
-	                        "messages delivered in order",
+	[E_SEQ - E_INVAL] = ("the unaligned cut needs each channel's "
+	                     "messages delivered in order"),
 };
 // clang-format on
 

@@ -328,15 +328,26 @@ snap_renumber(struct coord *c, size_t node)
 int
 snap_resume_in(struct coord *c, size_t node, uint64_t count)
 {
-	long in = c->peers[node].in_chan;
+	struct peer *p = &c->peers[node];
+	long in = p->in_chan;
+	int rv;
 
-	c->peers[node].in_known = 1;
+	p->in_known = 1;
 	if (in < 0 || count == engine_delivered_count(c->eng, (size_t)in))
 		return 0;
 	abort_running(c, "channel numbering resumed after a restart");
 	log_notice("channel from %s resumes after message %" PRIu64,
 	           c->cfg->nodes[node].name, count);
-	return engine_resume_in(c->eng, (size_t)in, count);
+	if ((rv = engine_resume_in(c->eng, (size_t)in, count)) != 0)
+		return rv;
+	/* What the application took of an old numbering (PeerRenumber
+	 * starts a new one at 0) is nothing taken of the new: reported as
+	 * taken, it would let the sender forget messages our application
+	 * never had, and as an unaligned cut's m it exceeds what was
+	 * delivered, which the engine refuses. */
+	if (p->taken > count)
+		p->taken = count;
+	return 0;
 }
 
 int
@@ -410,8 +421,19 @@ snap_state_reply(struct coord *c, const char *id, const char *ctype,
 	} else {
 		rv = engine_state_recorded(c->eng, id);
 	}
-	if (rv != 0)
+	if (rv != 0) {
+		/* The handed counts go past what was delivered at the
+		 * request (the application reconnected after taking them,
+		 * say): no state it gives is of this cut any more. */
+		char reason[400];
+		snprintf(reason, sizeof(reason),
+		         "%s: the application's state reply does not fit the "
+		         "cut: it was handed messages delivered after the "
+		         "state request",
+		         c->name);
+		give_up(c, s, reason, 1);
 		return rv;
+	}
 	s->state_recorded = 1;
 	app_forget_request(c, id);
 	if (engine_cut(c->eng) == ENGINE_CUT_UNALIGNED)
@@ -790,7 +812,9 @@ snap_storage_retry(struct coord *c)
 int
 snap_end_pending(const struct coord *c, const struct snap *s)
 {
-	return s->state == SNAP_DONE && c->batch_open &&
+	/* A batch whose begin failed is lost, not committed: its ends are
+	 * settled (aborted) by coord_commit(). */
+	return s->state == SNAP_DONE && (c->batch_open || c->begin_failed) &&
 	       s->ended_gen == c->batch_gen;
 }
 

@@ -1,21 +1,34 @@
 /*
  * fuzz_app_batch.c - libFuzzer harness: frames from the application.
  *
- * Each frame of the input (fuzz_daemon.h) goes through app_batch(), the
- * code that decodes an AppBatch and checks and handles its items (hello,
- * sends, taken counts, state replies), as app_recv_all() does for each
- * message from the application socket.  Every frame comes from
- * connection 1; between frames the daemon sends its batch to the
- * application, so taken counts have deliveries to count.
+ * Each frame of the input (fuzz_coord.h) is decoded as an AppBatch and
+ * handed to coord_app_input(), which checks and handles its items (hello,
+ * sends, taken counts, state replies).  Every frame comes from
+ * connection FUZZ_APP_CONN; between frames a turn pulls the
+ * coordinator's replies and down-stream frames, which marks deliveries
+ * as sent, so that taken counts have deliveries to count, and the
+ * peers' frames, which carry what the application sent.
  */
-#include "fuzz_daemon.h"
+#include "fuzz_coord.h"
+
+static void
+frame(void *arg, const uint8_t *data, size_t len)
+{
+	fuzz_coord_app(arg, data, len);
+}
+
+static void
+turn(void *arg)
+{
+	fuzz_coord_turn(arg);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
-	struct cutd *d = fuzz_daemon_new();
+	struct fuzz_coord *f = fuzz_coord_new();
 
-	fuzz_frames(d, data, len, fuzz_app_frame);
-	fuzz_daemon_free(d);
+	fuzz_frames(data, len, frame, turn, f);
+	fuzz_coord_free(f);
 	return 0;
 }

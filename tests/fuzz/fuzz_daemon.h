@@ -1,20 +1,20 @@
 /*
- * fuzz_daemon.h - a struct cutd without sockets, for the fuzz harnesses.
+ * fuzz_daemon.h - a struct cutd without sockets, for the harnesses that
+ * go through the daemon's shell (fuzz_control, fuzz_daemon_mix).
  *
- * The harnesses feed frames to the daemon's own decode-and-check code
- * (peer_batch(), app_batch(), control_request()), which needs a daemon
- * whose configuration, links, engine and store are real.  This one is
- * node p0 of a three-node cluster (p0, p1, p2, every ordered pair a
- * channel) named "fuzz", with epoch 1000, whose database lives in a
- * temporary directory.  Its sockets are never opened, so whatever it
- * sends fails and is freed, as when a peer is gone.
- *
- * Each input gets a fresh daemon to which p1 has delivered three messages
- * (queued for the application) and in which snapshot p0:1 is then in
- * progress (its state request pending); every
- * database write of the input is rolled back when the daemon is freed,
- * so that an input always meets the same daemon and a crash replays.
- * The daemon logs nothing unless CUT_FUZZ_LOG is set in the environment.
+ * Its coordinator and store are fuzz_coord.h's node (p0 of the "fuzz"
+ * cluster, three messages from p1 queued, snapshot p0:1 in progress),
+ * built into a struct cutd as cutd.c's start() builds one: d->coord,
+ * d->store, the configuration, the epoch, a TLS context (the cluster is
+ * plaintext, so it admits every batch) and the unpacking arena.  Frames
+ * enter through the shell's own entry points: control_request() for
+ * control requests, net_batch() and app_batch() for peer and
+ * application frames, each in an nng message whose pipe says which
+ * connection it came on.  No socket is ever opened: every reply
+ * control.c sends (nng_sendmsg() on d->ctl) fails and is freed, as when
+ * the client has gone, so the replies are built and packed but seen by
+ * no one.  Between frames a turn runs as fuzz_coord_turn(), followed by
+ * control_wake() at the simulated clock.
  */
 #ifndef CUT_FUZZ_DAEMON_H
 #define CUT_FUZZ_DAEMON_H
@@ -23,30 +23,29 @@
 #include <stdint.h>
 
 #include "cutd.h"
+#include "fuzz_coord.h"
 
-/* The daemon's epoch, which batches may name as to_epoch. */
-#define FUZZ_EPOCH 1000
+struct fuzz_daemon {
+	struct cutd d;
+	struct fuzz_coord *f; /* d.coord is f->c */
+};
 
 /* Returns a new daemon; aborts when it cannot be built (a harness bug). */
-struct cutd *fuzz_daemon_new(void);
-/* Stops and frees d as cutd does at exit, minus the sockets. */
-void fuzz_daemon_free(struct cutd *d);
+struct fuzz_daemon *fuzz_daemon_new(void);
+/* Frees what the shell holds, then the node (fuzz_coord_free()). */
+void fuzz_daemon_free(struct fuzz_daemon *fd);
 
-/* Calls fn for each frame of a harness input: frames follow one another,
- * each a 2-byte little-endian length and that many bytes (the last one
- * may be cut short).  Between frames fuzz_turn() runs. */
-void fuzz_frames(struct cutd *d, const uint8_t *data, size_t len,
-                 void (*fn)(struct cutd *d, const uint8_t *frame, size_t len));
-/* Hands the len bytes at data (copied) to the daemon as one frame from a
- * peer (peer_batch()), from the application on connection 1
- * (app_batch()), or from a control client (control_request()). */
-void fuzz_peer_frame(struct cutd *d, const uint8_t *data, size_t len);
-void fuzz_app_frame(struct cutd *d, const uint8_t *data, size_t len);
-void fuzz_control_frame(struct cutd *d, const uint8_t *data, size_t len);
+/* Hands the len bytes at data (copied into an nng message) to the shell:
+ * as a peer frame on connection FUZZ_PEER_CONN (net_batch()), an
+ * application frame on FUZZ_APP_CONN (app_batch()), or a control
+ * request (control_request(), which takes the message). */
+void fuzz_daemon_peer(struct fuzz_daemon *fd, const uint8_t *data,
+                      size_t len);
+void fuzz_daemon_app(struct fuzz_daemon *fd, const uint8_t *data, size_t len);
+void fuzz_daemon_control(struct fuzz_daemon *fd, const uint8_t *data,
+                         size_t len);
 
-/* The end of a loop turn: timers, the batch to the application (which
- * marks deliveries as sent, so that AppTaken counts can be checked), the
- * store's commit point (kept open: the input is rolled back). */
-void fuzz_turn(struct cutd *d);
+/* The end of a loop turn: fuzz_coord_turn(), then control_wake(). */
+void fuzz_daemon_turn(struct fuzz_daemon *fd);
 
 #endif /* CUT_FUZZ_DAEMON_H */

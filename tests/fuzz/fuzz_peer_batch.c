@@ -1,20 +1,32 @@
 /*
  * fuzz_peer_batch.c - libFuzzer harness: frames from other daemons.
  *
- * Each frame of the input (fuzz_daemon.h) goes through peer_batch(), the
- * code that decodes a PeerBatch, checks its header (cluster, sender,
- * addressee, epochs) and runs every item through the links, the engine,
- * the store and assembly, as peer_recv_all() does for each message from
- * the peer socket.
+ * Each frame of the input (fuzz_coord.h) is decoded as a PeerBatch and
+ * handed to coord_peer_input(), which checks its header (cluster, sender,
+ * addressee, epochs, the connection it came on) and runs every item
+ * through the links, the engine, the store and assembly; between frames
+ * a turn pulls and checks every frame the coordinator owes.
  */
-#include "fuzz_daemon.h"
+#include "fuzz_coord.h"
+
+static void
+frame(void *arg, const uint8_t *data, size_t len)
+{
+	fuzz_coord_peer(arg, data, len);
+}
+
+static void
+turn(void *arg)
+{
+	fuzz_coord_turn(arg);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
-	struct cutd *d = fuzz_daemon_new();
+	struct fuzz_coord *f = fuzz_coord_new();
 
-	fuzz_frames(d, data, len, fuzz_peer_frame);
-	fuzz_daemon_free(d);
+	fuzz_frames(data, len, frame, turn, f);
+	fuzz_coord_free(f);
 	return 0;
 }

@@ -5,8 +5,9 @@
  *   gen_corpus DIR    writes DIR/<harness>/<name>
  *
  * The frames are those the daemon's peers, its application and cutctl
- * send to node p0 of the harnesses' cluster (tests/fuzz/fuzz_daemon.h):
- * snapshot p0:1 in progress there, three messages from p1 delivered.
+ * send to node p0 of the harnesses' cluster (tests/fuzz/fuzz_coord.h):
+ * snapshot p0:1 in progress there, three messages from p1 delivered on
+ * p1's link items 1 to 3, so p1's next item is P1_SEQ + 1.
  * The output is checked in as tests/fuzz/corpus; run this again after a
  * protocol change.
  */
@@ -51,6 +52,20 @@ add_frame(struct input *in, const ProtobufCMessage *m)
 	in->len += protobuf_c_message_pack(m, in->buf + in->len);
 }
 
+/* fuzz_daemon_mix only: a frame that moves the clock on by tens of 10 ms
+ * (its selector byte is 3). */
+static void
+clock_frame(struct input *in, unsigned tens)
+{
+	if (in->len + 5 > sizeof(in->buf))
+		abort();
+	in->buf[in->len++] = 3;
+	in->buf[in->len++] = 0;
+	in->buf[in->len++] = 3;
+	in->buf[in->len++] = (uint8_t)(tens & 0xff);
+	in->buf[in->len++] = (uint8_t)(tens >> 8);
+}
+
 static void
 write_file(const char *harness, const char *name, const void *data, size_t len)
 {
@@ -83,6 +98,9 @@ write_input(const char *harness, const char *name, struct input *in)
 	}
 	in->len = 0;
 }
+
+/* Link items p1 has sent p0 before an input, and application messages. */
+#define P1_SEQ 3
 
 /* Peer frames: a batch from p1 (epoch 2000) to p0 holding items. */
 static const char *peer_from = "p1";
@@ -135,16 +153,16 @@ peer_corpus(void)
 	a.taken = 0;
 	it[1].item_case = CUT__V1__PEER_ITEM__ITEM_ACK;
 	it[1].ack = &a;
-	dt.seq = 1;
-	dt.app_seq = 4;
+	dt.seq = P1_SEQ + 1;
+	dt.app_seq = P1_SEQ + 1;
 	dt.content_type = "application/json";
 	dt.payload.data = (uint8_t *)"{\"amount\": 2}";
 	dt.payload.len = 13;
 	it[2].item_case = CUT__V1__PEER_ITEM__ITEM_DATA;
 	it[2].data = &dt;
-	mk.seq = 2;
+	mk.seq = P1_SEQ + 2;
 	mk.snapshot_id = "p1:1";
-	mk.count = 0;
+	mk.count = P1_SEQ + 1;
 	mk.has_timeout_ms = 1;
 	mk.timeout_ms = 5000;
 	it[3].item_case = CUT__V1__PEER_ITEM__ITEM_MARKER;
@@ -152,11 +170,11 @@ peer_corpus(void)
 	peer_frame(&in, items, 4, "fuzz");
 	write_input("fuzz_peer_batch", "hello-data-marker", &in);
 
-	/* Out of order: seq 2 is held until seq 1 comes, in the next
-	 * batch. */
+	/* Out of order: the second item is held until the first comes, in
+	 * the next batch. */
 	d2 = dt;
-	d2.seq = 2;
-	d2.app_seq = 5;
+	d2.seq = P1_SEQ + 2;
+	d2.app_seq = P1_SEQ + 2;
 	it[0].item_case = CUT__V1__PEER_ITEM__ITEM_DATA;
 	it[0].data = &d2;
 	peer_frame(&in, items, 1, "fuzz");
@@ -166,12 +184,12 @@ peer_corpus(void)
 
 	/* p1's part of p0:1, its recorded messages, and a marker for p0:1
 	 * on p1 -> p0. */
-	mk.seq = 1;
+	mk.seq = P1_SEQ + 1;
 	mk.snapshot_id = "p0:1";
 	mk.count = 3;
 	it[0].item_case = CUT__V1__PEER_ITEM__ITEM_MARKER;
 	it[0].marker = &mk;
-	pt.seq = 2;
+	pt.seq = P1_SEQ + 2;
 	pt.snapshot_id = "p0:1";
 	pt.node = "p1";
 	pt.content_type = "application/json";
@@ -193,7 +211,7 @@ peer_corpus(void)
 	cm.payload.data = (uint8_t *)"{\"amount\": 3}";
 	cm.payload.len = 13;
 	cms[0] = &cm;
-	pm.seq = 3;
+	pm.seq = P1_SEQ + 3;
 	pm.snapshot_id = "p0:1";
 	pm.src = "p0";
 	pm.messages = cms;
@@ -201,7 +219,7 @@ peer_corpus(void)
 	pm.final = 1;
 	it[2].item_case = CUT__V1__PEER_ITEM__ITEM_PART_MESSAGES;
 	it[2].part_messages = &pm;
-	ab.seq = 4;
+	ab.seq = P1_SEQ + 4;
 	ab.snapshot_id = "p0:1";
 	ab.reason = "p1: the application did not answer";
 	ab.has_root_cause = 1;
@@ -210,7 +228,7 @@ peer_corpus(void)
 	it[3].abort = &ab;
 	peer_frame(&in, items, 3, "fuzz");
 	write_input("fuzz_peer_batch", "part-of-p0-1", &in);
-	ab.seq = 1;
+	ab.seq = P1_SEQ + 1;
 	peer_frame(&in, items + 3, 1, "fuzz");
 	write_input("fuzz_peer_batch", "abort-reason", &in);
 	peer_frame(&in, items, 1, "another");
@@ -409,8 +427,6 @@ mix_corpus(void)
 	Cut__V1__WaitRequest wt = CUT__V1__WAIT_REQUEST__INIT;
 	Cut__V1__GetRequest gt = CUT__V1__GET_REQUEST__INIT;
 
-	mk.seq = 1;
-	mk.count = 0;
 	mk.has_timeout_ms = 1;
 	mk.timeout_ms = 5000;
 	pi.item_case = CUT__V1__PEER_ITEM__ITEM_MARKER;
@@ -426,6 +442,8 @@ mix_corpus(void)
 	 * both channels on their markers and sends its part to p1. */
 	mix_sel = FROM_PEER;
 	mk.snapshot_id = "p1:1";
+	mk.seq = P1_SEQ + 1;
+	mk.count = P1_SEQ; /* p1 sent its three messages first */
 	peer_from = "p1";
 	peer_frame(&in, pis, 1, "fuzz");
 	mix_sel = FROM_APP;
@@ -437,6 +455,8 @@ mix_corpus(void)
 	ai.state_reply = &sr;
 	app_frame(&in, ais, 1);
 	mix_sel = FROM_PEER;
+	mk.seq = 1;
+	mk.count = 0;
 	peer_from = "p2";
 	peer_frame(&in, pis, 1, "fuzz");
 	write_input("fuzz_daemon_mix", "marker-reply-part", &in);
@@ -458,15 +478,25 @@ mix_corpus(void)
 	app_frame(&in, ais, 1);
 	mix_sel = FROM_PEER;
 	mk.snapshot_id = "p0:1";
-	mk.count = 0;
+	mk.seq = P1_SEQ + 1;
+	mk.count = P1_SEQ;
 	peer_from = "p1";
 	peer_frame(&in, pis, 1, "fuzz");
+	mk.seq = 1;
+	mk.count = 0;
 	peer_from = "p2";
 	peer_frame(&in, pis, 1, "fuzz");
 	mix_sel = FROM_CONTROL;
 	gt.snapshot_id = "p0:1";
 	rpc(&in, 10, CUTPROTO_METHOD_GET, &gt.base);
 	write_input("fuzz_daemon_mix", "wait-own-snapshot", &in);
+
+	/* A Wait on p0:1, then the clock passes its deadline (10 s): the
+	 * Wait is answered with its abort. */
+	mix_sel = FROM_CONTROL;
+	rpc(&in, 11, CUTPROTO_METHOD_WAIT, &wt.base);
+	clock_frame(&in, 1100);
+	write_input("fuzz_daemon_mix", "wait-deadline", &in);
 	mix_sel = NONE;
 	peer_from = "p1";
 }

@@ -1,0 +1,1113 @@
+/*
+ * coord_harness.c - node p0 around one coordinator; see coord_harness.h.
+ */
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coord_harness.h"
+#include "log.h"
+
+static const char *const op_names[H_NOPS] = {
+    "begin",          "commit",        "rollback",
+    "checkpoint",     "probe",         "next_id",
+    "snapshot_create", "put_message",  "put_state",
+    "put_channel",    "finish",        "abort_snapshot",
+    "abort_unfinished", "put_audit",   "remove",
+    "foreach_state",  "foreach_channel", "foreach_message",
+};
+
+static void
+keep(struct h *h, ProtobufCMessage *m)
+{
+	if (h->nkeep == h->capkeep) {
+		size_t cap = h->capkeep ? h->capkeep * 2 : 64;
+		ProtobufCMessage **v = realloc(h->keep, cap * sizeof(*v));
+		cr_assert_not_null(v);
+		h->keep = v;
+		h->capkeep = cap;
+	}
+	h->keep[h->nkeep++] = m;
+}
+
+/* ---- The store port ---- */
+
+/* Whether the call of op fails now, and with what; counts it. */
+static int
+injected(struct h *h, enum h_op op, int write)
+{
+	struct h_fault *f = &h->fault[op];
+
+	h->calls[op]++;
+	if (f->rv != 0 && f->times != 0) {
+		if (f->times > 0)
+			f->times--;
+		snprintf(h->err, sizeof(h->err), "injected: %s failed",
+		         op_names[op]);
+		h->last_injected = 1;
+		if (f->loses && op != H_ROLLBACK) {
+			/* As SQLite after SQLITE_FULL: the transaction is
+			 * gone, and the store fails what follows. */
+			store_rollback(h->st);
+			h->lost = 1;
+		}
+		return f->rv;
+	}
+	if (h->lost && (write || op == H_COMMIT)) {
+		snprintf(h->err, sizeof(h->err),
+		         "the batch was rolled back: injected");
+		h->last_injected = 1;
+		return E_IO;
+	}
+	h->last_injected = 0;
+	return 0;
+}
+
+static const char *
+p_errmsg(void *db)
+{
+	struct h *h = db;
+
+	return h->last_injected ? h->err : store_errmsg(h->st);
+}
+
+static int
+p_begin(void *db)
+{
+	struct h *h = db;
+	int rv = injected(h, H_BEGIN, 0);
+
+	if (rv != 0) {
+		/* A batch that cannot begin is lost from the start
+		 * (store_begin()). */
+		h->lost = 1;
+		return rv;
+	}
+	return store_begin(h->st);
+}
+
+static int
+p_commit(void *db)
+{
+	struct h *h = db;
+	int rv = injected(h, H_COMMIT, 0);
+
+	return rv != 0 ? rv : store_commit(h->st);
+}
+
+static int
+p_rollback(void *db)
+{
+	struct h *h = db;
+	int rv = injected(h, H_ROLLBACK, 0);
+
+	h->lost = 0;
+	if (rv != 0) {
+		store_rollback(h->st); /* it ends the batch anyway */
+		return rv;
+	}
+	return store_rollback(h->st);
+}
+
+static int
+p_checkpoint(void *db)
+{
+	struct h *h = db;
+	int rv = injected(h, H_CHECKPOINT, 0);
+
+	return rv != 0 ? rv : store_checkpoint(h->st);
+}
+
+#define PASS(op, write, call)                                                  \
+	do {                                                                   \
+		struct h *h = db;                                              \
+		int rv_ = injected(h, (op), (write));                          \
+		return rv_ != 0 ? rv_ : (call);                                \
+	} while (0)
+
+static int
+p_probe(void *db, int64_t now_ms)
+{
+	PASS(H_PROBE, 1, store_probe(h->st, now_ms));
+}
+
+static int
+p_next_id(void *db, const char *node, int64_t now_ms, uint64_t floor,
+          uint64_t *ret)
+{
+	PASS(H_NEXT_ID, 1, store_next_id(h->st, node, now_ms, floor, ret));
+}
+
+static int
+p_create(void *db, const char *id, const char *initiator, int is_initiator,
+         int64_t started_ms, uint32_t parts)
+{
+	PASS(H_CREATE, 1,
+	     store_snapshot_create(h->st, id, initiator, is_initiator,
+	                           started_ms, parts));
+}
+
+static int
+p_put_message(void *db, const char *id, const char *src, const char *dst,
+              uint64_t seq, const char *ctype, const void *payload,
+              size_t len)
+{
+	PASS(H_PUT_MESSAGE, 1,
+	     store_put_message(h->st, id, src, dst, seq, ctype, payload, len));
+}
+
+static int
+p_put_state(void *db, const char *id, const char *node, const char *ctype,
+            const void *state, size_t len, int64_t recorded_ms)
+{
+	PASS(H_PUT_STATE, 1,
+	     store_put_state(h->st, id, node, ctype, state, len,
+	                     recorded_ms));
+}
+
+static int
+p_put_channel(void *db, const char *id, const struct store_channel *ch)
+{
+	PASS(H_PUT_CHANNEL, 1, store_put_channel(h->st, id, ch));
+}
+
+static int
+p_finish(void *db, const char *id, enum store_status status,
+         const char *reason, int64_t finished_ms)
+{
+	PASS(H_FINISH, 1,
+	     store_finish(h->st, id, status, reason, finished_ms));
+}
+
+static int
+p_abort_snapshot(void *db, const char *id, const char *initiator,
+                 int is_initiator, int64_t started_ms, uint32_t parts,
+                 const char *reason, int64_t finished_ms)
+{
+	PASS(H_ABORT_SNAPSHOT, 1,
+	     store_abort_snapshot(h->st, id, initiator, is_initiator,
+	                          started_ms, parts, reason, finished_ms));
+}
+
+static int
+p_abort_unfinished(void *db, const char *reason, int64_t finished_ms,
+                   uint32_t *ret_count)
+{
+	PASS(H_ABORT_UNFINISHED, 1,
+	     store_abort_unfinished(h->st, reason, finished_ms, ret_count));
+}
+
+static int
+p_put_audit(void *db, const char *id, int consistent, const char *reason)
+{
+	PASS(H_PUT_AUDIT, 1, store_put_audit(h->st, id, consistent, reason));
+}
+
+static int
+p_remove(void *db, const char *id)
+{
+	PASS(H_REMOVE, 1, store_delete(h->st, id));
+}
+
+static int
+p_foreach_state(void *db, const char *id, store_state_fn fn, void *arg)
+{
+	PASS(H_FOREACH_STATE, 0, store_foreach_state(h->st, id, fn, arg));
+}
+
+static int
+p_foreach_channel(void *db, const char *id, store_channel_fn fn, void *arg)
+{
+	PASS(H_FOREACH_CHANNEL, 0,
+	     store_foreach_channel(h->st, id, fn, arg));
+}
+
+static int
+p_foreach_message(void *db, const char *id, const char *src, const char *dst,
+                  store_message_fn fn, void *arg)
+{
+	PASS(H_FOREACH_MESSAGE, 0,
+	     store_foreach_message(h->st, id, src, dst, fn, arg));
+}
+
+static const struct store_port_ops ops = {
+    .errmsg = p_errmsg,
+    .begin = p_begin,
+    .commit = p_commit,
+    .rollback = p_rollback,
+    .checkpoint = p_checkpoint,
+    .probe = p_probe,
+    .next_id = p_next_id,
+    .snapshot_create = p_create,
+    .put_message = p_put_message,
+    .put_state = p_put_state,
+    .put_channel = p_put_channel,
+    .finish = p_finish,
+    .abort_snapshot = p_abort_snapshot,
+    .abort_unfinished = p_abort_unfinished,
+    .put_audit = p_put_audit,
+    .remove = p_remove,
+    .foreach_state = p_foreach_state,
+    .foreach_channel = p_foreach_channel,
+    .foreach_message = p_foreach_message,
+};
+
+void
+h_fail(struct h *h, enum h_op op, int rv, int times)
+{
+	h->fault[op].rv = rv;
+	h->fault[op].times = times;
+	h->fault[op].loses = 0;
+}
+
+void
+h_fail_lost(struct h *h, enum h_op op, int rv, int times)
+{
+	h_fail(h, op, rv, times);
+	h->fault[op].loses = 1;
+}
+
+/* ---- Life cycle ---- */
+
+/* The temporary directories of the nodes alive, so that a test that
+ * fails (an assertion ends it before h_free()) leaves none behind. */
+static char live[4][64];
+
+static void
+remove_dir(const char *dir)
+{
+	static const char *const files[] = {"cluster.ini", "p0.db", "p0.db-wal",
+	                                    "p0.db-shm", "p0.db-journal"};
+	char path[512];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+static void
+remove_live(void)
+{
+	for (size_t i = 0; i < 4; i++)
+		if (live[i][0] != '\0')
+			remove_dir(live[i]);
+}
+
+static void
+note_live(const char *dir, int alive)
+{
+	static int registered;
+
+	if (!registered) {
+		atexit(remove_live);
+		registered = 1;
+	}
+	for (size_t i = 0; i < 4; i++)
+		if (alive ? live[i][0] == '\0' : strcmp(live[i], dir) == 0) {
+			snprintf(live[i], sizeof(live[i]), "%s",
+			         alive ? dir : "");
+			return;
+		}
+}
+
+struct h *
+h_new(const char *extra)
+{
+	struct h *h = calloc(1, sizeof(*h));
+	char path[128], err[256], *errors = NULL;
+	struct errinfo e = {0};
+	FILE *f;
+	int rv;
+
+	cr_assert_not_null(h);
+	log_init(getenv("CUT_TEST_LOG") != NULL ? LOG_DEBUG : -1);
+	snprintf(h->dir, sizeof(h->dir), "/tmp/cutd-test.XXXXXX");
+	cr_assert_not_null(mkdtemp(h->dir));
+	note_live(h->dir, 1);
+	snprintf(path, sizeof(path), "%s/cluster.ini", h->dir);
+	cr_assert_not_null(f = fopen(path, "w"));
+	fprintf(f,
+	        "[cluster]\nname = test\nrun_dir = %s\nstate_dir = %s\n"
+	        "window = 65536\napp_window = 65536\nmessage_cost = 16\n"
+	        "max_message = 65536\n%s"
+	        "[node p0]\npeer = tcp://127.0.0.1:1\n"
+	        "[node p1]\npeer = tcp://127.0.0.1:2\n"
+	        "[node p2]\npeer = tcp://127.0.0.1:3\n",
+	        h->dir, h->dir, extra ? extra : "");
+	fclose(f);
+	rv = config_load(path, &h->cfg, &errors);
+	cr_assert_eq(rv, 0, "config_load: %s", errors ? errors : "?");
+	rv = store_open(h->cfg->nodes[0].database, &h->st, err, sizeof(err));
+	cr_assert_eq(rv, 0, "store_open: %s", err);
+	h->now = H_T0;
+	h->wall = H_WALL0;
+	rv = coord_new(h->cfg, 0, H_EPOCH, (struct store_port){&ops, h},
+	               h->now, h->wall, &h->c, &e);
+	cr_assert_eq(rv, 0, "coord_new: %s", e.text);
+	h_commit(h);
+	return h;
+}
+
+void
+h_free(struct h *h)
+{
+	coord_free(h->c);
+	store_close(h->st);
+	config_free(h->cfg);
+	for (size_t i = 0; i < h->nkeep; i++)
+		protobuf_c_message_free_unpacked(h->keep[i], NULL);
+	free(h->keep);
+	remove_dir(h->dir);
+	note_live(h->dir, 0);
+	free(h);
+}
+
+void
+h_time(struct h *h, int64_t ms)
+{
+	h->now += ms;
+	h->wall += ms;
+	coord_set_time(h->c, h->now, h->wall);
+}
+
+void
+h_commit(struct h *h)
+{
+	int rv = coord_commit(h->c);
+
+	cr_assert_eq(rv, 0, "coord_commit: %s", err_str(rv));
+}
+
+/* ---- Wire helpers ---- */
+
+static void
+append(uint8_t **buf, size_t *len, size_t *cap, unsigned field,
+       const uint8_t *data, size_t n)
+{
+	uint8_t hdr[11];
+	size_t k = 0;
+	uint64_t v = n;
+
+	hdr[k++] = (uint8_t)((field << 3) | 2);
+	do {
+		hdr[k++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v != 0);
+	if (*len + k + n > *cap) {
+		size_t c = (*cap ? *cap * 2 : 1024) + k + n;
+		uint8_t *p = realloc(*buf, c);
+		cr_assert_not_null(p);
+		*buf = p;
+		*cap = c;
+	}
+	memcpy(*buf + *len, hdr, k);
+	memcpy(*buf + *len + k, data, n);
+	*len += k + n;
+}
+
+static void
+pb_item(struct pb *b, const Cut__V1__PeerItem *it)
+{
+	size_t n = cut__v1__peer_item__get_packed_size(it);
+	uint8_t *tmp = malloc(n ? n : 1);
+
+	cr_assert_not_null(tmp);
+	cut__v1__peer_item__pack(it, tmp);
+	append(&b->items, &b->len, &b->cap, 4, tmp, n);
+	free(tmp);
+}
+
+/* ---- Peer frames in ---- */
+
+void
+pb_init(struct pb *b, const char *from)
+{
+	memset(b, 0, sizeof(*b));
+	b->cluster = "test";
+	b->from = from;
+	b->to = "p0";
+	b->has_epoch = b->has_to_epoch = 1;
+	b->epoch = strcmp(from, "p1") == 0 ? H_E1 : H_E2;
+	b->to_epoch = H_EPOCH;
+}
+
+void
+pb_data(struct pb *b, uint64_t seq, uint64_t app_seq, const char *payload)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerData d = CUT__V1__PEER_DATA__INIT;
+
+	d.seq = seq;
+	d.app_seq = app_seq;
+	d.content_type = "application/json";
+	d.payload.data = (uint8_t *)payload;
+	d.payload.len = strlen(payload);
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_DATA;
+	it.data = &d;
+	pb_item(b, &it);
+}
+
+void
+pb_marker(struct pb *b, uint64_t seq, const char *id, uint64_t count,
+          uint32_t timeout_ms)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerMarker m = CUT__V1__PEER_MARKER__INIT;
+
+	m.seq = seq;
+	m.snapshot_id = (char *)id;
+	m.count = count;
+	m.has_timeout_ms = timeout_ms != 0;
+	m.timeout_ms = timeout_ms;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_MARKER;
+	it.marker = &m;
+	pb_item(b, &it);
+}
+
+void
+pb_ack(struct pb *b, uint64_t upto, int has_taken, uint64_t taken)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerAck a = CUT__V1__PEER_ACK__INIT;
+
+	a.upto = upto;
+	a.has_taken = has_taken;
+	a.taken = taken;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_ACK;
+	it.ack = &a;
+	pb_item(b, &it);
+}
+
+void
+pb_hello(struct pb *b, uint64_t next_expected, uint64_t epoch)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerHello hl = CUT__V1__PEER_HELLO__INIT;
+
+	hl.next_expected = next_expected;
+	hl.epoch = epoch;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_HELLO;
+	it.hello = &hl;
+	pb_item(b, &it);
+}
+
+void
+pb_abort(struct pb *b, uint64_t seq, const char *id, const char *reason,
+         int root_cause)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerAbort a = CUT__V1__PEER_ABORT__INIT;
+
+	a.seq = seq;
+	a.snapshot_id = (char *)id;
+	a.reason = (char *)reason;
+	a.has_root_cause = 1;
+	a.root_cause = root_cause != 0;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_ABORT;
+	it.abort = &a;
+	pb_item(b, &it);
+}
+
+void
+pb_renumber(struct pb *b, uint64_t seq)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerRenumber r = CUT__V1__PEER_RENUMBER__INIT;
+
+	r.seq = seq;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_RENUMBER;
+	it.renumber = &r;
+	pb_item(b, &it);
+}
+
+void
+pb_part(struct pb *b, uint64_t seq, const char *id, const char *state,
+        size_t nchans, const struct h_chan *chans)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerPart p = CUT__V1__PEER_PART__INIT;
+	Cut__V1__PartChannel pc[8], *pcs[8];
+
+	cr_assert_leq(nchans, 8);
+	for (size_t i = 0; i < nchans; i++) {
+		cut__v1__part_channel__init(&pc[i]);
+		pc[i].src = (char *)chans[i].src;
+		pc[i].m = chans[i].m;
+		pc[i].n = chans[i].n;
+		pc[i].count = chans[i].count;
+		pc[i].first_seq = chans[i].first;
+		pc[i].last_seq = chans[i].last;
+		pc[i].consecutive = chans[i].consecutive;
+		pcs[i] = &pc[i];
+	}
+	p.seq = seq;
+	p.snapshot_id = (char *)id;
+	p.node = (char *)b->from;
+	p.content_type = "application/json";
+	p.state.data = (uint8_t *)state;
+	p.state.len = strlen(state);
+	p.channels = pcs;
+	p.n_channels = nchans;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_PART;
+	it.part = &p;
+	pb_item(b, &it);
+}
+
+void
+pb_part_messages(struct pb *b, uint64_t seq, const char *id, const char *src,
+                 int final, size_t n, const struct h_msg *msgs)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerPartMessages pm = CUT__V1__PEER_PART_MESSAGES__INIT;
+	Cut__V1__ChannelMessage cm[8], *cms[8];
+
+	cr_assert_leq(n, 8);
+	for (size_t i = 0; i < n; i++) {
+		cut__v1__channel_message__init(&cm[i]);
+		cm[i].seq = msgs[i].seq;
+		cm[i].content_type = "application/json";
+		cm[i].payload.data = (uint8_t *)msgs[i].payload;
+		cm[i].payload.len = strlen(msgs[i].payload);
+		cms[i] = &cm[i];
+	}
+	pm.seq = seq;
+	pm.snapshot_id = (char *)id;
+	pm.src = (char *)src;
+	pm.messages = cms;
+	pm.n_messages = n;
+	pm.final = final != 0;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_PART_MESSAGES;
+	it.part_messages = &pm;
+	pb_item(b, &it);
+}
+
+void
+h_peer(struct h *h, uint32_t conn, struct pb *b)
+{
+	Cut__V1__PeerBatch hd = CUT__V1__PEER_BATCH__INIT;
+	Cut__V1__PeerBatch *u;
+	size_t hl;
+	uint8_t *buf;
+
+	hd.cluster = (char *)b->cluster;
+	hd.from = (char *)b->from;
+	hd.to = (char *)b->to;
+	hd.has_epoch = b->has_epoch;
+	hd.epoch = b->epoch;
+	hd.has_to_epoch = b->has_to_epoch;
+	hd.to_epoch = b->to_epoch;
+	hl = cut__v1__peer_batch__get_packed_size(&hd);
+	cr_assert_not_null(buf = malloc(hl + b->len + 1));
+	cut__v1__peer_batch__pack(&hd, buf);
+	if (b->len > 0)
+		memcpy(buf + hl, b->items, b->len);
+	u = (Cut__V1__PeerBatch *)cutproto_unpack(
+	    &cut__v1__peer_batch__descriptor, hl + b->len, buf);
+	cr_assert_not_null(u, "the test's peer frame does not decode");
+	coord_peer_input(h->c, conn, u);
+	protobuf_c_message_free_unpacked(&u->base, NULL);
+	free(buf);
+	free(b->items);
+	b->items = NULL;
+	b->len = b->cap = 0;
+}
+
+void
+h_peer_hello(struct h *h, uint32_t conn, const char *from,
+             uint64_t next_expected)
+{
+	struct pb b;
+
+	pb_init(&b, from);
+	pb_hello(&b, next_expected, b.epoch);
+	h_peer(h, conn, &b);
+}
+
+/* ---- Peer frames out ---- */
+
+Cut__V1__PeerBatch *
+h_pull(struct h *h, size_t node)
+{
+	size_t len = coord_peer_frame(h->c, node, NULL, NULL), built;
+	Cut__V1__PeerBatch *b;
+	uint8_t *buf;
+
+	if (len == 0)
+		return NULL;
+	cr_assert_not_null(buf = malloc(len));
+	built = coord_peer_frame(h->c, node, NULL, buf);
+	cr_assert_eq(built, len, "peer frame to %s measured %zu, built %zu",
+	             h->cfg->nodes[node].name, len, built);
+	b = (Cut__V1__PeerBatch *)cutproto_unpack(
+	    &cut__v1__peer_batch__descriptor, built, buf);
+	free(buf);
+	cr_assert_not_null(b, "the coordinator's frame to %s does not decode",
+	                   h->cfg->nodes[node].name);
+	keep(h, &b->base);
+	cr_assert_str_eq(b->cluster, "test");
+	cr_assert_str_eq(b->from, "p0");
+	cr_assert_str_eq(b->to, h->cfg->nodes[node].name);
+	cr_assert(b->has_epoch && b->epoch == H_EPOCH);
+	return b;
+}
+
+size_t
+h_pull_items(struct h *h, size_t node, struct h_items *out)
+{
+	Cut__V1__PeerBatch *b;
+	size_t frames = 0;
+
+	while ((b = h_pull(h, node)) != NULL) {
+		cr_assert_lt(++frames, 64, "frames to %s do not stop",
+		             h->cfg->nodes[node].name);
+		for (size_t i = 0; i < b->n_items; i++) {
+			cr_assert_lt(out->n, 1024);
+			out->v[out->n++] = b->items[i];
+		}
+	}
+	return frames;
+}
+
+const Cut__V1__PeerItem *
+h_find(const struct h_items *it, Cut__V1__PeerItem__ItemCase kind, size_t nth)
+{
+	for (size_t i = 0; i < it->n; i++)
+		if (it->v[i]->item_case == kind && nth-- == 0)
+			return it->v[i];
+	return NULL;
+}
+
+size_t
+h_count(const struct h_items *it, Cut__V1__PeerItem__ItemCase kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < it->n; i++)
+		n += it->v[i]->item_case == kind;
+	return n;
+}
+
+void
+h_link(struct h *h)
+{
+	coord_peer_up(h->c, 1);
+	coord_peer_up(h->c, 2);
+	h_peer_hello(h, H_C1, "p1", 1);
+	h_peer_hello(h, H_C2, "p2", 1);
+	h_drain(h);
+	cr_assert_eq(coord_peer_epoch(h->c, 1), H_E1);
+	cr_assert_eq(coord_peer_epoch(h->c, 2), H_E2);
+}
+
+void
+h_drain(struct h *h)
+{
+	struct h_items it = {0};
+
+	h_pull_items(h, 1, &it);
+	h_pull_items(h, 2, &it);
+}
+
+/* ---- The application ---- */
+
+static void
+ab_item(struct ab *b, const Cut__V1__AppItem *it)
+{
+	size_t n = cut__v1__app_item__get_packed_size(it);
+	uint8_t *tmp = malloc(n ? n : 1);
+
+	cr_assert_not_null(tmp);
+	cut__v1__app_item__pack(it, tmp);
+	append(&b->items, &b->len, &b->cap, 1, tmp, n);
+	free(tmp);
+}
+
+void
+ab_init(struct ab *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+void
+ab_hello(struct ab *b, const char *node, uint32_t version, size_t nresume,
+         const struct h_resume *resume)
+{
+	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppHello hl = CUT__V1__APP_HELLO__INIT;
+	Cut__V1__AppResume rs[4], *rsp[4];
+
+	cr_assert_leq(nresume, 4);
+	for (size_t i = 0; i < nresume; i++) {
+		cut__v1__app_resume__init(&rs[i]);
+		rs[i].node = (char *)resume[i].node;
+		rs[i].has_out_taken = resume[i].has_out_taken;
+		rs[i].out_taken = resume[i].out_taken;
+		rs[i].has_in_taken = resume[i].has_in_taken;
+		rs[i].in_taken = resume[i].in_taken;
+		rs[i].has_out_sent = resume[i].has_out_sent;
+		rs[i].out_sent = resume[i].out_sent;
+		rsp[i] = &rs[i];
+	}
+	hl.node = (char *)node;
+	hl.version = version;
+	hl.resume = rsp;
+	hl.n_resume = nresume;
+	it.item_case = CUT__V1__APP_ITEM__ITEM_HELLO;
+	it.hello = &hl;
+	ab_item(b, &it);
+}
+
+void
+ab_send(struct ab *b, const char *to, const char *payload, size_t len,
+        uint64_t seq)
+{
+	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppSend s = CUT__V1__APP_SEND__INIT;
+
+	s.to = (char *)to;
+	s.content_type = "application/json";
+	s.payload.data = (uint8_t *)payload;
+	s.payload.len = len;
+	s.has_seq = seq != 0;
+	s.seq = seq;
+	it.item_case = CUT__V1__APP_ITEM__ITEM_SEND;
+	it.send = &s;
+	ab_item(b, &it);
+}
+
+void
+ab_taken(struct ab *b, uint64_t handed)
+{
+	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppTaken t = CUT__V1__APP_TAKEN__INIT;
+
+	t.handed = handed;
+	it.item_case = CUT__V1__APP_ITEM__ITEM_TAKEN;
+	it.taken = &t;
+	ab_item(b, &it);
+}
+
+void
+ab_reply(struct ab *b, const char *id, const char *state, uint64_t handed)
+{
+	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppStateReply r = CUT__V1__APP_STATE_REPLY__INIT;
+
+	r.snapshot_id = (char *)id;
+	r.content_type = "application/json";
+	r.state.data = (uint8_t *)state;
+	r.state.len = strlen(state);
+	r.handed = handed;
+	it.item_case = CUT__V1__APP_ITEM__ITEM_STATE_REPLY;
+	it.state_reply = &r;
+	ab_item(b, &it);
+}
+
+void
+h_app(struct h *h, uint32_t conn, struct ab *b)
+{
+	Cut__V1__AppBatch *u = (Cut__V1__AppBatch *)cutproto_unpack(
+	    &cut__v1__app_batch__descriptor, b->len, b->items);
+
+	cr_assert_not_null(u, "the test's application frame does not decode");
+	coord_app_input(h->c, conn, u);
+	protobuf_c_message_free_unpacked(&u->base, NULL);
+	free(b->items);
+	b->items = NULL;
+	b->len = b->cap = 0;
+}
+
+const Cut__V1__AppHelloReply *
+h_hello(struct h *h, uint32_t conn)
+{
+	struct ab b;
+	Cut__V1__AppBatch *r;
+	uint32_t to;
+
+	ab_init(&b);
+	ab_hello(&b, "p0", CUTPROTO_APP_VERSION, 0, NULL);
+	h_app(h, conn, &b);
+	r = h_app_reply(h, &to);
+	cr_assert_not_null(r, "no hello reply");
+	cr_assert_eq(to, conn);
+	cr_assert_eq(r->n_items, 1);
+	cr_assert_eq(r->items[0]->item_case,
+	             CUT__V1__APP_ITEM__ITEM_HELLO_REPLY);
+	cr_assert(coord_app_connected(h->c));
+	cr_assert_eq(coord_app_conn(h->c), conn);
+	return r->items[0]->hello_reply;
+}
+
+void
+h_send(struct h *h, const char *to, const char *payload, uint64_t seq)
+{
+	struct ab b;
+
+	ab_init(&b);
+	ab_send(&b, to, payload, strlen(payload), seq);
+	h_app(h, H_APP, &b);
+}
+
+void
+h_taken(struct h *h, uint64_t handed)
+{
+	struct ab b;
+
+	ab_init(&b);
+	ab_taken(&b, handed);
+	h_app(h, H_APP, &b);
+}
+
+void
+h_reply(struct h *h, const char *id, const char *state, uint64_t handed)
+{
+	struct ab b;
+
+	ab_init(&b);
+	ab_reply(&b, id, state, handed);
+	h_app(h, H_APP, &b);
+}
+
+Cut__V1__AppBatch *
+h_app_frame(struct h *h)
+{
+	size_t len = coord_app_frame(h->c, NULL), built;
+	Cut__V1__AppBatch *b;
+	uint8_t *buf;
+
+	if (len == 0)
+		return NULL;
+	cr_assert_not_null(buf = malloc(len));
+	built = coord_app_frame(h->c, buf);
+	cr_assert_eq(built, len, "application frame measured %zu, built %zu",
+	             len, built);
+	b = (Cut__V1__AppBatch *)cutproto_unpack(
+	    &cut__v1__app_batch__descriptor, built, buf);
+	free(buf);
+	cr_assert_not_null(b, "the application frame does not decode");
+	keep(h, &b->base);
+	return b;
+}
+
+Cut__V1__AppBatch *
+h_app_reply(struct h *h, uint32_t *ret_conn)
+{
+	Cut__V1__AppBatch *b;
+	uint8_t *buf;
+	size_t len;
+
+	if (!coord_next_app_reply(h->c, ret_conn, &buf, &len))
+		return NULL;
+	b = (Cut__V1__AppBatch *)cutproto_unpack(
+	    &cut__v1__app_batch__descriptor, len, buf);
+	free(buf);
+	cr_assert_not_null(b, "an application reply does not decode");
+	keep(h, &b->base);
+	return b;
+}
+
+const Cut__V1__AppError *
+h_app_error(struct h *h, uint32_t conn)
+{
+	uint32_t to = 0;
+	Cut__V1__AppBatch *b = h_app_reply(h, &to);
+
+	cr_assert_not_null(b, "no error for connection %u", conn);
+	cr_assert_eq(to, conn);
+	cr_assert_eq(b->n_items, 1);
+	cr_assert_eq(b->items[0]->item_case, CUT__V1__APP_ITEM__ITEM_ERROR);
+	return b->items[0]->error;
+}
+
+size_t
+h_app_items(struct h *h, struct h_app_items *out)
+{
+	Cut__V1__AppBatch *b;
+	size_t frames = 0;
+
+	while ((b = h_app_frame(h)) != NULL) {
+		cr_assert_lt(++frames, 64, "application frames do not stop");
+		for (size_t i = 0; i < b->n_items; i++) {
+			cr_assert_lt(out->n, 1024);
+			out->v[out->n++] = b->items[i];
+		}
+	}
+	return frames;
+}
+
+const Cut__V1__AppItem *
+h_app_find(const struct h_app_items *it, Cut__V1__AppItem__ItemCase kind,
+           size_t nth)
+{
+	for (size_t i = 0; i < it->n; i++)
+		if (it->v[i]->item_case == kind && nth-- == 0)
+			return it->v[i];
+	return NULL;
+}
+
+size_t
+h_app_count(const struct h_app_items *it, Cut__V1__AppItem__ItemCase kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < it->n; i++)
+		n += it->v[i]->item_case == kind;
+	return n;
+}
+
+/* ---- Snapshots and the store ---- */
+
+const char *
+h_start(struct h *h, uint32_t timeout_ms)
+{
+	static char id[ENGINE_ID_MAX + 1];
+	struct errinfo e = {0};
+	int rv = coord_start(h->c, timeout_ms, id, &e);
+
+	cr_assert_eq(rv, 0, "coord_start: %s: %s", err_str(rv), e.text);
+	return id;
+}
+
+int
+h_row(struct h *h, const char *id, struct store_snapshot *ret)
+{
+	return store_get(h->st, id, ret);
+}
+
+const char *
+h_disk_status(struct h *h, const char *id)
+{
+	static char status[32];
+	sqlite3 *db;
+	sqlite3_stmt *q;
+
+	status[0] = '\0';
+	cr_assert_eq(sqlite3_open_v2(h->cfg->nodes[0].database, &db,
+	                             SQLITE_OPEN_READONLY, NULL),
+	             SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db,
+	                                "SELECT status FROM snapshots "
+	                                "WHERE id = ?1",
+	                                -1, &q, NULL),
+	             SQLITE_OK, "%s", sqlite3_errmsg(db));
+	sqlite3_bind_text(q, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		snprintf(status, sizeof(status), "%s",
+		         (const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	return status;
+}
+
+struct find_state {
+	const char *node;
+	char *buf;
+	size_t len;
+	int found;
+};
+
+static int
+find_state(const char *node, const char *ctype, const void *state, size_t len,
+           void *arg)
+{
+	struct find_state *f = arg;
+
+	(void)ctype;
+	if (strcmp(node, f->node) != 0)
+		return 0;
+	snprintf(f->buf, f->len, "%.*s", (int)len, (const char *)state);
+	f->found = 1;
+	return 0;
+}
+
+int
+h_state(struct h *h, const char *id, const char *node, char *buf, size_t len)
+{
+	struct find_state f = {node, buf, len, 0};
+
+	cr_assert_eq(store_foreach_state(h->st, id, find_state, &f), 0);
+	return f.found;
+}
+
+struct find_chan {
+	const char *src, *dst;
+	struct store_channel *ret;
+	int found;
+};
+
+static int
+find_chan(const struct store_channel *ch, void *arg)
+{
+	struct find_chan *f = arg;
+
+	if (strcmp(ch->src, f->src) != 0 || strcmp(ch->dst, f->dst) != 0)
+		return 0;
+	*f->ret = *ch;
+	f->ret->src = f->ret->dst = NULL;
+	f->found = 1;
+	return 0;
+}
+
+int
+h_channel(struct h *h, const char *id, const char *src, const char *dst,
+          struct store_channel *ret)
+{
+	struct find_chan f = {src, dst, ret, 0};
+
+	cr_assert_eq(store_foreach_channel(h->st, id, find_chan, &f), 0);
+	return f.found;
+}
+
+struct seqs {
+	uint64_t *v;
+	size_t n, max;
+};
+
+static int
+add_seq(uint64_t seq, const char *ctype, const void *payload, size_t len,
+        void *arg)
+{
+	struct seqs *s = arg;
+
+	(void)ctype;
+	(void)payload;
+	(void)len;
+	if (s->n < s->max)
+		s->v[s->n] = seq;
+	s->n++;
+	return 0;
+}
+
+size_t
+h_messages(struct h *h, const char *id, const char *src, const char *dst,
+           uint64_t *seqs, size_t max)
+{
+	struct seqs s = {seqs, 0, max};
+
+	cr_assert_eq(store_foreach_message(h->st, id, src, dst, add_seq, &s),
+	             0);
+	return s.n;
+}
+
+struct coord_snap_view
+h_view(struct h *h, const char *id)
+{
+	struct coord_snap_view v;
+
+	coord_snapshot_view(h->c, id, &v);
+	return v;
+}
+
+struct coord_peer_stats
+h_stats(struct h *h, size_t node)
+{
+	struct coord_peer_stats st;
+
+	coord_peer_stats(h->c, node, &st);
+	return st;
+}

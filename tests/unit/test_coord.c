@@ -1,0 +1,2540 @@
+/*
+ * test_coord.c - the coordinator (daemon/core/coord*.c) through its events
+ * and actions only (coord.h): node p0 of a three-node cluster on a real
+ * store, peers and the application played by the test (coord_harness.h).
+ *
+ * Suites, after the state machines they drive:
+ *
+ *   snap    a snapshot's life at one node (coord_snap.c's diagram):
+ *           RUNNING -> DONE (participant), RUNNING -> WAITING -> DONE
+ *           (initiator, audited), the aligned and unaligned cuts,
+ *           expiry of ended snapshots, coord_stop();
+ *   abort   every way to ABORTED, each with the reason it must give;
+ *   link    the reliable links (coord_peer.c's diagram): order, held
+ *           items, duplicates, acks and taken counts, resends, rewinds,
+ *           heartbeats, restarts;
+ *   conn    binding listener connections to peers, refusals, takeovers,
+ *           silence;
+ *   app     the application's streams (coord_app.c): hello, errors,
+ *           windows and credit, state requests, resume, renumbering;
+ *   batch   the turn's batch of writes (coord.c's diagram) and storage
+ *           faults: commit, busy, begin failure, degraded mode and
+ *           recovery.
+ *
+ * Time is simulated: nothing here sleeps.  What a test asserts is what
+ * came out (frames decoded field by field), what the database holds
+ * (rows, states, channels, messages) and what the queries say.
+ */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coord_harness.h"
+
+#define ITEM_DATA     CUT__V1__PEER_ITEM__ITEM_DATA
+#define ITEM_MARKER   CUT__V1__PEER_ITEM__ITEM_MARKER
+#define ITEM_ACK      CUT__V1__PEER_ITEM__ITEM_ACK
+#define ITEM_HELLO    CUT__V1__PEER_ITEM__ITEM_HELLO
+#define ITEM_PART     CUT__V1__PEER_ITEM__ITEM_PART
+#define ITEM_MESSAGES CUT__V1__PEER_ITEM__ITEM_PART_MESSAGES
+#define ITEM_ABORT    CUT__V1__PEER_ITEM__ITEM_ABORT
+#define ITEM_RENUMBER CUT__V1__PEER_ITEM__ITEM_RENUMBER
+
+#define APP_DELIVER CUT__V1__APP_ITEM__ITEM_DELIVER
+#define APP_REQUEST CUT__V1__APP_ITEM__ITEM_STATE_REQUEST
+#define APP_CREDIT  CUT__V1__APP_ITEM__ITEM_CREDIT
+
+/* A snapshot of p1's, as p1 would name it. */
+#define P1_SNAP "p1:5"
+
+/* Asserts that s contains sub. */
+#define HAS(s, sub)                                                            \
+	cr_assert_not_null(strstr((s), (sub)), "\"%s\" lacks \"%s\"", (s),    \
+	                   (sub))
+
+static struct h *
+linked(const char *extra)
+{
+	struct h *h = h_new(extra);
+
+	h_link(h);
+	return h;
+}
+
+/* An ack from `from` of p0's link items up to upto, with the taken count
+ * of the channel p0 -> from. */
+static void
+ack(struct h *h, const char *from, uint64_t upto, uint64_t taken)
+{
+	struct pb b;
+
+	pb_init(&b, from);
+	pb_ack(&b, upto, 1, taken);
+	h_peer(h, strcmp(from, "p1") == 0 ? H_C1 : H_C2, &b);
+}
+
+/* p0 with its links up and its application connected on H_APP, the
+ * application's first frame (credit) taken, and the peers' (PeerRenumber,
+ * item 1) taken and acknowledged. */
+static struct h *
+ready(const char *extra)
+{
+	struct h *h = linked(extra);
+	struct h_app_items ai = {0};
+
+	h_hello(h, H_APP);
+	h_app_items(h, &ai);
+	h_drain(h);
+	ack(h, "p1", 1, 0);
+	ack(h, "p2", 1, 0);
+	return h;
+}
+
+/* The state request for id among items, or NULL. */
+static const Cut__V1__AppStateRequest *
+request_of(const struct h_app_items *ai, const char *id)
+{
+	for (size_t i = 0; i < ai->n; i++)
+		if (ai->v[i]->item_case == APP_REQUEST &&
+		    strcmp(ai->v[i]->state_request->snapshot_id, id) == 0)
+			return ai->v[i]->state_request;
+	return NULL;
+}
+
+/* The next frames to the application must hold a state request for id;
+ * returns it. */
+static const Cut__V1__AppStateRequest *
+want_request(struct h *h, const char *id)
+{
+	struct h_app_items ai = {0};
+	const Cut__V1__AppStateRequest *r;
+
+	h_app_items(h, &ai);
+	r = request_of(&ai, id);
+	cr_assert_not_null(r, "no state request for %s", id);
+	return r;
+}
+
+/* A marker of id from `from` on link item seq. */
+static void
+marker(struct h *h, const char *from, uint64_t seq, const char *id,
+       uint64_t count)
+{
+	struct pb b;
+
+	pb_init(&b, from);
+	pb_marker(&b, seq, id, count, 0);
+	h_peer(h, strcmp(from, "p1") == 0 ? H_C1 : H_C2, &b);
+}
+
+static void
+data(struct h *h, const char *from, uint64_t seq, uint64_t app_seq,
+     const char *payload)
+{
+	struct pb b;
+
+	pb_init(&b, from);
+	pb_data(&b, seq, app_seq, payload);
+	h_peer(h, strcmp(from, "p1") == 0 ? H_C1 : H_C2, &b);
+}
+
+static void
+want_row(struct h *h, const char *id, enum store_status status,
+         struct store_snapshot *row)
+{
+	int rv = h_row(h, id, row);
+
+	cr_assert_eq(rv, 0, "no row for %s: %s", id, err_str(rv));
+	cr_assert_eq(row->status, status, "%s: status %d, want %d (%s)", id,
+	             row->status, status, row->reason);
+}
+
+/* ---- snap: a snapshot's life ---- */
+
+/* A participant: the first marker makes it RUNNING and asks the
+ * application; its reply sends the markers on; the last channel's marker
+ * completes the part, which goes to the initiator (DONE). */
+Test(snap, participant_running_to_done)
+{
+	struct h *h = ready(NULL);
+	const Cut__V1__AppStateRequest *rq;
+	struct coord_snap_view v;
+	struct store_snapshot row;
+	struct store_channel ch;
+	struct h_items it = {0};
+	const Cut__V1__PeerPart *part;
+	const Cut__V1__PeerMarker *mk;
+	char state[64];
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	v = h_view(h, P1_SNAP);
+	cr_assert(v.known && v.running && !v.ended && !v.initiator);
+	want_row(h, P1_SNAP, STORE_IN_PROGRESS, &row);
+	cr_assert_str_eq(row.initiator, "p1");
+	cr_assert_eq(row.is_initiator, 0);
+	cr_assert_eq(row.parts_expected, 3);
+	rq = want_request(h, P1_SNAP);
+	cr_assert(rq->has_overtake && rq->overtake, "unaligned by default");
+	/* Nothing goes on before the state is in. */
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_MARKER), 0);
+
+	h_reply(h, P1_SNAP, "{\"b\": 1}", 0);
+	cr_assert(h_state(h, P1_SNAP, "p0", state, sizeof(state)));
+	cr_assert_str_eq(state, "{\"b\": 1}");
+	cr_assert(h_channel(h, P1_SNAP, "p1", "p0", &ch));
+	cr_assert_eq(ch.m, 0);
+	cr_assert_eq(ch.n, 0);
+	v = h_view(h, P1_SNAP);
+	cr_assert(v.running);
+	cr_assert_eq(v.channels_recording, 1, "p2 -> p0 still open");
+
+	marker(h, "p2", 1, P1_SNAP, 0);
+	v = h_view(h, P1_SNAP);
+	cr_assert(!v.running && !v.ended,
+	          "complete, but not told before its batch commits");
+	h_commit(h);
+	v = h_view(h, P1_SNAP);
+	cr_assert(v.ended);
+	want_row(h, P1_SNAP, STORE_COMPLETE, &row);
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "complete");
+
+	/* p1 gets the marker (after the renumbering, item 1) and the part;
+	 * nothing was recorded, so no chunk follows. */
+	h_pull_items(h, 1, &it);
+	cr_assert_not_null(h_find(&it, ITEM_MARKER, 0));
+	mk = h_find(&it, ITEM_MARKER, 0)->marker;
+	cr_assert_eq(mk->seq, 2);
+	cr_assert_str_eq(mk->snapshot_id, P1_SNAP);
+	cr_assert_eq(mk->count, 0);
+	cr_assert(mk->has_timeout_ms && mk->timeout_ms == 10000,
+	          "the cluster's deadline, passed on");
+	cr_assert_not_null(h_find(&it, ITEM_PART, 0));
+	part = h_find(&it, ITEM_PART, 0)->part;
+	cr_assert_eq(part->seq, 3);
+	cr_assert_str_eq(part->snapshot_id, P1_SNAP);
+	cr_assert_str_eq(part->node, "p0");
+	cr_assert_str_eq(part->content_type, "application/json");
+	cr_assert_eq(part->state.len, strlen("{\"b\": 1}"));
+	cr_assert_eq(memcmp(part->state.data, "{\"b\": 1}", part->state.len),
+	             0);
+	cr_assert_eq(part->n_channels, 2);
+	cr_assert_str_eq(part->channels[0]->src, "p1");
+	cr_assert_str_eq(part->channels[1]->src, "p2");
+	for (size_t i = 0; i < 2; i++) {
+		cr_assert_eq(part->channels[i]->m, 0);
+		cr_assert_eq(part->channels[i]->n, 0);
+		cr_assert_eq(part->channels[i]->count, 0);
+		cr_assert(part->channels[i]->consecutive);
+	}
+	cr_assert_eq(h_count(&it, ITEM_MESSAGES), 0);
+	/* p2 gets only the marker: parts go to the initiator. */
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 2, &it);
+	cr_assert_eq(h_count(&it, ITEM_MARKER), 1);
+	cr_assert_eq(h_count(&it, ITEM_PART), 0);
+	h_free(h);
+}
+
+/* A message recorded on a channel travels after the part, in a
+ * PeerPartMessages chunk marked final, read back from the database. */
+Test(snap, participant_part_messages)
+{
+	struct h *h = ready(NULL);
+	struct h_items it = {0};
+	const Cut__V1__PeerPart *part;
+	const Cut__V1__PeerPartMessages *pm;
+	struct store_channel ch;
+	uint64_t seqs[4];
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	/* Sent by p2 before its marker, delivered after p0 recorded. */
+	data(h, "p2", 1, 1, "{\"amount\": 7}");
+	marker(h, "p2", 2, P1_SNAP, 1);
+	h_commit(h);
+	cr_assert_eq(h_messages(h, P1_SNAP, "p2", "p0", seqs, 4), 1);
+	cr_assert_eq(seqs[0], 1);
+	cr_assert(h_channel(h, P1_SNAP, "p2", "p0", &ch));
+	cr_assert_eq(ch.m, 0);
+	cr_assert_eq(ch.n, 1);
+	cr_assert_eq(ch.recorded, 1);
+	cr_assert_eq(ch.first_seq, 1);
+	cr_assert_eq(ch.last_seq, 1);
+
+	h_pull_items(h, 1, &it);
+	part = h_find(&it, ITEM_PART, 0)->part;
+	cr_assert_str_eq(part->channels[1]->src, "p2");
+	cr_assert_eq(part->channels[1]->count, 1);
+	cr_assert_eq(part->channels[1]->first_seq, 1);
+	cr_assert_eq(part->channels[1]->last_seq, 1);
+	cr_assert_eq(part->channels[1]->n, 1);
+	cr_assert_eq(h_count(&it, ITEM_MESSAGES), 1);
+	pm = h_find(&it, ITEM_MESSAGES, 0)->part_messages;
+	cr_assert_eq(pm->seq, part->seq + 1);
+	cr_assert_str_eq(pm->snapshot_id, P1_SNAP);
+	cr_assert_str_eq(pm->src, "p2");
+	cr_assert(pm->final);
+	cr_assert_eq(pm->n_messages, 1);
+	cr_assert_eq(pm->messages[0]->seq, 1);
+	cr_assert_str_eq(pm->messages[0]->content_type, "application/json");
+	cr_assert_eq(memcmp(pm->messages[0]->payload.data, "{\"amount\": 7}",
+	                    13),
+	             0);
+	h_free(h);
+}
+
+/* The parts p1 and p2 would send for a snapshot of p0's in which no
+ * message was in transit; m and n of channel src -> from. */
+static void
+part_of(struct h *h, const char *from, uint64_t seq, const char *id,
+        uint64_t n_from_other)
+{
+	struct pb b;
+	const char *other = strcmp(from, "p1") == 0 ? "p2" : "p1";
+	struct h_chan ch[2] = {
+	    {"p0", 0, 0, 0, 0, 0, 1},
+	    {other, 0, n_from_other, 0, 0, 0, 1},
+	};
+
+	pb_init(&b, from);
+	pb_part(&b, seq, id, "{\"b\": 2}", 2, ch);
+	h_peer(h, strcmp(from, "p1") == 0 ? H_C1 : H_C2, &b);
+}
+
+/* The initiator: Start makes it RUNNING; its own part complete makes it
+ * WAITING; the last part in makes it DONE, audited consistent, told once
+ * committed. */
+Test(snap, initiator_running_waiting_done)
+{
+	struct h *h = ready(NULL);
+	const char *id;
+	char sid[ENGINE_ID_MAX + 1];
+	struct coord_snap_view v;
+	struct store_snapshot row;
+	struct store_channel ch;
+	struct h_items it = {0};
+	const Cut__V1__PeerMarker *mk;
+	char state[32];
+
+	id = h_start(h, 0);
+	snprintf(sid, sizeof(sid), "%s", id);
+	cr_assert_str_eq(sid, "p0:4000000000000", "ids follow the wall clock");
+	cr_assert_eq(coord_initiated_in_flight(h->c), 1);
+	cr_assert_eq(coord_in_progress(h->c), 1);
+	want_row(h, sid, STORE_IN_PROGRESS, &row);
+	cr_assert_eq(row.is_initiator, 1);
+	cr_assert_str_eq(row.initiator, "p0");
+	h_commit(h);
+	cr_assert_str_eq(h_disk_status(h, sid), "in_progress");
+	v = h_view(h, sid);
+	cr_assert(v.known && v.running && v.initiator && !v.ended);
+	cr_assert_eq(v.parts_received, 0);
+
+	want_request(h, sid);
+	h_reply(h, sid, "{\"b\": 0}", 0);
+	h_pull_items(h, 1, &it);
+	mk = h_find(&it, ITEM_MARKER, 0)->marker;
+	cr_assert_str_eq(mk->snapshot_id, sid);
+	cr_assert_eq(mk->count, 0);
+	cr_assert_eq(mk->timeout_ms, 10000);
+
+	marker(h, "p1", 1, sid, 0);
+	marker(h, "p2", 1, sid, 0);
+	v = h_view(h, sid);
+	cr_assert(v.running, "WAITING counts as running");
+	cr_assert_eq(v.parts_received, 1, "its own");
+	cr_assert_eq(v.channels_recording, 0);
+
+	part_of(h, "p1", 2, sid, 0);
+	v = h_view(h, sid);
+	cr_assert_eq(v.parts_received, 2);
+	cr_assert(v.running);
+	part_of(h, "p2", 2, sid, 0);
+	v = h_view(h, sid);
+	cr_assert(!v.running);
+	cr_assert(!v.ended, "not told before the commit");
+	cr_assert_eq(v.parts_received, 3);
+	cr_assert_str_eq(h_disk_status(h, sid), "in_progress");
+	h_commit(h);
+	cr_assert(h_view(h, sid).ended);
+	cr_assert_str_eq(h_disk_status(h, sid), "complete");
+	want_row(h, sid, STORE_COMPLETE, &row);
+	cr_assert_eq(row.consistent, 1, "%s", row.audit_reason);
+	cr_assert_eq(row.parts, 3);
+	cr_assert_eq(row.channels, 6);
+	cr_assert(h_state(h, sid, "p1", state, sizeof(state)));
+	cr_assert_str_eq(state, "{\"b\": 2}");
+	cr_assert(h_channel(h, sid, "p0", "p2", &ch));
+	cr_assert_eq(coord_initiated_in_flight(h->c), 0);
+	cr_assert_eq(coord_in_progress(h->c), 0);
+	h_free(h);
+}
+
+/* A part whose channel does not add up: the audit says which, and the
+ * snapshot is complete but inconsistent. */
+Test(snap, initiator_inconsistent_audit)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	want_request(h, sid);
+	h_reply(h, sid, "{}", 0);
+	marker(h, "p1", 1, sid, 0);
+	marker(h, "p2", 1, sid, 0);
+	/* p1 says p2 sent it 2 messages before p2's cut, and recorded
+	 * none of them. */
+	part_of(h, "p1", 2, sid, 2);
+	part_of(h, "p2", 2, sid, 0);
+	h_commit(h);
+	want_row(h, sid, STORE_COMPLETE, &row);
+	cr_assert_eq(row.consistent, 0);
+	HAS(row.audit_reason, "channel p2 -> p1: 2 in-transit messages not "
+	                      "recorded (m=0, n=2, recorded 0)");
+	cr_assert(h_view(h, sid).ended);
+	h_free(h);
+}
+
+/*
+ * The two cuts on the same history: p1's message 1 taken, 2 and 3 queued
+ * and not yet sent to the application when p2's snapshot reaches p0,
+ * message 4 arriving while the state request is pending, p1's marker
+ * counting 4.  Unaligned, the request goes ahead of 2 and 3, the
+ * application records after taking 1, and 2, 3 and 4 are in transit.
+ * Aligned, the request waits behind 2 and 3, which the state holds, and
+ * only 4 is in transit.
+ */
+static void
+cut_history(struct h *h, struct h_app_items *ai)
+{
+	struct h_app_items first = {0};
+
+	data(h, "p1", 1, 1, "{\"amount\": 1}");
+	h_app_items(h, &first);
+	cr_assert_eq(h_app_count(&first, APP_DELIVER), 1);
+	h_taken(h, 1);
+	data(h, "p1", 2, 2, "{\"amount\": 2}");
+	data(h, "p1", 3, 3, "{\"amount\": 3}");
+	marker(h, "p2", 1, "p2:9", 0);
+	data(h, "p1", 4, 4, "{\"amount\": 4}");
+	h_app_items(h, ai);
+}
+
+/* The kinds of the down stream's items in order, as a string: C credit,
+ * D delivery, R state request. */
+static void
+kinds(const struct h_app_items *ai, char *buf)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < ai->n; i++)
+		buf[k++] = ai->v[i]->item_case == APP_DELIVER   ? 'D'
+		           : ai->v[i]->item_case == APP_REQUEST ? 'R'
+		           : ai->v[i]->item_case == APP_CREDIT  ? 'C'
+		                                                : '?';
+	buf[k] = '\0';
+}
+
+Test(snap, unaligned_cut)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+	struct store_channel ch;
+	const Cut__V1__PeerPart *part;
+	const Cut__V1__PeerPartMessages *pm;
+	uint64_t seqs[8];
+	char order[64];
+
+	cut_history(h, &ai);
+	kinds(&ai, order);
+	cr_assert_str_eq(order, "RDDD", "the request overtakes 2, 3 and 4");
+	cr_assert(ai.v[0]->state_request->overtake);
+	cr_assert_eq(ai.v[1]->deliver->seq, 2);
+	/* The application answers ahead of 2, 3 and 4: it had taken 1. */
+	h_reply(h, "p2:9", "{\"b\": 9}", 1);
+	cr_assert_eq(h_messages(h, "p2:9", "p1", "p0", seqs, 8), 3);
+	cr_assert_eq(seqs[0], 2);
+	cr_assert_eq(seqs[1], 3);
+	cr_assert_eq(seqs[2], 4);
+	marker(h, "p1", 5, "p2:9", 4);
+	h_commit(h);
+	cr_assert(h_channel(h, "p2:9", "p1", "p0", &ch));
+	cr_assert_eq(ch.m, 1);
+	cr_assert_eq(ch.n, 4);
+	cr_assert_eq(ch.recorded, 3);
+	cr_assert_eq(ch.first_seq, 2);
+	cr_assert_eq(ch.last_seq, 4);
+	cr_assert(ch.consecutive);
+	h_pull_items(h, 2, &it);
+	part = h_find(&it, ITEM_PART, 0)->part;
+	cr_assert_str_eq(part->channels[0]->src, "p1");
+	cr_assert_eq(part->channels[0]->m, 1);
+	cr_assert_eq(part->channels[0]->count, 3);
+	pm = h_find(&it, ITEM_MESSAGES, 0)->part_messages;
+	cr_assert_eq(pm->n_messages, 3);
+	cr_assert_eq(pm->messages[0]->seq, 2);
+	cr_assert_eq(pm->messages[2]->seq, 4);
+	cr_assert(pm->final);
+	h_free(h);
+}
+
+Test(snap, aligned_cut)
+{
+	struct h *h = ready("cut = aligned\n");
+	struct h_app_items ai = {0};
+	struct store_channel ch;
+	uint64_t seqs[8];
+	char order[64];
+
+	cut_history(h, &ai);
+	kinds(&ai, order);
+	cr_assert_str_eq(order, "DDRD",
+	                 "the request keeps its place behind 2 and 3");
+	cr_assert(!ai.v[2]->state_request->overtake);
+	/* The application has been handed 1, 2 and 3 when it answers. */
+	h_reply(h, "p2:9", "{\"b\": 9}", 3);
+	marker(h, "p1", 5, "p2:9", 4);
+	h_commit(h);
+	cr_assert_eq(h_messages(h, "p2:9", "p1", "p0", seqs, 8), 1);
+	cr_assert_eq(seqs[0], 4);
+	cr_assert(h_channel(h, "p2:9", "p1", "p0", &ch));
+	cr_assert_eq(ch.m, 3);
+	cr_assert_eq(ch.n, 4);
+	cr_assert_eq(ch.recorded, 1);
+	cr_assert(h_view(h, "p2:9").ended);
+	h_free(h);
+}
+
+/* An ended snapshot is kept KEEP_ENDED_MS for late markers and Wait
+ * calls, then forgotten. */
+Test(snap, ended_forgotten_after_keep)
+{
+	struct h *h = ready(NULL);
+	struct coord_snap_view v;
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	marker(h, "p2", 1, P1_SNAP, 0);
+	h_commit(h);
+	h_time(h, KEEP_ENDED_MS);
+	coord_timers(h->c);
+	cr_assert(h_view(h, P1_SNAP).known);
+	h_time(h, 1);
+	coord_timers(h->c);
+	v = h_view(h, P1_SNAP);
+	cr_assert(!v.known);
+	cr_assert(v.ended, "nothing to wait for");
+	h_free(h);
+}
+
+/* coord_stop() ends what is in flight with its reason, in the open
+ * batch. */
+Test(snap, stop_aborts_in_flight)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	h_commit(h);
+	coord_stop(h->c, "daemon stopped");
+	cr_assert(coord_batch_open(h->c));
+	h_commit(h);
+	want_row(h, P1_SNAP, STORE_ABORTED, &row);
+	cr_assert_str_eq(row.reason, "daemon stopped");
+	want_row(h, sid, STORE_ABORTED, &row);
+	cr_assert_str_eq(row.reason, "daemon stopped");
+	cr_assert_str_eq(h_disk_status(h, sid), "aborted");
+	cr_assert(h_view(h, sid).ended);
+	cr_assert(!h_view(h, P1_SNAP).running);
+	cr_assert_eq(coord_initiated_in_flight(h->c), 0);
+	h_free(h);
+}
+
+/* ---- abort: every way to ABORTED ---- */
+
+/* The abort p0 sent to node for id, from the frames owed to it. */
+static const Cut__V1__PeerAbort *
+abort_to(struct h *h, size_t node, const char *id)
+{
+	struct h_items it = {0};
+
+	h_pull_items(h, node, &it);
+	for (size_t i = 0; i < it.n; i++)
+		if (it.v[i]->item_case == ITEM_ABORT &&
+		    strcmp(it.v[i]->abort->snapshot_id, id) == 0)
+			return it.v[i]->abort;
+	cr_assert_fail("no abort of %s to %s", id,
+	               h->cfg->nodes[node].name);
+	return NULL;
+}
+
+static void
+want_aborted(struct h *h, const char *id, const char *reason)
+{
+	struct store_snapshot row;
+
+	want_row(h, id, STORE_ABORTED, &row);
+	cr_assert_str_eq(row.reason, reason);
+	cr_assert(h_view(h, id).ended);
+	cr_assert(!h_view(h, id).running);
+}
+
+/* A participant's deadline is 80 % of the initiator's timeout, so that
+ * the initiator hears why; nobody connected to answer. */
+Test(abort, participant_deadline_no_application)
+{
+	struct h *h = linked(NULL);
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p0: no application connected to answer the state "
+	                  "request";
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	h_commit(h);
+	h_drain(h);
+	cr_assert_leq(coord_next_timer(h->c, 100000), 8000);
+	h_time(h, 7999);
+	coord_timers(h->c);
+	cr_assert(h_view(h, P1_SNAP).running);
+	h_time(h, 1);
+	coord_timers(h->c);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, why);
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	h_free(h);
+}
+
+Test(abort, participant_deadline_application_silent)
+{
+	struct h *h = ready(NULL);
+	const Cut__V1__PeerAbort *a;
+	const char *why =
+	    "p0: the application did not answer the state request";
+	struct pb b;
+
+	/* The initiator's timeout, carried by its marker. */
+	pb_init(&b, "p1");
+	pb_marker(&b, 1, P1_SNAP, 0, 2000);
+	h_peer(h, H_C1, &b);
+	want_request(h, P1_SNAP);
+	h_time(h, 1599);
+	coord_timers(h->c);
+	cr_assert(h_view(h, P1_SNAP).running);
+	h_time(h, 1);
+	coord_timers(h->c);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, why);
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	h_free(h);
+}
+
+Test(abort, participant_deadline_no_marker)
+{
+	struct h *h = ready(NULL);
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p0: no marker on channel p2 -> p0";
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_time(h, 8000);
+	coord_timers(h->c);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, why);
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(!a->root_cause, "it only waited on p2");
+	h_free(h);
+}
+
+/* The initiator's own part is done; nobody sends theirs or a word. */
+Test(abort, initiator_silent_nodes)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p1, p2: no part and no word by the deadline";
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
+	want_request(h, sid);
+	h_reply(h, sid, "{}", 0);
+	marker(h, "p1", 1, sid, 0);
+	marker(h, "p2", 1, sid, 0);
+	h_drain(h);
+	h_time(h, 999);
+	coord_timers(h->c);
+	cr_assert(h_view(h, sid).running);
+	h_time(h, 1);
+	coord_timers(h->c);
+	h_commit(h);
+	want_aborted(h, sid, why);
+	/* Every participant hears the verdict. */
+	for (size_t v = 1; v <= 2; v++) {
+		a = abort_to(h, v, sid);
+		cr_assert_str_eq(a->reason, why);
+		cr_assert(!a->root_cause);
+	}
+	h_free(h);
+}
+
+/* Silent nodes come first; then what this node lacks itself. */
+Test(abort, initiator_silent_nodes_and_own_reason)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
+	want_request(h, sid);
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	want_aborted(h, sid,
+	             "p1, p2: no part and no word by the deadline; p0: the "
+	             "application did not answer the state request");
+	h_free(h);
+}
+
+/* What participants report is kept for the verdict at the deadline, root
+ * causes first, then the initiator's own. */
+Test(abort, initiator_reasons_root_causes_first)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct pb b;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
+	want_request(h, sid);
+	h_reply(h, sid, "{}", 0);
+	marker(h, "p1", 1, sid, 0);
+	pb_init(&b, "p1");
+	pb_abort(&b, 2, sid, "p1: no marker on channel p2 -> p1", 0);
+	h_peer(h, H_C1, &b);
+	pb_init(&b, "p2");
+	pb_abort(&b, 1, sid,
+	         "p2: the application did not answer the state request", 1);
+	h_peer(h, H_C2, &b);
+	cr_assert(h_view(h, sid).running, "the verdict waits for the deadline");
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	want_aborted(h, sid,
+	             "p2: the application did not answer the state request; "
+	             "p1: no marker on channel p2 -> p1; p0: no marker on "
+	             "channel p2 -> p0");
+	h_free(h);
+}
+
+/* A participant ends when its initiator says so, with its words; nobody
+ * else may say so. */
+Test(abort, from_the_initiator)
+{
+	struct h *h = ready(NULL);
+	struct pb b;
+	uint64_t bad;
+	struct h_app_items ai = {0};
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	pb_init(&b, "p2");
+	pb_abort(&b, 1, P1_SNAP, "p2: says so", 0);
+	bad = coord_bad_peer(h->c);
+	h_peer(h, H_C2, &b);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 1, "only p1 may abort p1:5");
+	cr_assert(h_view(h, P1_SNAP).running);
+	pb_init(&b, "p1");
+	pb_abort(&b, 2, P1_SNAP, "p1, p2: no part and no word by the deadline",
+	         0);
+	h_peer(h, H_C1, &b);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, "p1, p2: no part and no word by the deadline");
+	/* Its state request no longer goes to the application. */
+	h_app_items(h, &ai);
+	cr_assert_null(request_of(&ai, P1_SNAP));
+	h_free(h);
+}
+
+/* The application answers after the snapshot ended: dropped, and it did
+ * nothing wrong. */
+Test(abort, late_state_reply_dropped)
+{
+	struct h *h = ready(NULL);
+	struct pb b;
+	uint32_t conn;
+	char state[16];
+	uint64_t bad = coord_bad_app(h->c);
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	pb_init(&b, "p1");
+	pb_abort(&b, 2, P1_SNAP, "p1: gave up", 0);
+	h_peer(h, H_C1, &b);
+	h_reply(h, P1_SNAP, "{}", 0);
+	cr_assert_null(h_app_reply(h, &conn), "no error for a late reply");
+	cr_assert_eq(coord_bad_app(h->c), bad);
+	cr_assert(!h_state(h, P1_SNAP, "p0", state, sizeof(state)));
+	h_commit(h);
+	want_aborted(h, P1_SNAP, "p1: gave up");
+	h_free(h);
+}
+
+/* A peer's restart (its epoch changes on its bound connection) ends what
+ * is in flight: the counts the snapshot relies on are gone. */
+Test(abort, peer_restarted)
+{
+	struct h *h = ready(NULL);
+	struct pb b;
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	pb_init(&b, "p2");
+	b.epoch = H_E2 + 1;
+	pb_hello(&b, 1, b.epoch);
+	h_peer(h, H_C2, &b);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, "p2 restarted");
+	cr_assert_eq(coord_peer_epoch(h->c, 2), H_E2 + 1);
+	h_free(h);
+}
+
+/* The channel from p1 numbers from 1 again (PeerRenumber) while a
+ * snapshot counts on it. */
+Test(abort, channel_numbering_resumed)
+{
+	struct h *h = ready(NULL);
+	struct pb b;
+
+	data(h, "p1", 1, 1, "{}");
+	marker(h, "p1", 2, P1_SNAP, 1);
+	pb_init(&b, "p1");
+	pb_renumber(&b, 3);
+	h_peer(h, H_C1, &b);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, "channel numbering resumed after a restart");
+	cr_assert_eq(h_stats(h, 1).delivered, 0, "counts from 0 again");
+	h_free(h);
+}
+
+/* A batch that does not commit takes every snapshot it held with it; the
+ * ends are written again in a new batch. */
+Test(abort, storage_fault_on_commit)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	const char *why = "p0: storage: injected: commit failed";
+	const Cut__V1__PeerAbort *a;
+	struct h_items it = {0};
+	size_t n = 0;
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	h_fail(h, H_COMMIT, E_IO, 1);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "", "the second batch took");
+	cr_assert_eq(h->calls[H_ROLLBACK], 1);
+	want_aborted(h, sid, why);
+	want_aborted(h, P1_SNAP, why);
+	cr_assert_str_eq(h_disk_status(h, sid), "aborted");
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "aborted");
+	cr_assert(!h_view(h, sid).unsaved);
+	/* The initiator tells everyone; the participant tells p1, as the
+	 * cause. */
+	a = abort_to(h, 2, sid);
+	cr_assert_str_eq(a->reason, why);
+	h_pull_items(h, 1, &it);
+	for (size_t i = 0; i < it.n; i++) {
+		const Cut__V1__PeerItem *x = it.v[i];
+		if (x->item_case != ITEM_ABORT)
+			continue;
+		n++;
+		cr_assert_str_eq(x->abort->reason, why);
+		if (strcmp(x->abort->snapshot_id, P1_SNAP) == 0)
+			cr_assert(x->abort->root_cause);
+	}
+	cr_assert_eq(n, 2, "p1 hears of both");
+	h_free(h);
+}
+
+/* Degraded: Start is refused, and a marker of another node's snapshot is
+ * answered with an abort naming the reason. */
+Test(abort, degraded_refuses_start_and_markers)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1], id[ENGINE_ID_MAX + 1];
+	struct errinfo e = {0};
+	const Cut__V1__PeerAbort *a;
+	struct coord_snap_view v;
+	const char *why = "p0: storage degraded: injected: commit failed";
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	h_fail(h, H_COMMIT, E_IO, -1);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "injected: commit failed");
+	/* The end memory holds, in place of the row the lost batch had. */
+	v = h_view(h, sid);
+	cr_assert(v.unsaved && v.ended);
+	cr_assert_str_eq(v.row.id, sid);
+	cr_assert_eq(v.row.status, STORE_ABORTED);
+	cr_assert_str_eq(v.row.reason, "p0: storage: injected: commit failed");
+	cr_assert_eq(v.row.is_initiator, 1);
+	cr_assert_str_eq(h_disk_status(h, sid), "");
+
+	cr_assert_eq(coord_start(h->c, 0, id, &e), E_STORAGE);
+	cr_assert_str_eq(e.text, "storage degraded: injected: commit failed");
+	memset(&e, 0, sizeof(e));
+	cr_assert_eq(coord_delete(h->c, sid, &e), E_STORAGE);
+
+	h_drain(h);
+	marker(h, "p2", 1, "p2:3", 0);
+	cr_assert(!h_view(h, "p2:3").running);
+	cr_assert_eq(h->calls[H_CREATE], 1, "nothing stored for p2:3");
+	a = abort_to(h, 2, "p2:3");
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	h_free(h);
+}
+
+/* Aligned: the application took deliveries beyond the request's place in
+ * the stream and reconnected without answering: that cut is gone. */
+Test(abort, application_reconnected_before_answering)
+{
+	struct h *h = ready("cut = aligned\n");
+	struct h_app_items ai = {0};
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p0: the application reconnected before answering "
+	                  "the state request";
+
+	data(h, "p1", 1, 1, "{}");
+	marker(h, "p1", 2, P1_SNAP, 1);
+	data(h, "p1", 3, 2, "{}");
+	h_app_items(h, &ai);
+	cr_assert_eq(ai.n, 3, "D R D");
+	h_taken(h, 2);
+	coord_app_closed(h->c, H_APP);
+	h_hello(h, H_APP + 1);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, why);
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	h_free(h);
+}
+
+/* An aligned request the old application had not passed goes again to
+ * the new one; so does an unaligned one. */
+Test(abort, application_reconnected_request_sent_again)
+{
+	const char *cuts[] = {"cut = aligned\n", NULL};
+
+	for (size_t k = 0; k < 2; k++) {
+		struct h *h = ready(cuts[k]);
+		struct h_app_items ai = {0};
+
+		data(h, "p1", 1, 1, "{}");
+		marker(h, "p1", 2, P1_SNAP, 1);
+		h_app_items(h, &ai);
+		cr_assert_not_null(request_of(&ai, P1_SNAP));
+		coord_app_closed(h->c, H_APP);
+		h_hello(h, H_APP + 1);
+		memset(&ai, 0, sizeof(ai));
+		h_app_items(h, &ai);
+		cr_assert_not_null(request_of(&ai, P1_SNAP));
+		cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1,
+		             "the untaken delivery goes again");
+		cr_assert(h_view(h, P1_SNAP).running);
+		h_free(h);
+	}
+}
+
+/* An initiator that lost its database and reused an id: a node that has
+ * the id already says so rather than mix two snapshots. */
+Test(abort, already_holds_an_older_snapshot)
+{
+	struct h *h = ready(NULL);
+	struct store_snapshot row;
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p0: already holds an older snapshot p1:5";
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	marker(h, "p2", 1, P1_SNAP, 0);
+	h_commit(h);
+	h_drain(h);
+	h_time(h, KEEP_ENDED_MS + 1);
+	coord_timers(h->c);
+	cr_assert(!h_view(h, P1_SNAP).known);
+	h_drain(h);
+	marker(h, "p1", 2, P1_SNAP, 0);
+	h_commit(h);
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	/* The older snapshot's row is left as it was. */
+	want_row(h, P1_SNAP, STORE_COMPLETE, &row);
+	h_free(h);
+}
+
+/* Parts for snapshots this node does not assemble are dropped and
+ * counted; a late part of an aborted one is dropped quietly. */
+Test(abort, unknown_snapshot_parts_ignored)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+	struct pb b;
+	char state[16];
+	uint64_t bad = coord_bad_peer(h->c);
+	struct h_msg msg = {1, "{}"};
+
+	part_of(h, "p1", 1, "p0:123", 0);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 1);
+	cr_assert_eq(h_row(h, "p0:123", &row), E_NOENT);
+	pb_init(&b, "p1");
+	pb_part_messages(&b, 2, "p2:4", "p0", 1, 1, &msg);
+	h_peer(h, H_C1, &b);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 2);
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	part_of(h, "p1", 3, sid, 0);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 2, "late, not bad");
+	cr_assert(!h_state(h, sid, "p1", state, sizeof(state)));
+	want_row(h, sid, STORE_ABORTED, &row);
+	h_free(h);
+}
+
+/* ---- link: the reliable links ---- */
+
+/* The payload of an application delivery, as a string. */
+static int
+payload_is(const Cut__V1__AppDeliver *d, const char *want)
+{
+	return d->payload.len == strlen(want) &&
+	       memcmp(d->payload.data, want, d->payload.len) == 0;
+}
+
+Test(link, in_order_delivery)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct coord_peer_stats st;
+	struct pb b;
+	char want[32];
+
+	pb_init(&b, "p1");
+	pb_data(&b, 1, 1, "{\"n\": 1}");
+	pb_data(&b, 2, 2, "{\"n\": 2}");
+	pb_data(&b, 3, 3, "{\"n\": 3}");
+	h_peer(h, H_C1, &b);
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 3);
+	for (size_t k = 0; k < 3; k++) {
+		const Cut__V1__AppDeliver *d =
+		    h_app_find(&ai, APP_DELIVER, k)->deliver;
+		snprintf(want, sizeof(want), "{\"n\": %zu}", k + 1);
+		cr_assert_str_eq(d->from, "p1");
+		cr_assert_str_eq(d->content_type, "application/json");
+		cr_assert(d->has_seq && d->seq == k + 1);
+		cr_assert(payload_is(d, want));
+	}
+	st = h_stats(h, 1);
+	cr_assert(st.has_in && st.has_out);
+	cr_assert_eq(st.delivered, 3);
+	cr_assert_eq(st.taken, 0);
+	cr_assert_eq(st.last_seen_ms, h->wall);
+	h_free(h);
+}
+
+/* Items after a gap wait until it is filled, then go in order. */
+Test(link, held_items_released)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+
+	data(h, "p1", 3, 3, "{\"n\": 3}");
+	data(h, "p1", 2, 2, "{\"n\": 2}");
+	cr_assert_null(h_app_frame(h));
+	cr_assert_eq(h_stats(h, 1).delivered, 0);
+	data(h, "p1", 1, 1, "{\"n\": 1}");
+	cr_assert_eq(h_stats(h, 1).delivered, 3);
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 3);
+	for (size_t k = 0; k < 3; k++)
+		cr_assert_eq(h_app_find(&ai, APP_DELIVER, k)->deliver->seq,
+		             k + 1);
+	h_free(h);
+}
+
+/* An item the link already processed (a resend) is dropped. */
+Test(link, duplicates_dropped)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct pb b;
+
+	data(h, "p1", 1, 1, "{}");
+	data(h, "p1", 2, 2, "{}");
+	pb_init(&b, "p1");
+	pb_data(&b, 1, 1, "{}");
+	pb_data(&b, 2, 2, "{}");
+	h_peer(h, H_C1, &b);
+	marker(h, "p1", 2, P1_SNAP, 2); /* a resent marker, too */
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 2);
+	cr_assert_eq(h_stats(h, 1).delivered, 2);
+	cr_assert_eq(h_stats(h, 1).dups, 0, "the link drops them first");
+	cr_assert(!h_view(h, P1_SNAP).known);
+	h_free(h);
+}
+
+/* What the link delivered is acknowledged ACK_DELAY_MS later (or at once
+ * on a batch going anyway), with what the application took. */
+Test(link, ack_and_taken_counts)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+	const Cut__V1__PeerAck *a;
+	static char big[9001];
+	struct pb b;
+
+	data(h, "p1", 1, 1, "{}");
+	data(h, "p1", 2, 2, "{}");
+	data(h, "p1", 3, 3, "{}");
+	cr_assert_null(h_pull(h, 1), "the ack waits a little");
+	cr_assert_eq(coord_next_timer(h->c, 10000), ACK_DELAY_MS);
+	h_time(h, ACK_DELAY_MS - 1);
+	cr_assert_null(h_pull(h, 1));
+	h_time(h, 1);
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(it.n, 1);
+	a = h_find(&it, ITEM_ACK, 0)->ack;
+	cr_assert_eq(a->upto, 3);
+	cr_assert(a->has_taken && a->taken == 0);
+
+	h_app_items(h, &ai);
+	h_taken(h, 2);
+	cr_assert_eq(h_stats(h, 1).taken, 2);
+	h_time(h, ACK_DELAY_MS);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	a = h_find(&it, ITEM_ACK, 0)->ack;
+	cr_assert_eq(a->upto, 3);
+	cr_assert_eq(a->taken, 2);
+
+	/* Taking an eighth of the window's bytes reopens it at once. */
+	memset(big, '1', sizeof(big) - 1);
+	pb_init(&b, "p1");
+	pb_data(&b, 4, 4, big);
+	h_peer(h, H_C1, &b);
+	h_time(h, ACK_DELAY_MS);
+	h_drain(h);
+	h_app_items(h, &ai);
+	h_taken(h, 4);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_not_null(h_find(&it, ITEM_ACK, 0), "no delay");
+	cr_assert_eq(h_find(&it, ITEM_ACK, 0)->ack->taken, 4);
+	h_free(h);
+}
+
+/* The data items among it, as link seqs, into seqs; returns how many. */
+static size_t
+data_seqs(const struct h_items *it, uint64_t *seqs, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < it->n; i++)
+		if (it->v[i]->item_case == ITEM_DATA && n < max)
+			seqs[n++] = it->v[i]->data->seq;
+	return n;
+}
+
+/* Unacknowledged items go again RESEND_MS after the last progress, not
+ * before, and not once acknowledged. */
+Test(link, resend_after_resend_ms)
+{
+	struct h *h = ready(NULL);
+	struct h_items it = {0};
+	uint64_t seqs[4];
+
+	h_send(h, "p1", "{\"m\": 1}", 1);
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(data_seqs(&it, seqs, 4), 1);
+	cr_assert_eq(seqs[0], 2, "after the PeerRenumber");
+	cr_assert_eq(it.v[0]->data->app_seq, 1);
+	h_time(h, HEARTBEAT_MS);
+	coord_timers(h->c);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(it.n, 1, "a heartbeat: the ack alone");
+	cr_assert_eq(it.v[0]->item_case, ITEM_ACK);
+	h_time(h, RESEND_MS - HEARTBEAT_MS - 1);
+	coord_timers(h->c);
+	cr_assert_null(h_pull(h, 1));
+	h_time(h, 1);
+	coord_timers(h->c);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(data_seqs(&it, seqs, 4), 1);
+	cr_assert_eq(seqs[0], 2);
+
+	ack(h, "p1", 2, 0);
+	h_time(h, 2 * RESEND_MS);
+	coord_timers(h->c);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(data_seqs(&it, seqs, 4), 0);
+	h_free(h);
+}
+
+/* A new connection says hello and sends again from the first
+ * unacknowledged item; so does the peer's hello. */
+Test(link, rewind_on_up_and_hello)
+{
+	struct h *h = ready(NULL);
+	struct h_items it = {0};
+	const Cut__V1__PeerHello *hl;
+	uint64_t seqs[4];
+
+	data(h, "p1", 1, 1, "{}");
+	h_send(h, "p1", "{\"m\": 1}", 1);
+	h_drain(h);
+	coord_peer_up(h->c, 1);
+	cr_assert(coord_peer_hello_due(h->c, 1));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(it.v[0]->item_case, ITEM_HELLO, "the hello first");
+	hl = it.v[0]->hello;
+	cr_assert_eq(hl->next_expected, 2, "p1's item 1 is in");
+	cr_assert_eq(hl->epoch, H_EPOCH);
+	cr_assert_eq(data_seqs(&it, seqs, 4), 1);
+	cr_assert_eq(seqs[0], 2);
+	cr_assert(!coord_peer_hello_due(h->c, 1));
+
+	/* p1 has item 1 but not 2. */
+	h_peer_hello(h, H_C1, "p1", 2);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(data_seqs(&it, seqs, 4), 1);
+	cr_assert_eq(seqs[0], 2);
+	/* p1 has both: nothing to send again. */
+	h_peer_hello(h, H_C1, "p1", 3);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(data_seqs(&it, seqs, 4), 0);
+	h_free(h);
+}
+
+/* Every peer gets a batch at least every HEARTBEAT_MS; coord_next_timer()
+ * says when. */
+Test(link, heartbeat_timing)
+{
+	struct h *h = linked(NULL);
+	struct h_items it = {0};
+
+	cr_assert_eq(coord_next_timer(h->c, 10000), HEARTBEAT_MS);
+	cr_assert_eq(coord_next_timer(h->c, 100), 100, "at most max");
+	h_time(h, HEARTBEAT_MS - 1);
+	cr_assert_null(h_pull(h, 1));
+	cr_assert_eq(coord_next_timer(h->c, 10000), 1);
+	h_time(h, 1);
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(it.n, 1);
+	cr_assert_eq(it.v[0]->ack->upto, 0);
+	cr_assert_eq(coord_next_timer(h->c, 10000), 0, "p2's is due too");
+	h_drain(h);
+	cr_assert_eq(coord_next_timer(h->c, 10000), HEARTBEAT_MS);
+	/* Down peers get nothing, so they set no timer. */
+	coord_peer_down(h->c, 1);
+	coord_peer_down(h->c, 2);
+	cr_assert_eq(coord_next_timer(h->c, 10000), 10000);
+	h_free(h);
+}
+
+/* A peer that restarted lost what our application sent and its
+ * application did not take: that goes again on the new link; what it
+ * sends again that we have is dropped. */
+Test(link, restart_resends_inflight)
+{
+	struct h *h = ready(NULL);
+	struct coord_peer_stats st;
+	struct h_items it = {0};
+	Cut__V1__PeerBatch *f;
+	struct pb b;
+
+	data(h, "p1", 1, 1, "{\"from\": 1}");
+	h_send(h, "p1", "{\"m\": 1}", 1);
+	h_send(h, "p1", "{\"m\": 2}", 2);
+	h_drain(h);
+	ack(h, "p1", 3, 1);
+	st = h_stats(h, 1);
+	cr_assert_eq(st.sent, 2);
+	cr_assert_eq(st.app_taken, 1);
+	cr_assert_eq(st.window_used, strlen("{\"m\": 2}") + 16);
+
+	pb_init(&b, "p1");
+	b.epoch = H_E1 + 1;
+	b.to_epoch = 0;
+	pb_hello(&b, 1, b.epoch);
+	pb_data(&b, 1, 1, "{\"from\": 1}");
+	h_peer(h, H_C1, &b);
+	st = h_stats(h, 1);
+	cr_assert_eq(st.resent, 1);
+	cr_assert_eq(st.dups, 1);
+	cr_assert_eq(st.delivered, 1);
+	cr_assert_eq(coord_peer_epoch(h->c, 1), H_E1 + 1);
+	f = h_pull(h, 1);
+	cr_assert_not_null(f);
+	cr_assert(f->has_to_epoch && f->to_epoch == H_E1 + 1);
+	for (size_t i = 0; i < f->n_items; i++)
+		it.v[it.n++] = f->items[i];
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_DATA), 1);
+	cr_assert_eq(h_find(&it, ITEM_DATA, 0)->data->seq, 1, "a new link");
+	cr_assert_eq(h_find(&it, ITEM_DATA, 0)->data->app_seq, 2);
+	h_free(h);
+}
+
+/* ---- conn: connections ---- */
+
+/* A batch from p1 on conn, from a stranger who cannot know our epoch. */
+static void
+stranger(struct h *h, uint32_t conn, uint64_t seq)
+{
+	struct pb b;
+
+	pb_init(&b, "p1");
+	b.to_epoch = 0;
+	pb_data(&b, seq, seq, "{}");
+	h_peer(h, conn, &b);
+}
+
+Test(conn, second_connection_refused)
+{
+	struct h *h = ready(NULL);
+	uint64_t bad = coord_bad_peer(h->c);
+
+	stranger(h, 99, 1);
+	cr_assert_eq(h_stats(h, 1).refused_conns, 1);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 1);
+	cr_assert_eq(h_stats(h, 1).delivered, 0);
+	stranger(h, 99, 1);
+	cr_assert_eq(h_stats(h, 1).refused_conns, 1, "once per connection");
+	cr_assert_eq(coord_bad_peer(h->c), bad + 2);
+	stranger(h, 98, 1);
+	cr_assert_eq(h_stats(h, 1).refused_conns, 2);
+	/* The bound connection goes on. */
+	data(h, "p1", 1, 1, "{}");
+	cr_assert_eq(h_stats(h, 1).delivered, 1);
+	h_free(h);
+}
+
+/* The bound connection silent for DEAD_MS: another may take over, and the
+ * old one is then the stranger. */
+Test(conn, takeover_when_bound_silent)
+{
+	struct h *h = ready(NULL);
+
+	h_time(h, DEAD_MS - 1);
+	stranger(h, 99, 1);
+	cr_assert_eq(h_stats(h, 1).delivered, 0);
+	h_time(h, 1);
+	stranger(h, 99, 1);
+	cr_assert_eq(h_stats(h, 1).delivered, 1);
+	stranger(h, H_C1, 2);
+	cr_assert_eq(h_stats(h, 1).delivered, 1);
+	cr_assert_eq(h_stats(h, 1).refused_conns, 2);
+	h_free(h);
+}
+
+/* A new connection that carries our epoch hears us: p1 dialed again. */
+Test(conn, takeover_with_our_epoch)
+{
+	struct h *h = ready(NULL);
+	struct pb b;
+
+	data(h, "p1", 1, 1, "{}");
+	pb_init(&b, "p1");
+	pb_data(&b, 2, 2, "{}");
+	h_peer(h, 99, &b);
+	cr_assert_eq(h_stats(h, 1).delivered, 2);
+	cr_assert_eq(h_stats(h, 1).refused_conns, 0);
+	stranger(h, H_C1, 3);
+	cr_assert_eq(h_stats(h, 1).delivered, 2, "the old one is stale");
+	h_free(h);
+}
+
+Test(conn, closed_connection_rebinds)
+{
+	struct h *h = ready(NULL);
+
+	coord_peer_conn_closed(h->c, H_C1);
+	stranger(h, 99, 1);
+	cr_assert_eq(h_stats(h, 1).delivered, 1);
+	cr_assert_eq(h_stats(h, 1).refused_conns, 0);
+	h_free(h);
+}
+
+/* Heard from nothing for DEAD_MS: silent, not alive; redialing gives the
+ * new connection DEAD_MS of its own. */
+Test(conn, silent_peer)
+{
+	struct h *h = linked(NULL);
+
+	cr_assert(coord_peer_alive(h->c, 1));
+	cr_assert(h_stats(h, 1).alive);
+	h_time(h, DEAD_MS - 1);
+	cr_assert(!coord_peer_silent(h->c, 1));
+	cr_assert(coord_peer_alive(h->c, 1));
+	h_time(h, 1);
+	cr_assert(coord_peer_silent(h->c, 1));
+	cr_assert(!coord_peer_alive(h->c, 1));
+	coord_peer_redialed(h->c, 1);
+	cr_assert(!coord_peer_silent(h->c, 1));
+	h_time(h, DEAD_MS);
+	cr_assert(coord_peer_silent(h->c, 1));
+	/* Down: not alive, whatever it said last. */
+	h_peer_hello(h, H_C1, "p1", 1);
+	cr_assert(coord_peer_alive(h->c, 1));
+	coord_peer_down(h->c, 1);
+	cr_assert(!coord_peer_alive(h->c, 1));
+	h_free(h);
+}
+
+/* Heard from but not acknowledging what we send for DEAD_MS: a one-way
+ * partition, as silent as none. */
+Test(conn, stuck_peer)
+{
+	struct h *h = ready(NULL);
+
+	h_send(h, "p1", "{}", 1);
+	h_drain(h);
+	for (int k = 0; k < 2; k++) {
+		h_time(h, 1000);
+		ack(h, "p1", 1, 0); /* heartbeats that never ack item 2 */
+		cr_assert(!coord_peer_silent(h->c, 1));
+	}
+	h_time(h, DEAD_MS - 2000 - 1);
+	cr_assert(!coord_peer_silent(h->c, 1));
+	h_time(h, 1);
+	cr_assert(coord_peer_silent(h->c, 1));
+	cr_assert(!coord_peer_alive(h->c, 1));
+	h_free(h);
+}
+
+/* A batch for an earlier run of this daemon is dropped quietly: its
+ * numbering is lost. */
+Test(conn, batch_for_an_earlier_run)
+{
+	struct h *h = ready(NULL);
+	uint64_t bad = coord_bad_peer(h->c);
+	struct pb b;
+
+	pb_init(&b, "p1");
+	b.to_epoch = H_EPOCH + 1;
+	pb_data(&b, 1, 1, "{}");
+	h_peer(h, H_C1, &b);
+	cr_assert_eq(h_stats(h, 1).delivered, 0);
+	cr_assert_eq(coord_bad_peer(h->c), bad);
+	h_free(h);
+}
+
+/* Headers and items that are wrong are counted and dropped. */
+Test(conn, bad_headers_and_items)
+{
+	struct h *h = ready(NULL);
+	uint64_t bad = coord_bad_peer(h->c);
+	struct pb b;
+	const char *froms[] = {"p9", "p0"};
+
+	pb_init(&b, "p1");
+	b.cluster = "other";
+	pb_data(&b, 1, 1, "{}");
+	h_peer(h, H_C1, &b);
+	pb_init(&b, "p1");
+	b.to = "p2";
+	pb_data(&b, 1, 1, "{}");
+	h_peer(h, H_C1, &b);
+	for (size_t i = 0; i < 2; i++) {
+		pb_init(&b, froms[i]);
+		pb_data(&b, 1, 1, "{}");
+		h_peer(h, 40 + i, &b);
+	}
+	pb_init(&b, "p1");
+	pb_data(&b, 1, 1, "{}");
+	h_peer(h, 0, &b);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 5);
+	cr_assert_eq(h_stats(h, 1).delivered, 0);
+
+	/* Items: seq 0; of no kind (an empty PeerItem, as a newer daemon's
+	 * unknown kind decodes); an ack of what was never sent; a message
+	 * whose app_seq leaves a gap after the first (which sets where the
+	 * numbering stands). */
+	pb_init(&b, "p1");
+	pb_data(&b, 0, 1, "{}");
+	h_peer(h, H_C1, &b);
+	pb_init(&b, "p1");
+	b.items = malloc(16);
+	b.cap = 16;
+	b.items[0] = 4 << 3 | 2;
+	b.items[1] = 0;
+	b.len = 2;
+	h_peer(h, H_C1, &b);
+	pb_init(&b, "p1");
+	pb_ack(&b, 5, 0, 0);
+	h_peer(h, H_C1, &b);
+	pb_init(&b, "p1");
+	pb_data(&b, 1, 7, "{}");
+	pb_data(&b, 2, 9, "{}");
+	h_peer(h, H_C1, &b);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 9);
+	cr_assert_eq(h_stats(h, 1).delivered, 7, "resumed after 6");
+	coord_peer_bad(h->c, "p1", "does not decode");
+	cr_assert_eq(coord_bad_peer(h->c), bad + 10);
+	h_free(h);
+}
+
+/* ---- app: the application's streams ---- */
+
+Test(app, hello_reply_fields)
+{
+	struct h *h = linked(NULL);
+	const Cut__V1__AppHelloReply *r = h_hello(h, H_APP);
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+
+	cr_assert_str_eq(r->node, "p0");
+	cr_assert_eq(r->version, CUTPROTO_APP_VERSION);
+	cr_assert_str_eq(r->cluster, "test");
+	cr_assert_eq(r->n_peers, 2);
+	cr_assert_str_eq(r->peers[0], "p1");
+	cr_assert_str_eq(r->peers[1], "p2");
+	cr_assert_eq(r->n_sent, 2);
+	cr_assert_eq(r->sent[0], 0);
+	cr_assert_eq(r->sent[1], 0);
+	cr_assert_eq(r->max_message_size, 65536);
+	cr_assert(r->has_window_bytes && r->window_bytes == 65536);
+	cr_assert(r->has_message_cost && r->message_cost == 16);
+	/* Then each channel's credit, afresh. */
+	h_app_items(h, &ai);
+	cr_assert_eq(ai.n, 2);
+	for (uint32_t k = 0; k < 2; k++) {
+		const Cut__V1__AppCredit *c = ai.v[k]->credit;
+		cr_assert_eq(ai.v[k]->item_case, APP_CREDIT);
+		cr_assert_eq(c->peer, k);
+		cr_assert_eq(c->limit, 65536);
+		cr_assert(c->has_taken && c->taken == 0);
+	}
+	/* Nobody holds the old numbering: the receivers are told. */
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_RENUMBER), 1);
+	cr_assert_eq(h_find(&it, ITEM_RENUMBER, 0)->renumber->seq, 1);
+	h_free(h);
+}
+
+/* A hello that cannot be served is answered with an error, and nothing
+ * else changes. */
+Test(app, hello_refused)
+{
+	struct h *h = linked(NULL);
+	const Cut__V1__AppError *e;
+	struct ab b;
+
+	ab_init(&b);
+	ab_hello(&b, "p0", CUTPROTO_APP_VERSION - 1, 0, NULL);
+	h_app(h, H_APP, &b);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__VERSION);
+	cr_assert(!coord_app_connected(h->c));
+	ab_hello(&b, "p1", CUTPROTO_APP_VERSION, 0, NULL);
+	h_app(h, H_APP, &b);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__WRONG_NODE);
+	cr_assert_str_eq(e->message, "this daemon serves another node");
+	cr_assert(!coord_app_connected(h->c));
+	cr_assert_eq(coord_bad_app(h->c), 2);
+	cr_assert_null(h_app_frame(h));
+	h_free(h);
+}
+
+/* Only the connection that said hello may send anything else. */
+Test(app, item_before_hello)
+{
+	struct h *h = linked(NULL);
+	const Cut__V1__AppError *e;
+
+	h_send(h, "p1", "{}", 1);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__NO_HELLO);
+	h_hello(h, H_APP + 1);
+	h_send(h, "p1", "{}", 1);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__NO_HELLO);
+	cr_assert_eq(h_stats(h, 1).sent, 0);
+	h_free(h);
+}
+
+/* Beyond the channel's window a send is refused; a message larger than
+ * the window goes when nothing is out. */
+Test(app, send_beyond_window)
+{
+	struct h *h = ready(NULL);
+	static char big[40001], huge[65537];
+	const Cut__V1__AppError *e;
+	struct ab b;
+
+	memset(big, '1', sizeof(big) - 1);
+	memset(huge, '1', sizeof(huge) - 1);
+	h_send(h, "p1", big, 1);
+	h_send(h, "p1", big, 2);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__BACKPRESSURE);
+	cr_assert_eq(h_stats(h, 1).sent, 1);
+	cr_assert_eq(h_stats(h, 1).stalls, 1);
+	cr_assert_eq(h_stats(h, 1).window_used, 40000 + 16);
+	h_send(h, "p2", huge, 1);
+	cr_assert_eq(h_stats(h, 2).sent, 1, "alone, it goes");
+	/* Over max_message: refused whatever the window. */
+	ab_init(&b);
+	ab_send(&b, "p2", huge, sizeof(huge), 2);
+	h_app(h, H_APP, &b);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__TOO_LARGE);
+	h_free(h);
+}
+
+Test(app, send_errors)
+{
+	struct h *h = ready(NULL);
+	const Cut__V1__AppError *e;
+	struct h_items it = {0};
+	uint32_t conn;
+
+	h_send(h, "p1", "{}", 2);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__SEQ_GAP);
+	h_send(h, "p9", "{}", 1);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__UNKNOWN_NODE);
+	cr_assert_eq(h_stats(h, 1).sent, 0);
+	/* A resend of what the channel has is dropped, silently. */
+	h_send(h, "p1", "{}", 1);
+	h_send(h, "p1", "{}", 1);
+	cr_assert_null(h_app_reply(h, &conn));
+	cr_assert_eq(h_stats(h, 1).sent, 1);
+	cr_assert_eq(h_stats(h, 1).dups, 1);
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_DATA), 1);
+	cr_assert_eq(coord_bad_app(h->c), 2);
+	h_free(h);
+}
+
+/* Taken counts must lie within what was sent on this connection. */
+Test(app, taken_out_of_range)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	const Cut__V1__AppError *e;
+
+	h_taken(h, 1);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__BAD_ITEM);
+	cr_assert_str_eq(e->message, "taken count out of range");
+	data(h, "p1", 1, 1, "{}");
+	data(h, "p1", 2, 2, "{}");
+	h_app_items(h, &ai);
+	h_taken(h, 2);
+	cr_assert_eq(h_stats(h, 1).taken, 2);
+	h_taken(h, 1);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
+	             "backwards");
+	h_reply(h, "p1:1", "{}", 3);
+	e = h_app_error(h, H_APP);
+	cr_assert_str_eq(e->message,
+	                 "state reply's handed count out of range");
+	cr_assert_eq(h_stats(h, 1).taken, 2);
+	h_free(h);
+}
+
+/* Credit: the limit grows by what the receiving application takes. */
+Test(app, credit_frames)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	const Cut__V1__AppCredit *c;
+	size_t len = strlen("{\"m\": 1}");
+
+	h_send(h, "p1", "{\"m\": 1}", 1);
+	cr_assert_null(h_app_frame(h), "the limit is unchanged");
+	h_drain(h);
+	ack(h, "p1", 2, 1);
+	cr_assert_eq(h_stats(h, 1).window_used, 0);
+	h_app_items(h, &ai);
+	cr_assert_eq(ai.n, 1);
+	c = ai.v[0]->credit;
+	cr_assert_eq(c->peer, 0);
+	cr_assert_eq(c->limit, 65536 + len + 16);
+	cr_assert(c->has_taken && c->taken == 1);
+	cr_assert_null(h_app_frame(h), "told once");
+	h_free(h);
+}
+
+/* A closed application gets nothing more; a new one gets what the old
+ * one was sent and did not take. */
+Test(app, closed_and_reconnected)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct ab b;
+
+	data(h, "p1", 1, 1, "{}");
+	data(h, "p1", 2, 2, "{}");
+	h_app_items(h, &ai);
+	h_taken(h, 1);
+	coord_app_closed(h->c, H_APP);
+	cr_assert(!coord_app_connected(h->c));
+	cr_assert_eq(coord_app_conn(h->c), 0);
+	data(h, "p1", 3, 3, "{}");
+	cr_assert_null(h_app_frame(h));
+	h_hello(h, H_APP + 1);
+	memset(&ai, 0, sizeof(ai));
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 2);
+	cr_assert_eq(h_app_find(&ai, APP_DELIVER, 0)->deliver->seq, 2);
+	cr_assert_eq(h_app_find(&ai, APP_DELIVER, 1)->deliver->seq, 3);
+	/* The old connection speaks for no one; positions count from 0 on
+	 * the new one. */
+	h_taken(h, 2);
+	cr_assert_eq(h_app_error(h, H_APP)->code,
+	             CUT__V1__APP_ERROR__CODE__NO_HELLO);
+	cr_assert_eq(h_stats(h, 1).taken, 1);
+	ab_init(&b);
+	ab_taken(&b, 2);
+	h_app(h, H_APP + 1, &b);
+	cr_assert_eq(h_stats(h, 1).taken, 3);
+	h_free(h);
+}
+
+/* A daemon that restarted (a fresh coordinator) learns where each channel
+ * stands from its application's hello. */
+Test(app, resume_after_restart)
+{
+	struct h *h = linked(NULL);
+	struct h_resume rs = {.node = "p1",
+	                      .has_out_taken = 1,
+	                      .out_taken = 5,
+	                      .has_in_taken = 1,
+	                      .in_taken = 3,
+	                      .has_out_sent = 1,
+	                      .out_sent = 7};
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+	const Cut__V1__AppHelloReply *r;
+	const Cut__V1__AppError *e;
+	static char big[40001];
+	Cut__V1__AppBatch *rb;
+	uint32_t conn;
+	struct ab b;
+
+	ab_init(&b);
+	ab_hello(&b, "p0", CUTPROTO_APP_VERSION, 1, &rs);
+	h_app(h, H_APP, &b);
+	rb = h_app_reply(h, &conn);
+	cr_assert_not_null(rb);
+	r = rb->items[0]->hello_reply;
+	cr_assert_eq(r->sent[0], 5, "p1's channel goes on after 5");
+	cr_assert_eq(r->sent[1], 0);
+	/* Only p2's channel numbers from 1 again. */
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_RENUMBER), 0);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 2, &it);
+	cr_assert_eq(h_count(&it, ITEM_RENUMBER), 1);
+
+	/* p1 sends again what our application had not taken. */
+	data(h, "p1", 1, 3, "{}");
+	data(h, "p1", 2, 4, "{}");
+	cr_assert_eq(h_stats(h, 1).dups, 1);
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1);
+	cr_assert_eq(h_app_find(&ai, APP_DELIVER, 0)->deliver->seq, 4);
+
+	/* Up to out_sent, the application's resends go beyond the window;
+	 * after it, they wait. */
+	memset(big, '1', sizeof(big) - 1);
+	h_send(h, "p1", big, 6);
+	h_send(h, "p1", big, 7);
+	cr_assert_eq(h_stats(h, 1).sent, 7);
+	h_send(h, "p1", big, 8);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__BACKPRESSURE);
+	h_free(h);
+}
+
+/* An application that comes back to a daemon that kept running: what it
+ * already had is not sent again, and counts as taken. */
+Test(app, resume_drops_what_the_application_has)
+{
+	struct h *h = ready(NULL);
+	struct h_resume rs = {.node = "p1", .has_in_taken = 1, .in_taken = 2};
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+	uint32_t conn;
+	struct ab b;
+
+	data(h, "p1", 1, 1, "{}");
+	data(h, "p1", 2, 2, "{}");
+	data(h, "p1", 3, 3, "{}");
+	h_app_items(h, &ai);
+	h_time(h, ACK_DELAY_MS);
+	h_drain(h);
+	coord_app_closed(h->c, H_APP);
+	ab_init(&b);
+	ab_hello(&b, "p0", CUTPROTO_APP_VERSION, 1, &rs);
+	h_app(h, H_APP + 1, &b);
+	cr_assert_not_null(h_app_reply(h, &conn));
+	cr_assert_eq(h_stats(h, 1).taken, 2);
+	memset(&ai, 0, sizeof(ai));
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1);
+	cr_assert_eq(h_app_find(&ai, APP_DELIVER, 0)->deliver->seq, 3);
+	/* p1 hears that its first two were taken. */
+	h_time(h, ACK_DELAY_MS);
+	h_pull_items(h, 1, &it);
+	cr_assert_not_null(h_find(&it, ITEM_ACK, 0));
+	cr_assert_eq(h_find(&it, ITEM_ACK, 0)->ack->taken, 2);
+	h_free(h);
+}
+
+/* p1's daemon and application started afresh: the channel from p1
+ * numbers from 1 again, and its new 1 is no duplicate. */
+Test(app, renumber_from_peer)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct pb b;
+
+	data(h, "p1", 1, 1, "{\"old\": 1}");
+	data(h, "p1", 2, 2, "{\"old\": 2}");
+	pb_init(&b, "p1");
+	pb_renumber(&b, 3);
+	pb_data(&b, 4, 1, "{\"new\": 1}");
+	h_peer(h, H_C1, &b);
+	cr_assert_eq(h_stats(h, 1).dups, 0);
+	cr_assert_eq(h_stats(h, 1).delivered, 1);
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 3);
+	cr_assert(payload_is(h_app_find(&ai, APP_DELIVER, 2)->deliver,
+	                     "{\"new\": 1}"));
+	h_free(h);
+}
+
+/* Frames from the application that do not decode are answered. */
+Test(app, bad_frame)
+{
+	struct h *h = ready(NULL);
+	const Cut__V1__AppError *e;
+
+	coord_app_bad(h->c, H_APP, "batch does not decode");
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__BAD_ITEM);
+	cr_assert_str_eq(e->message, "batch does not decode");
+	cr_assert_eq(coord_bad_app(h->c), 1);
+	h_free(h);
+}
+
+/* ---- batch: the turn's batch of writes ---- */
+
+Test(batch, commit)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	uint64_t commits = h->calls[H_COMMIT];
+
+	cr_assert(!coord_batch_open(h->c));
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	cr_assert(coord_batch_open(h->c));
+	cr_assert_str_eq(h_disk_status(h, sid), "");
+	h_commit(h);
+	cr_assert(!coord_batch_open(h->c));
+	cr_assert_eq(h->calls[H_COMMIT], commits + 1);
+	cr_assert_str_eq(h_disk_status(h, sid), "in_progress");
+	/* A turn that wrote nothing commits nothing. */
+	h_commit(h);
+	cr_assert_eq(h->calls[H_COMMIT], commits + 1);
+	h_free(h);
+}
+
+/* A busy database: the batch stays open and the commit is retried next
+ * turn; an end in it is told only then. */
+Test(batch, busy_retried)
+{
+	struct h *h = ready(NULL);
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	marker(h, "p2", 1, P1_SNAP, 0);
+	h_fail(h, H_COMMIT, E_BUSY, 1);
+	cr_assert_eq(coord_commit(h->c), E_BUSY);
+	cr_assert(coord_batch_open(h->c));
+	cr_assert(!h_view(h, P1_SNAP).ended);
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "");
+	cr_assert_str_eq(coord_degraded(h->c), "");
+	h_commit(h);
+	cr_assert(h_view(h, P1_SNAP).ended);
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "complete");
+	h_free(h);
+}
+
+/* A batch that cannot begin: the turn's writes fail, what they stood for
+ * ends, and the next batch writes the ends. */
+Test(batch, begin_failure)
+{
+	struct h *h = ready(NULL);
+	char id[ENGINE_ID_MAX + 1];
+	struct errinfo e = {0};
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p0: storage: cannot store the snapshot: the batch "
+	                  "was rolled back: injected";
+
+	h_fail(h, H_BEGIN, E_IO, 1);
+	cr_assert_eq(coord_start(h->c, 0, id, &e), E_STORAGE);
+	cr_assert_str_eq(e.text,
+	                 "storage: the batch was rolled back: injected");
+	cr_assert(!coord_batch_open(h->c));
+	marker(h, "p1", 1, P1_SNAP, 0);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "");
+	want_aborted(h, P1_SNAP, why);
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "aborted");
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	/* Storage works again. */
+	h_start(h, 0);
+	h_free(h);
+}
+
+/* Degraded: the database takes no batch; retried once a second until one
+ * commits, which writes the ends memory held. */
+Test(batch, degraded_then_recovered)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	uint64_t commits;
+	struct store_snapshot row;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	h_fail(h, H_COMMIT, E_IO, -1);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "injected: commit failed");
+	commits = h->calls[H_COMMIT];
+	h_time(h, 999);
+	h_commit(h);
+	cr_assert_eq(h->calls[H_COMMIT], commits, "not yet");
+	h_time(h, 1);
+	h_commit(h);
+	cr_assert_eq(h->calls[H_COMMIT], commits + 1, "a second later");
+	cr_assert_str_eq(coord_degraded(h->c), "injected: commit failed");
+	cr_assert(h_view(h, sid).unsaved);
+
+	h_fail(h, H_COMMIT, 0, 0);
+	h_time(h, 1000);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "");
+	cr_assert(!h_view(h, sid).unsaved);
+	cr_assert_str_eq(h_disk_status(h, sid), "aborted");
+	want_row(h, sid, STORE_ABORTED, &row);
+	cr_assert_str_eq(row.reason, "p0: storage: injected: commit failed");
+	cr_assert_eq(row.is_initiator, 1);
+	cr_assert_eq(row.started_ms, H_WALL0);
+	h_start(h, 0);
+	h_free(h);
+}
+
+/* A full disk: the batch is gone at the first failed write, every write
+ * after it fails, and the snapshots it held end. */
+Test(batch, full_disk)
+{
+	struct h *h = ready(NULL);
+	const Cut__V1__PeerAbort *a;
+	const char *why = "p0: storage: cannot store a recorded message: "
+	                  "injected: put_message failed";
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_commit(h);
+	h_fail_lost(h, H_PUT_MESSAGE, E_IO, 1);
+	data(h, "p2", 1, 1, "{}");
+	a = abort_to(h, 1, P1_SNAP);
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "");
+	want_aborted(h, P1_SNAP, why);
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "aborted");
+	h_free(h);
+}
+
+Test(batch, state_not_stored)
+{
+	struct h *h = ready(NULL);
+	const char *why = "p0: storage: cannot store the local state: "
+	                  "injected: put_state failed";
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_fail(h, H_PUT_STATE, E_IO, 1);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, why);
+	cr_assert_str_eq(abort_to(h, 1, P1_SNAP)->reason, why);
+	h_free(h);
+}
+
+/* Delete: refused while the snapshot runs, unknown ids, then gone. */
+Test(batch, delete)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+	struct errinfo e = {0};
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
+	cr_assert_eq(coord_delete(h->c, sid, &e), E_STATE);
+	cr_assert_eq(coord_delete(h->c, "p0:1", &e), E_NOENT);
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	cr_assert_eq(coord_delete(h->c, sid, &e), 0);
+	h_commit(h);
+	cr_assert_eq(h_row(h, sid, &row), E_NOENT);
+	cr_assert_str_eq(h_disk_status(h, sid), "");
+	h_free(h);
+}
+
+/*
+ * p1 rebooted (its daemon and application both started afresh): after
+ * its PeerRenumber, p0's application has taken nothing of the new
+ * numbering, whatever it took of the old.  The taken count p0 reports
+ * (which lets p1 forget messages and reopens its window) and the m of an
+ * unaligned cut must count from 0 again.
+ */
+Test(app, renumber_resets_taken)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+	const Cut__V1__PeerAck *a;
+	struct store_channel ch;
+	struct pb b;
+
+	data(h, "p1", 1, 1, "{\"old\": 1}");
+	data(h, "p1", 2, 2, "{\"old\": 2}");
+	data(h, "p1", 3, 3, "{\"old\": 3}");
+	h_app_items(h, &ai);
+	h_taken(h, 3);
+	cr_assert_eq(h_stats(h, 1).taken, 3);
+	h_time(h, ACK_DELAY_MS);
+	h_drain(h);
+
+	pb_init(&b, "p1");
+	b.epoch = H_E1 + 1;
+	b.to_epoch = 0;
+	pb_hello(&b, 1, b.epoch);
+	pb_renumber(&b, 1);
+	pb_data(&b, 2, 1, "{\"new\": 1}");
+	h_peer(h, H_C1, &b);
+	cr_assert_eq(h_stats(h, 1).delivered, 1);
+	cr_assert_eq(h_stats(h, 1).taken, 0, "nothing of the new numbering");
+	h_time(h, ACK_DELAY_MS);
+	h_pull_items(h, 1, &it);
+	a = h_find(&it, ITEM_ACK, 0)->ack;
+	cr_assert_eq(a->upto, 2);
+	cr_assert(a->has_taken);
+	cr_assert_eq(a->taken, 0, "p1 must not forget its new message 1");
+
+	/* An unaligned snapshot now: the application took nothing new. */
+	marker(h, "p2", 1, "p2:9", 0);
+	memset(&ai, 0, sizeof(ai));
+	h_app_items(h, &ai);
+	cr_assert_not_null(request_of(&ai, "p2:9"));
+	h_reply(h, "p2:9", "{}", 3);
+	cr_assert(h_view(h, "p2:9").running);
+	cr_assert_eq(h_view(h, "p2:9").channels_recording, 1,
+	             "the state is in: p2 -> p0 closed, p1 -> p0 recording");
+	pb_init(&b, "p1");
+	b.epoch = H_E1 + 1;
+	pb_marker(&b, 3, "p2:9", 1, 0);
+	h_peer(h, H_C1, &b);
+	h_commit(h);
+	cr_assert(h_channel(h, "p2:9", "p1", "p0", &ch));
+	cr_assert_eq(ch.m, 0);
+	cr_assert_eq(ch.n, 1);
+	cr_assert_eq(ch.recorded, 1, "the new 1 was in transit");
+	h_free(h);
+}
+
+/* A completion in a turn whose batch could not begin is no more on disk
+ * than one in an open batch: it is not told (a Wait call in that turn
+ * would be answered with the stale row) before coord_commit() settles
+ * the turn, which then aborts it. */
+Test(batch, begin_failure_end_not_told)
+{
+	struct h *h = ready(NULL);
+	struct coord_snap_view v;
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_commit(h);
+	h_fail(h, H_BEGIN, E_IO, 1);
+	marker(h, "p2", 1, P1_SNAP, 0);
+	cr_assert(!coord_batch_open(h->c));
+	v = h_view(h, P1_SNAP);
+	cr_assert(!v.running);
+	cr_assert(!v.ended, "its end is in a batch that never began");
+	h_commit(h);
+	want_aborted(h, P1_SNAP,
+	             "p0: storage: the batch was rolled back: injected");
+	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "aborted");
+	h_free(h);
+}
+
+/* ---- more of a snapshot's life ---- */
+
+/* Parts may come before the initiator's own part is complete: it is DONE
+ * once its own is, too. */
+Test(snap, initiator_parts_before_its_own)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	want_request(h, sid);
+	h_reply(h, sid, "{}", 0);
+	marker(h, "p1", 1, sid, 0);
+	part_of(h, "p1", 2, sid, 0);
+	part_of(h, "p2", 1, sid, 0);
+	cr_assert(h_view(h, sid).running, "p2 -> p0 has no marker yet");
+	cr_assert_eq(h_view(h, sid).parts_received, 2);
+	marker(h, "p2", 2, sid, 0);
+	h_commit(h);
+	want_row(h, sid, STORE_COMPLETE, &row);
+	cr_assert_eq(row.consistent, 1, "%s", row.audit_reason);
+	h_free(h);
+}
+
+/* An initiator's completion in a batch that does not commit: the parts
+ * and the verdict are gone, so the snapshot ends aborted, and every
+ * participant hears so. */
+Test(snap, initiator_done_in_a_lost_batch)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1], state[16];
+	const char *why = "p0: storage: injected: commit failed";
+	struct store_snapshot row;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	want_request(h, sid);
+	h_reply(h, sid, "{}", 0);
+	h_commit(h);
+	h_drain(h);
+	marker(h, "p1", 1, sid, 0);
+	marker(h, "p2", 1, sid, 0);
+	part_of(h, "p1", 2, sid, 0);
+	part_of(h, "p2", 2, sid, 0);
+	h_fail(h, H_COMMIT, E_IO, 1);
+	h_commit(h);
+	want_aborted(h, sid, why);
+	want_row(h, sid, STORE_ABORTED, &row);
+	cr_assert_eq(row.consistent, -1, "no verdict on data that is gone");
+	cr_assert(!h_state(h, sid, "p1", state, sizeof(state)));
+	cr_assert(h_state(h, sid, "p0", state, sizeof(state)),
+	          "committed before");
+	cr_assert_str_eq(abort_to(h, 1, sid)->reason, why);
+	cr_assert_str_eq(abort_to(h, 2, sid)->reason, why);
+	h_free(h);
+}
+
+/* Recorded messages go to the initiator in chunks of at most CHUNK_BYTES,
+ * after the part, final only on the last. */
+Test(snap, part_messages_in_chunks)
+{
+	struct h *h = ready(NULL);
+	static char big[3][30001];
+	struct h_items it = {0};
+	const Cut__V1__PeerPartMessages *pm[2];
+	const Cut__V1__PeerPart *part;
+
+	for (int k = 0; k < 3; k++) {
+		memset(big[k], '1' + k, 30000);
+		big[k][30000] = '\0';
+	}
+	/* p2 passes p1's snapshot on first: p2 -> p0 records nothing. */
+	marker(h, "p2", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	data(h, "p1", 1, 1, big[0]);
+	data(h, "p1", 2, 2, big[1]);
+	data(h, "p1", 3, 3, big[2]);
+	marker(h, "p1", 4, P1_SNAP, 3);
+	h_commit(h);
+	h_pull_items(h, 1, &it);
+	part = h_find(&it, ITEM_PART, 0)->part;
+	cr_assert_eq(part->channels[0]->count, 3);
+	cr_assert_eq(h_count(&it, ITEM_MESSAGES), 2);
+	for (size_t k = 0; k < 2; k++)
+		pm[k] = h_find(&it, ITEM_MESSAGES, k)->part_messages;
+	cr_assert_eq(pm[0]->seq, part->seq + 1);
+	cr_assert_str_eq(pm[0]->src, "p1");
+	cr_assert_eq(pm[0]->n_messages, 2);
+	cr_assert_eq(pm[0]->messages[0]->seq, 1);
+	cr_assert_eq(pm[0]->messages[0]->payload.len, 30000);
+	cr_assert_eq(pm[0]->messages[1]->seq, 2);
+	cr_assert(!pm[0]->final);
+	cr_assert_eq(pm[1]->seq, pm[0]->seq + 1);
+	cr_assert_str_eq(pm[1]->src, "p1");
+	cr_assert_eq(pm[1]->n_messages, 1);
+	cr_assert_eq(pm[1]->messages[0]->seq, 3);
+	cr_assert(pm[1]->final);
+	h_free(h);
+}
+
+/* The initiator takes a part's messages in chunks and audits what
+ * arrived, not what the part claimed. */
+Test(snap, initiator_takes_chunks)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+	struct store_channel ch;
+	struct h_msg m12[2] = {{1, "{\"a\": 1}"}, {2, "{\"a\": 2}"}};
+	struct h_msg m3 = {3, "{\"a\": 3}"};
+	struct h_chan c1[2] = {{"p0", 0, 3, 3, 1, 3, 1}, {"p2", 0, 0, 0, 0, 0, 1}};
+	uint64_t seqs[4];
+	struct pb b;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		if (k == 1) {
+			h_free(h);
+			h = ready(NULL);
+		}
+		/* p0 sends p1 three messages before it records. */
+		h_send(h, "p1", "{\"a\": 1}", 1);
+		h_send(h, "p1", "{\"a\": 2}", 2);
+		h_send(h, "p1", "{\"a\": 3}", 3);
+		snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+		want_request(h, sid);
+		h_reply(h, sid, "{}", 0);
+		marker(h, "p1", 1, sid, 0);
+		marker(h, "p2", 1, sid, 0);
+		part_of(h, "p2", 2, sid, 0);
+		pb_init(&b, "p1");
+		pb_part(&b, 2, sid, "{}", 2, c1);
+		pb_part_messages(&b, 3, sid, "p0", 0, 2, m12);
+		h_peer(h, H_C1, &b);
+		cr_assert(h_view(h, sid).running, "waits for the final chunk");
+		pb_init(&b, "p1");
+		/* The second time, the chunk with message 3 is lost: the part
+		 * still says 3. */
+		pb_part_messages(&b, 4, sid, "p0", 1, k == 0 ? 1 : 0, &m3);
+		h_peer(h, H_C1, &b);
+		h_commit(h);
+		want_row(h, sid, STORE_COMPLETE, &row);
+		cr_assert(h_channel(h, sid, "p0", "p1", &ch));
+		cr_assert_eq(ch.m, 0);
+		cr_assert_eq(ch.n, 3);
+		if (k == 0) {
+			cr_assert_eq(row.consistent, 1, "%s", row.audit_reason);
+			cr_assert_eq(h_messages(h, sid, "p0", "p1", seqs, 4), 3);
+			cr_assert_eq(seqs[2], 3);
+		} else {
+			cr_assert_eq(row.consistent, 0);
+			cr_assert_eq(ch.recorded, 2);
+			HAS(row.audit_reason, "channel p0 -> p1: 1 in-transit "
+			                      "messages not recorded");
+		}
+	}
+	h_free(h);
+}
+
+/* An end memory holds because the database took none is not forgotten
+ * while it is not written. */
+Test(snap, unsaved_end_kept)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	h_fail(h, H_COMMIT, E_IO, -1);
+	h_commit(h);
+	h_time(h, KEEP_ENDED_MS + 1);
+	coord_timers(h->c);
+	h_commit(h);
+	cr_assert(h_view(h, sid).known);
+	cr_assert(h_view(h, sid).unsaved);
+	h_fail(h, H_COMMIT, 0, 0);
+	h_time(h, 1000);
+	h_commit(h);
+	cr_assert_str_eq(h_disk_status(h, sid), "aborted");
+	coord_timers(h->c);
+	cr_assert(!h_view(h, sid).known, "written: forgotten now");
+	h_free(h);
+}
+
+/* Late and repeated things are dropped quietly: a marker of this node's
+ * own snapshot long forgotten, a second state reply. */
+Test(snap, late_and_repeated)
+{
+	struct h *h = ready(NULL);
+	uint64_t bad_peer = coord_bad_peer(h->c), bad_app = coord_bad_app(h->c);
+	uint32_t conn;
+	struct pb b;
+
+	marker(h, "p1", 1, "p0:17", 0);
+	cr_assert(!h_view(h, "p0:17").known);
+	marker(h, "p1", 2, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{\"first\": 1}", 0);
+	h_reply(h, P1_SNAP, "{\"second\": 1}", 0);
+	cr_assert_null(h_app_reply(h, &conn));
+	cr_assert_eq(coord_bad_peer(h->c), bad_peer);
+	cr_assert_eq(coord_bad_app(h->c), bad_app);
+	/* A marker's timeout out of bounds, an id of no known initiator. */
+	pb_init(&b, "p2");
+	pb_marker(&b, 1, "p2:1", 0, 50);
+	h_peer(h, H_C2, &b);
+	pb_init(&b, "p2");
+	pb_marker(&b, 2, "p7:1", 0, 0);
+	h_peer(h, H_C2, &b);
+	cr_assert_eq(coord_bad_peer(h->c), bad_peer + 2);
+	cr_assert(!h_view(h, "p2:1").known);
+	h_free(h);
+}
+
+/* ---- more of the streams ---- */
+
+/* An aligned request waits behind deliveries the application window
+ * holds back; an unaligned one does not. */
+Test(app, request_behind_the_application_window)
+{
+	const char *cuts[] = {"cut = aligned\n", NULL};
+	static char big[40001];
+
+	memset(big, '1', sizeof(big) - 1);
+	for (size_t k = 0; k < 2; k++) {
+		struct h *h = ready(cuts[k]);
+		struct h_app_items ai = {0};
+		struct pb b;
+
+		pb_init(&b, "p1");
+		pb_data(&b, 1, 1, big);
+		pb_data(&b, 2, 2, big);
+		pb_marker(&b, 3, P1_SNAP, 2, 0);
+		h_peer(h, H_C1, &b);
+		h_app_items(h, &ai);
+		cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1,
+		             "the second waits for the first to be taken");
+		cr_assert_eq(request_of(&ai, P1_SNAP) != NULL, k == 1);
+		h_taken(h, 1);
+		memset(&ai, 0, sizeof(ai));
+		h_app_items(h, &ai);
+		cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1);
+		/* Aligned, it comes now, behind the second delivery;
+		 * unaligned, it came first. */
+		cr_assert_eq(request_of(&ai, P1_SNAP) != NULL, k == 0);
+		if (k == 0)
+			cr_assert_eq(ai.v[ai.n - 1]->item_case, APP_REQUEST);
+		h_free(h);
+	}
+}
+
+/* A peer frame carries the signed hello only when a hello is due. */
+Test(link, auth_with_the_hello)
+{
+	struct h *h = linked(NULL);
+	Cut__V1__PeerAuth auth = CUT__V1__PEER_AUTH__INIT;
+	uint8_t buf[4096];
+	size_t len, built;
+	Cut__V1__PeerBatch *b;
+
+	auth.cert.data = (uint8_t *)"cert";
+	auth.cert.len = 4;
+	auth.signature.data = (uint8_t *)"sig";
+	auth.signature.len = 3;
+	auth.time_ms = 42;
+	auth.nonce.data = (uint8_t *)"0123456789abcdef";
+	auth.nonce.len = 16;
+	coord_peer_up(h->c, 1);
+	len = coord_peer_frame(h->c, 1, &auth, NULL);
+	cr_assert_lt(len, sizeof(buf));
+	built = coord_peer_frame(h->c, 1, &auth, buf);
+	cr_assert_eq(built, len);
+	b = cut__v1__peer_batch__unpack(NULL, built, buf);
+	cr_assert_not_null(b);
+	cr_assert_not_null(b->auth);
+	cr_assert_eq(b->auth->time_ms, 42);
+	cr_assert_eq(b->n_items, 1);
+	cr_assert_eq(b->items[0]->item_case, ITEM_HELLO);
+	cut__v1__peer_batch__free_unpacked(b, NULL);
+	h_time(h, HEARTBEAT_MS);
+	built = coord_peer_frame(h->c, 1, &auth, buf);
+	b = cut__v1__peer_batch__unpack(NULL, built, buf);
+	cr_assert_not_null(b);
+	cr_assert_null(b->auth, "no hello due");
+	cut__v1__peer_batch__free_unpacked(b, NULL);
+	h_free(h);
+}
+
+/* An id issued in a batch that was lost is not issued again, though the
+ * database's counter went back with the batch. */
+Test(batch, ids_never_issued_twice)
+{
+	struct h *h = ready(NULL);
+	char first[ENGINE_ID_MAX + 1], second[ENGINE_ID_MAX + 1];
+
+	snprintf(first, sizeof(first), "%s", h_start(h, 0));
+	h_fail(h, H_COMMIT, E_IO, 1);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "");
+	snprintf(second, sizeof(second), "%s", h_start(h, 0));
+	cr_assert_str_neq(first, second);
+	cr_assert_str_eq(second, "p0:4000000000001");
+	h_free(h);
+}
+
+static void
+count_running(const char *id, void *arg)
+{
+	(void)id;
+	(*(size_t *)arg)++;
+}
+
+/* What is in flight, as status lists it. */
+Test(snap, in_flight_lists)
+{
+	struct h *h = ready(NULL);
+	size_t n = 0;
+
+	h_start(h, 0);
+	marker(h, "p1", 1, P1_SNAP, 0);
+	coord_foreach_running(h->c, count_running, &n);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(coord_initiated_in_flight(h->c), 1);
+	cr_assert_eq(coord_in_progress(h->c), 2);
+	h_time(h, 10000);
+	coord_timers(h->c);
+	n = 0;
+	coord_foreach_running(h->c, count_running, &n);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(coord_in_progress(h->c), 0);
+	h_free(h);
+}
+
+/*
+ * Unaligned: the application answered the request (the answer was lost
+ * with its connection), took a message delivered after the request, and
+ * reconnected saying so (AppHello.resume).  The request goes again, but
+ * no state it can give now is of that cut: the reply is refused, and the
+ * snapshot ends at once with the reason, not at its deadline for an
+ * application that "did not answer".
+ */
+Test(abort, unaligned_reply_past_the_cut)
+{
+	struct h *h = ready(NULL);
+	struct h_resume rs = {.node = "p1", .has_in_taken = 1, .in_taken = 2};
+	struct h_app_items ai = {0};
+	const Cut__V1__PeerAbort *a;
+	const Cut__V1__AppError *e;
+	const char *why = "p0: the application's state reply does not fit "
+	                  "the cut: it was handed messages delivered after "
+	                  "the state request";
+	uint32_t conn;
+	struct ab b;
+
+	data(h, "p1", 1, 1, "{}");
+	h_app_items(h, &ai);
+	h_taken(h, 1);
+	marker(h, "p2", 1, "p2:9", 0);
+	data(h, "p1", 2, 2, "{}");
+	memset(&ai, 0, sizeof(ai));
+	h_app_items(h, &ai);
+	cr_assert_not_null(request_of(&ai, "p2:9"));
+	coord_app_closed(h->c, H_APP);
+	ab_init(&b);
+	ab_hello(&b, "p0", CUTPROTO_APP_VERSION, 1, &rs);
+	h_app(h, H_APP + 1, &b);
+	cr_assert_not_null(h_app_reply(h, &conn));
+	memset(&ai, 0, sizeof(ai));
+	h_app_items(h, &ai);
+	cr_assert_not_null(request_of(&ai, "p2:9"), "sent again");
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 0, "it has message 2");
+	ab_init(&b);
+	ab_reply(&b, "p2:9", "{}", 0);
+	h_app(h, H_APP + 1, &b);
+	e = h_app_error(h, H_APP + 1);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__UNKNOWN_SNAPSHOT);
+	h_commit(h);
+	want_aborted(h, "p2:9", why);
+	a = abort_to(h, 2, "p2:9");
+	cr_assert_str_eq(a->reason, why);
+	cr_assert(a->root_cause);
+	h_free(h);
+}
+
+/* Reading the part back fails: the participant cannot send it and says
+ * so. */
+Test(batch, part_not_read_back)
+{
+	struct h *h = ready(NULL);
+	const char *why = "p0: cannot send its part to the initiator";
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_fail(h, H_FOREACH_STATE, E_IO, 1);
+	marker(h, "p2", 1, P1_SNAP, 0);
+	h_commit(h);
+	want_aborted(h, P1_SNAP, why);
+	cr_assert_str_eq(abort_to(h, 1, P1_SNAP)->reason, why);
+	h_free(h);
+}
+
+/* The initiator cannot store a part: it gives up, and tells everyone. */
+Test(batch, initiator_part_not_stored)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	const char *why = "p0: storage: cannot store a part's state: "
+	                  "injected: put_state failed";
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	want_request(h, sid);
+	h_reply(h, sid, "{}", 0);
+	marker(h, "p1", 1, sid, 0);
+	marker(h, "p2", 1, sid, 0);
+	h_fail(h, H_PUT_STATE, E_IO, 1);
+	part_of(h, "p1", 2, sid, 0);
+	h_commit(h);
+	want_aborted(h, sid, why);
+	cr_assert_str_eq(abort_to(h, 1, sid)->reason, why);
+	cr_assert_str_eq(abort_to(h, 2, sid)->reason, why);
+	h_free(h);
+}
