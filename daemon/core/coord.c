@@ -291,9 +291,10 @@ coord_snapshot_view(struct coord *c, const char *id,
 	ret->known = 1;
 	ret->initiator = s->initiator == c->self;
 	ret->running = s->state == SNAP_RUNNING || s->state == SNAP_WAITING;
-	/* A completion not yet committed is told once it is. */
-	ret->ended = (s->state == SNAP_DONE && !snap_end_pending(c, s)) ||
-	             s->state == SNAP_ABORTED;
+	/* An end not yet readable as it is (a completion not committed, an
+	 * end in a lost turn) is told once it is. */
+	ret->ended = (s->state == SNAP_DONE || s->state == SNAP_ABORTED) &&
+	             !snap_end_pending(c, s);
 	if (s->parts != NULL)
 		ret->parts_received = (uint32_t)s->parts_done;
 	if (s->state == SNAP_RUNNING &&

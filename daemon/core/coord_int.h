@@ -290,8 +290,8 @@ void snap_abandon(struct coord *c, const char *id, const char *why);
 /* The turn's batch did not commit (or never began). */
 void snap_storage_failed(struct coord *c);
 int snap_storage_retry(struct coord *c);
-/* 1 if s completed in the turn's batch, still open or lost at its begin:
- * its verdict is not on disk. */
+/* 1 if s ended in the turn's batch and that end cannot be read as it is
+ * yet: a completion not committed, or any end in a lost turn. */
 int snap_end_pending(const struct coord *c, const struct snap *s);
 
 /* coord_asm.c */

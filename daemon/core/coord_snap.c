@@ -563,7 +563,9 @@ abort_snap(struct coord *c, struct snap *s, const char *reason)
 	    E_STATE)
 		log_info("snapshot %s: its part here had already completed",
 		         s->id);
-	else if (rv != 0)
+	else if (rv != 0 && !s->unsaved)
+		/* (An unsaved end's row went with a lost batch: the retry
+		 * writes it, snap_storage_retry().) */
 		coord_write_failed(c, "cannot store an abort");
 	s->state = SNAP_ABORTED;
 	s->ended_ms = c->now;
@@ -812,10 +814,17 @@ snap_storage_retry(struct coord *c)
 int
 snap_end_pending(const struct coord *c, const struct snap *s)
 {
-	/* A batch whose begin failed is lost, not committed: its ends are
-	 * settled (aborted) by coord_commit(). */
-	return s->state == SNAP_DONE && (c->batch_open || c->begin_failed) &&
-	       s->ended_gen == c->batch_gen;
+	if (s->ended_gen != c->batch_gen ||
+	    (s->state != SNAP_DONE && s->state != SNAP_ABORTED))
+		return 0;
+	/* A turn whose begin failed, or one of whose writes failed, is
+	 * lost, not committed: its ends, complete or aborted, are settled
+	 * (aborted, unsaved) by coord_commit().  In an open, sound batch an
+	 * abort is readable at once (reads see the batch's own writes); a
+	 * completion is told only once committed. */
+	if (c->begin_failed || c->batch_lost)
+		return 1;
+	return s->state == SNAP_DONE && c->batch_open;
 }
 
 static void

@@ -2089,10 +2089,10 @@ Test(app, renumber_resets_taken)
 	h_free(h);
 }
 
-/* A completion in a turn whose batch could not begin is no more on disk
- * than one in an open batch: it is not told (a Wait call in that turn
- * would be answered with the stale row) before coord_commit() settles
- * the turn, which then aborts it. */
+/* A snapshot that ends in a turn whose batch could not begin is no more
+ * on disk than a completion in an open batch: its end is not told (a Wait
+ * call in that turn would be answered with the stale row) before
+ * coord_commit() settles the turn and writes the abort. */
 Test(batch, begin_failure_end_not_told)
 {
 	struct h *h = ready(NULL);
@@ -2109,8 +2109,11 @@ Test(batch, begin_failure_end_not_told)
 	cr_assert(!v.running);
 	cr_assert(!v.ended, "its end is in a batch that never began");
 	h_commit(h);
+	/* The channel's row was the write that failed: the reason says
+	 * so. */
 	want_aborted(h, P1_SNAP,
-	             "p0: storage: the batch was rolled back: injected");
+	             "p0: storage: cannot store a recorded channel: the batch "
+	             "was rolled back: injected");
 	cr_assert_str_eq(h_disk_status(h, P1_SNAP), "aborted");
 	h_free(h);
 }
