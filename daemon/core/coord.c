@@ -172,7 +172,7 @@ coord_commit(struct coord *c)
 
 	if (c->batch_lost) {
 		snap_storage_failed(c);
-		return 0;
+		return E_STORAGE;
 	}
 	if (c->batch_open || c->begin_failed) {
 		if (c->batch_open && (rv = DB0(c, commit)) == E_BUSY) {
@@ -181,7 +181,7 @@ coord_commit(struct coord *c)
 		}
 		if (rv != 0 || c->begin_failed) {
 			snap_storage_failed(c);
-			return 0;
+			return E_STORAGE;
 		}
 		c->batch_open = 0;
 	}

@@ -213,8 +213,9 @@ void coord_timers(struct coord *c);
 int coord_next_timer(struct coord *c, int max);
 /* Ends the turn's batch of database writes: commits it, or, when it does
  * not commit, rolls it back and aborts every snapshot it held (see
- * coord_snap.c); while degraded, retries once a second.  Returns 0 or
- * E_BUSY (commit retried next turn). */
+ * coord_snap.c); while degraded, retries once a second.  Returns 0 (the
+ * turn's writes, if any, are on disk), E_STORAGE (they were lost, rolled
+ * back) or E_BUSY (commit retried next turn). */
 int coord_commit(struct coord *c);
 /* 1 while the turn's batch is open (uncommitted writes). */
 int coord_batch_open(const struct coord *c);

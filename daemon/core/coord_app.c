@@ -500,15 +500,15 @@ state_reply(struct coord *c, uint32_t conn, const Cut__V1__AppStateReply *r)
 	if (rv == 0)
 		return;
 	/* Late: the snapshot was aborted (a peer restarted, say) while the
-	 * application was answering.  The application did nothing wrong. */
+	 * application was answering, or an earlier run of this daemon asked.
+	 * The application did nothing wrong. */
 	if (rv == E_STATE) {
-		log_info("state reply for %s came after it ended; dropped",
+		log_info("state reply for %s: not running here; dropped",
 		         r->snapshot_id);
 		return;
 	}
-	/* Refused by the engine (the handed counts do not fit the cut) or
-	 * never asked for: the snapshot ends without this state, and the
-	 * log says why. */
+	/* Refused by the engine (the handed counts do not fit the cut): the
+	 * snapshot ends without this state, and the log says why. */
 	log_warnx("state reply for %s refused: %s", r->snapshot_id,
 	          err_str(rv));
 	app_error(c, conn, CUT__V1__APP_ERROR__CODE__UNKNOWN_SNAPSHOT,

@@ -209,6 +209,7 @@ control_start(struct cutd *d)
 void
 control_free(struct cutd *d)
 {
+	control_committed(d, 1);
 	while (d->waiters != NULL) {
 		struct waiter *w = d->waiters;
 		d->waiters = w->next;
@@ -947,6 +948,71 @@ denied(struct cutd *d, nng_msg *req, const char *method, struct reply *r)
 	return 1;
 }
 
+/* Holds r, the reply to a call whose writes are in the turn's batch,
+ * until that batch commits: a Delete acknowledged and then lost would
+ * come back.  Takes r's body and req. */
+static void
+hold(struct cutd *d, nng_msg *req, uint64_t request_id, struct reply *r)
+{
+	struct held_reply *h = calloc(1, sizeof(*h));
+
+	if (h == NULL) {
+		fail(r, CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED,
+		     "out of memory");
+		send_reply(d, req, request_id, r);
+		nng_msg_free(req);
+		return;
+	}
+	h->req = req;
+	h->request_id = request_id;
+	h->status = r->status;
+	memcpy(h->message, r->message, sizeof(h->message));
+	h->body = r->has_body ? r->body : NULL;
+	h->len = r->len;
+	r->body = NULL;
+	h->next = d->held;
+	d->held = h;
+}
+
+/* A resent request whose reply is held: it goes to the new request. */
+static int
+held_again(struct cutd *d, nng_msg *req, uint64_t request_id)
+{
+	for (struct held_reply *h = d->held; h != NULL; h = h->next)
+		if (request_id != 0 && h->request_id == request_id) {
+			nng_msg_free(h->req);
+			h->req = req;
+			return 1;
+		}
+	return 0;
+}
+
+void
+control_committed(struct cutd *d, int lost)
+{
+	struct held_reply *h;
+
+	while ((h = d->held) != NULL) {
+		struct reply r = {0};
+		d->held = h->next;
+		if (lost) {
+			fail(&r, CUT__V1__STATUS_CODE__UNAVAILABLE,
+			     "storage: the change was lost with its database "
+			     "batch; nothing changed, try again");
+		} else {
+			r.status = h->status;
+			memcpy(r.message, h->message, sizeof(r.message));
+			r.has_body = h->body != NULL;
+			r.body = h->body;
+			r.len = h->len;
+		}
+		send_reply(d, h->req, h->request_id, &r);
+		nng_msg_free(h->req);
+		free(h->body);
+		free(h);
+	}
+}
+
 void
 control_request(struct cutd *d, nng_msg *req)
 {
@@ -967,10 +1033,20 @@ control_request(struct cutd *d, nng_msg *req)
 	}
 	if (rq->request_id != 0 && resend(d, req, rq->request_id)) {
 		nng_msg_free(req);
-	} else if (denied(d, req, rq->method, &r) ||
-	           !dispatch(d, req, rq, &r)) {
+	} else if (held_again(d, req, rq->request_id)) {
+		/* answered when its batch commits */
+	} else if (denied(d, req, rq->method, &r)) {
 		send_reply(d, req, rq->request_id, &r);
 		nng_msg_free(req);
+	} else if (!dispatch(d, req, rq, &r)) {
+		if (strcmp(rq->method, CUTPROTO_METHOD_DELETE) == 0 &&
+		    r.status == CUT__V1__STATUS_CODE__OK &&
+		    coord_batch_open(d->coord)) {
+			hold(d, req, rq->request_id, &r);
+		} else {
+			send_reply(d, req, rq->request_id, &r);
+			nng_msg_free(req);
+		}
 	}
 	free(r.body);
 	cut__v1__rpc_request__free_unpacked(rq, NULL);

@@ -22,6 +22,10 @@ void control_request(struct cutd *d, nng_msg *req);
 /* Answers the Wait calls whose snapshot ended (its end committed) or
  * whose deadline passed. */
 void control_wake(struct cutd *d, int64_t now);
+/* The turn's writes committed (lost = 0) or were lost with their batch
+ * (lost = 1): answers the calls held for it (Delete), with their result
+ * or with UNAVAILABLE. */
+void control_committed(struct cutd *d, int lost);
 /* Milliseconds until a Wait call's deadline, at most max. */
 int control_next_timer(struct cutd *d, int64_t now, int max);
 

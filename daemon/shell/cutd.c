@@ -72,8 +72,11 @@ cutd_now_ms(void)
 static void
 commit(struct cutd *d)
 {
+	int rv;
+
 	coord_set_time(d->coord, cutd_now_ms(), cutd_wall_ms());
-	coord_commit(d->coord);
+	if ((rv = coord_commit(d->coord)) != E_BUSY)
+		control_committed(d, rv == E_STORAGE);
 }
 
 static void

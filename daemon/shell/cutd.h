@@ -65,6 +65,17 @@ struct waiter {
 /* Wait calls kept at once; more are refused (RESOURCE_EXHAUSTED). */
 #define MAX_WAITERS 256
 
+/* A reply held until the turn's writes commit (a Delete's). */
+struct held_reply {
+	nng_msg *req;
+	uint64_t request_id;
+	int32_t status;
+	char message[256];
+	uint8_t *body;
+	size_t len;
+	struct held_reply *next;
+};
+
 struct tls;
 
 struct cutd {
@@ -97,6 +108,7 @@ struct cutd {
 	struct perm_bucket start_bucket;
 	struct waiter *waiters;
 	size_t nwaiters;
+	struct held_reply *held; /* answered at control_committed() */
 	/* Recent control replies by request id, so a resent request is
 	 * answered, not executed twice. */
 	struct {

@@ -1877,6 +1877,31 @@ Test(batch, commit)
 	h_free(h);
 }
 
+/* coord_commit() says whether the turn's writes reached the disk: 0 when
+ * they did (or there were none), E_STORAGE when they were rolled back, so
+ * that the shell can hold a Delete's reply until it knows. */
+Test(batch, commit_says_whether_the_turn_was_lost)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+
+	cr_assert_eq(coord_commit(h->c), 0, "nothing written: nothing lost");
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
+	cr_assert_eq(coord_commit(h->c), 0);
+	h_time(h, 1000);
+	coord_timers(h->c); /* the deadline aborts it in a new batch */
+	cr_assert(coord_batch_open(h->c));
+	h_fail(h, H_COMMIT, E_IO, 1);
+	cr_assert_eq(coord_commit(h->c), E_STORAGE);
+	/* The retry in the same call wrote the end again and committed. */
+	cr_assert_str_eq(coord_degraded(h->c), "");
+	cr_assert_str_eq(h_disk_status(h, sid), "aborted");
+	cr_assert_eq(coord_delete(h->c, sid, NULL), 0);
+	cr_assert_eq(coord_commit(h->c), 0);
+	cr_assert_str_eq(h_disk_status(h, sid), "");
+	h_free(h);
+}
+
 /* A busy database: the batch stays open and the commit is retried next
  * turn; an end in it is told only then. */
 Test(batch, busy_retried)
