@@ -241,6 +241,36 @@ coord_peer_stats(struct coord *c, size_t node, struct coord_peer_stats *ret)
 }
 
 void
+coord_queue_stats(const struct coord *c, struct coord_queue_stats *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->down_items = fifo_count(&c->down);
+	for (size_t i = 0; i < ret->down_items; i++)
+		ret->down_bytes += TAG_LEN(fifo_rec(&c->down, i)->tag2);
+	ret->down_sent_bytes = c->down_sent_bytes;
+	ret->app_replies = c->nreplies;
+	for (const struct appreq *r = c->reqs; r != NULL; r = r->next)
+		ret->state_requests++;
+	for (const struct snap *s = c->snaps; s != NULL; s = s->next)
+		ret->snaps++;
+	for (size_t v = 0; v < c->cfg->nnodes; v++) {
+		const struct peer *p = &c->peers[v];
+		if (v == c->self)
+			continue;
+		if (link_unacked(p->out) > ret->link_items)
+			ret->link_items = link_unacked(p->out);
+		if (link_unacked_bytes(p->out) > ret->link_bytes)
+			ret->link_bytes = link_unacked_bytes(p->out);
+		if (link_held(p->in) > ret->held_items)
+			ret->held_items = link_held(p->in);
+		if (fifo_count(&p->inflight) > ret->inflight_items)
+			ret->inflight_items = fifo_count(&p->inflight);
+		if (p->inflight_bytes > ret->inflight_bytes)
+			ret->inflight_bytes = p->inflight_bytes;
+	}
+}
+
+void
 coord_foreach_running(const struct coord *c,
                       void (*fn)(const char *id, void *arg), void *arg)
 {

@@ -69,16 +69,6 @@ app_fini(struct coord *c)
 	fifo_fini(&c->down);
 }
 
-/* tag2 of a down record: the sending node and the payload bytes.  (An
- * app_seq means the same message across restarts of either side.) */
-static uint64_t
-down_tag(size_t node, size_t len)
-{
-	return (uint64_t)node | ((uint64_t)len << 32);
-}
-#define TAG_NODE(t) ((size_t)((t)&0xffff))
-#define TAG_LEN(t)  ((size_t)((t) >> 32))
-
 int
 app_deliver(struct coord *c, size_t from, const char *content_type,
             const void *payload, size_t len, uint64_t seq)
@@ -99,7 +89,7 @@ app_deliver(struct coord *c, size_t from, const char *content_type,
 	/* Packed once, straight into the queue: no allocation of its own. */
 	size = cut__v1__app_item__get_packed_size(&it);
 	buf = fifo_push_space(&c->down, size, seq,
-	                      down_tag(from, len));
+	                      DOWN_TAG(from, len));
 	if (buf == NULL)
 		return E_NOMEM;
 	cut__v1__app_item__pack(&it, buf);

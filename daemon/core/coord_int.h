@@ -186,6 +186,13 @@ struct coord {
 #define DB0(c, fn)     ((c)->st.ops->fn((c)->st.db))
 #define DB_ERR(c)      ((c)->st.ops->errmsg((c)->st.db))
 
+/* tag2 of a down-stream record (coord_app.c): the sending node and the
+ * payload bytes.  (An app_seq means the same message across restarts of
+ * either side.) */
+#define DOWN_TAG(node, len) ((uint64_t)(node) | ((uint64_t)(len) << 32))
+#define TAG_NODE(t)         ((size_t)((t)&0xffff))
+#define TAG_LEN(t)          ((size_t)((t) >> 32))
+
 /* The content type to store for ctype as it came in: NULL or "" become
  * "application/octet-stream"; anything over 255 bytes or with bytes
  * outside printable ASCII is refused (NULL). */
