@@ -169,18 +169,21 @@ peer_note_data(struct coord *c, size_t node, const Cut__V1__PeerData *data,
 }
 
 /* The receiving application took the channel's messages up to taken:
- * their bytes leave the window. */
+ * their bytes leave the window.  Also when the count has not moved:
+ * after this daemon restarted, its application sends again what it had
+ * not heard was taken, and the receiver may have taken those messages
+ * (from our previous run) before they join inflight; they leave at the
+ * next ack instead of holding the window for good. */
 static void
 window_taken(struct peer *p, uint64_t taken)
 {
 	size_t k = 0, n = fifo_count(&p->inflight);
 
-	if (taken <= p->app_taken)
-		return;
-	p->app_taken = taken;
+	if (taken > p->app_taken)
+		p->app_taken = taken;
 	while (k < n) {
 		const struct fifo_rec *r = fifo_rec(&p->inflight, k);
-		if (r->tag > taken)
+		if (r->tag > p->app_taken)
 			break;
 		p->inflight_bytes -= r->tag2;
 		k++;
