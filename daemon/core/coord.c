@@ -14,7 +14,11 @@
  *
  * A begin that fails leaves the turn CLOSED with begin_failed set: its
  * writes then fail one by one (or commit alone) and the turn counts as a
- * lost batch.
+ * lost batch.  So does an OPEN batch in which a write failed for want of
+ * storage (write_failed): SQLite may have failed that statement alone and
+ * kept the transaction, whose commit would then store the rest without
+ * it (a snapshot's end, a channel of a part), so it is rolled back
+ * instead.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +153,15 @@ coord_db(struct coord *c)
 }
 
 int
+coord_db_rv(struct coord *c, int rv)
+{
+	if ((rv == E_IO || rv == E_NOMEM || rv == E_BUSY || rv == E_CORRUPT) &&
+	    c->batch_open)
+		c->write_failed = 1;
+	return rv;
+}
+
+int
 coord_batch_open(const struct coord *c)
 {
 	return c->batch_open;
@@ -160,11 +173,12 @@ coord_commit(struct coord *c)
 	int rv = 0;
 
 	if (c->batch_open || c->begin_failed) {
-		if (c->batch_open && (rv = DB0(c, commit)) == E_BUSY) {
+		if (c->batch_open && !c->write_failed &&
+		    (rv = DB0(c, commit)) == E_BUSY) {
 			log_warnx("database busy; commit retried next turn");
 			return E_BUSY;
 		}
-		if (rv != 0 || c->begin_failed) {
+		if (rv != 0 || c->begin_failed || c->write_failed) {
 			snap_storage_failed(c);
 			return 0;
 		}

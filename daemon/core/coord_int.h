@@ -167,11 +167,15 @@ struct coord {
 
 	/* The turn's batch of writes: opened on the first write of a turn
 	 * (coord_db()); batch_gen counts batches opened so far (the current
-	 * one's number); begin_failed: this turn's begin failed.  While the
+	 * one's number); begin_failed: this turn's begin failed;
+	 * write_failed: a call in the open batch failed as storage fails (a
+	 * full disk, an I/O error), which may have lost that write alone
+	 * and left the batch open: the batch is then lost as a whole.  While
+	 * the
 	 * database does not take writes, degraded holds SQLite's words
 	 * ("" when it does) and retry_ms when coord_storage_retry() last
 	 * tried. */
-	int batch_open, begin_failed;
+	int batch_open, begin_failed, write_failed;
 	uint64_t batch_gen;
 	char degraded[256];
 	int64_t retry_ms;
@@ -181,8 +185,10 @@ struct coord {
 	uint64_t bad_peer, bad_app;
 };
 
-/* The store port's calls, on c's database. */
-#define DB(c, fn, ...) ((c)->st.ops->fn((c)->st.db, __VA_ARGS__))
+/* The store port's calls, on c's database.  What DB() calls goes through
+ * coord_db_rv(), which notes a storage failure in the open batch. */
+#define DB(c, fn, ...)                                                         \
+	coord_db_rv((c), (c)->st.ops->fn((c)->st.db, __VA_ARGS__))
 #define DB0(c, fn)     ((c)->st.ops->fn((c)->st.db))
 #define DB_ERR(c)      ((c)->st.ops->errmsg((c)->st.db))
 
@@ -209,6 +215,9 @@ size_t wire_put_field(uint8_t *dst, unsigned field, const void *data,
 
 /* coord.c: opens the turn's batch of writes if it is not open yet. */
 void coord_db(struct coord *c);
+/* Returns rv, a store call's result, after noting a storage failure (not
+ * a refusal such as E_EXIST or E_STATE) in the open batch. */
+int coord_db_rv(struct coord *c, int rv);
 /* The wall-clock time of monotonic time t. */
 int64_t coord_wall_of(const struct coord *c, int64_t t);
 

@@ -706,6 +706,7 @@ snap_storage_failed(struct coord *c)
 	DB0(c, rollback);
 	c->batch_open = 0;
 	c->begin_failed = 0;
+	c->write_failed = 0;
 	log_err("database commit failed: %s; aborting the snapshots its "
 	        "batch held",
 	        err);
@@ -755,6 +756,7 @@ snap_storage_retry(struct coord *c)
 	if (c->batch_open && (rv = rewrite_ends(c)) == 0 &&
 	    (rv = DB0(c, commit)) == 0) {
 		c->batch_open = 0;
+		c->write_failed = 0;
 		for (struct snap *s = c->snaps; s != NULL; s = s->next)
 			s->unsaved = 0;
 		if (c->degraded[0] != '\0')
@@ -766,6 +768,7 @@ snap_storage_retry(struct coord *c)
 	DB0(c, rollback);
 	c->batch_open = 0;
 	c->begin_failed = 0;
+	c->write_failed = 0;
 	if (c->degraded[0] == '\0')
 		log_err("storage degraded: %s; new snapshots are refused until "
 		        "the database takes writes again",
