@@ -62,6 +62,7 @@ app_fini(struct coord *c)
 	while (c->reqs != NULL) {
 		struct appreq *r = c->reqs;
 		c->reqs = r->next;
+		free(r->upto);
 		free(r);
 	}
 	while (coord_next_app_reply(c, &conn, &buf, &len))
@@ -101,8 +102,13 @@ app_request_state(struct coord *c, const char *id)
 {
 	struct appreq *r = calloc(1, sizeof(*r)), **tail = &c->reqs;
 
-	if (r == NULL)
+	if (r == NULL || (r->upto = calloc(c->n_in + 1, sizeof(*r->upto))) ==
+	                     NULL) {
+		free(r);
 		return E_NOMEM;
+	}
+	for (size_t i = 0; i < c->n_in; i++)
+		r->upto[i] = engine_delivered_count(c->eng, i);
 	snprintf(r->id, sizeof(r->id), "%s", id);
 	r->at = c->down_head_abs + fifo_count(&c->down);
 	r->overtake = !c->cfg->aligned;
@@ -119,6 +125,7 @@ app_forget_request(struct coord *c, const char *id)
 		if (strcmp((*rp)->id, id) == 0) {
 			struct appreq *r = *rp;
 			*rp = r->next;
+			free(r->upto);
 			free(r);
 			return;
 		}
@@ -342,11 +349,26 @@ renumber(struct coord *c, const Cut__V1__AppHello *h)
 	}
 }
 
+/* Whether the application has been handed a message that came after
+ * request r (it took it unanswered, its callback having failed, or it
+ * answered on a connection that closed before the reply came). */
+static int
+passed(const struct coord *c, const struct appreq *r)
+{
+	for (size_t i = 0; i < c->n_in; i++)
+		if (c->peers[c->in_node[i]].taken > r->upto[i])
+			return 1;
+	return 0;
+}
+
 /* A new application said hello on conn.  What the previous one was sent
  * and did not take goes again, positions count from 0, and each channel's
- * credit is told afresh.  A pending state request goes again, except an
- * aligned one whose place in the stream the old application passed: that
- * cut is gone, so its snapshot is given up. */
+ * credit is told afresh.  A pending state request goes again, except one
+ * whose place in the stream the application passed (the taken counts its
+ * hello resumed say so), or an aligned one behind what the old one took:
+ * that cut is gone (an answer now would hold messages after it, which
+ * the engine refuses for the unaligned cut and cannot see for the
+ * aligned one), so its snapshot is given up. */
 static void
 new_connection(struct coord *c, uint32_t conn)
 {
@@ -364,7 +386,8 @@ new_connection(struct coord *c, uint32_t conn)
 	}
 	for (r = c->reqs; r != NULL; r = next) {
 		next = r->next;
-		if (r->overtake || r->at >= c->down_head_abs)
+		if (!passed(c, r) &&
+		    (r->overtake || r->at >= c->down_head_abs))
 			r->sent = 0;
 		else
 			snap_abandon(c, r->id,

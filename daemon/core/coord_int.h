@@ -66,11 +66,13 @@ struct peer {
 /* A state request waiting to go to the application, or answered not
  * yet.  An unaligned request goes at the front of the next batch; an
  * aligned one when the deliveries before it (up to absolute index at)
- * have gone. */
+ * have gone.  upto[i]: the messages delivered on engine incoming channel
+ * i when it was made; the application's state may cover no more. */
 struct appreq {
 	char id[ENGINE_ID_MAX + 1];
 	uint64_t at;
 	int overtake, sent;
+	uint64_t *upto;
 	struct appreq *next;
 };
 
