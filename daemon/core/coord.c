@@ -183,6 +183,8 @@ coord_commit(struct coord *c)
 			return 0;
 		}
 		c->batch_open = 0;
+		if (c->unfinished == c->batch_gen)
+			c->unfinished = 0;
 	}
 	if (c->degraded[0] != '\0' && c->now - c->retry_ms >= 1000)
 		snap_storage_retry(c);

@@ -173,11 +173,13 @@ struct coord {
 	 * write_failed: a call in the open batch failed as storage fails (a
 	 * full disk, an I/O error), which may have lost that write alone
 	 * and left the batch open: the batch is then lost as a whole.  While
-	 * the
-	 * database does not take writes, degraded holds SQLite's words
+	 * the database does not take writes, degraded holds SQLite's words
 	 * ("" when it does) and retry_ms when coord_storage_retry() last
-	 * tried. */
+	 * tried.  unfinished: the batch that marks aborted what an earlier
+	 * run left in progress, while it has not committed (0 once it has):
+	 * if the start's batch fails, the retries mark it again. */
 	int batch_open, begin_failed, write_failed;
+	uint64_t unfinished;
 	uint64_t batch_gen;
 	char degraded[256];
 	int64_t retry_ms;

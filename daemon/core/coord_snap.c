@@ -173,6 +173,7 @@ snap_init(struct coord *c, struct errinfo *e)
 		log_notice("marked %" PRIu32 " unfinished snapshots aborted: "
 		           "daemon restarted",
 		           aborted);
+	c->unfinished = c->batch_gen; /* until this batch commits */
 	return 0;
 }
 
@@ -725,11 +726,22 @@ snap_storage_failed(struct coord *c)
 	snap_storage_retry(c);
 }
 
-/* Writes the unsaved ends and the probe row into the open batch. */
+/* Writes the unsaved ends and the probe row into the open batch, and,
+ * when the start's batch was lost, the aborts of what an earlier run
+ * left unfinished (no snapshot of this run is in progress on disk while
+ * this runs: the failed batch's were aborted, and new ones are refused
+ * while degraded). */
 static int
 rewrite_ends(struct coord *c)
 {
 	int rv = 0;
+
+	if (c->unfinished != 0) {
+		if ((rv = DB(c, abort_unfinished, "daemon restarted",
+		             coord_wall_of(c, c->start_ms), NULL)) != 0)
+			return rv;
+		c->unfinished = c->batch_gen;
+	}
 
 	for (struct snap *s = c->snaps; s != NULL && rv == 0; s = s->next) {
 		if (!s->unsaved)
@@ -757,6 +769,7 @@ snap_storage_retry(struct coord *c)
 	    (rv = DB0(c, commit)) == 0) {
 		c->batch_open = 0;
 		c->write_failed = 0;
+		c->unfinished = 0;
 		for (struct snap *s = c->snaps; s != NULL; s = s->next)
 			s->unsaved = 0;
 		if (c->degraded[0] != '\0')
