@@ -185,8 +185,13 @@ tell_src(struct sim *s, struct sim_conn *k)
 	struct sim_dial *d = &s->nodes[k->src].dial[k->dst];
 
 	k->src_told = 1;
-	if (d->cur == k)
+	if (d->cur == k) {
+		if (s->o->verbose >= 3)
+			sim_trace(s, "%s: connection %u to %s closed",
+			          s->nodes[k->src].name, k->id,
+			          s->nodes[k->dst].name);
 		dial_lost(s, d);
+	}
 }
 
 /* The dst end of k learns that it closed: the loop tells the
@@ -199,6 +204,9 @@ tell_dst(struct sim *s, struct sim_conn *k)
 	k->dst_told = 1;
 	if (n->c == NULL)
 		return;
+	if (s->o->verbose >= 3)
+		sim_trace(s, "%s: connection %u from %s closed", n->name, k->id,
+		          s->nodes[k->src].name);
 	if (n->nclosed == sizeof(n->closed) / sizeof(n->closed[0])) {
 		memmove(n->closed, n->closed + 1,
 		        sizeof(n->closed) - sizeof(n->closed[0]));
@@ -295,6 +303,9 @@ dials(struct sim *s, size_t i)
 		k->src_close_at = k->dst_close_at = SIM_NEVER;
 		k->next = s->conns;
 		s->conns = k;
+		if (s->o->verbose >= 3)
+			sim_trace(s, "%s: connected to %s (connection %u)",
+			          n->name, s->nodes[v].name, k->id);
 		d->cur = k;
 		d->pipes = 1;
 		d->reconnected = 1;
