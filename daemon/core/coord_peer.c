@@ -435,8 +435,7 @@ ack(struct coord *c, struct peer *p, uint64_t upto)
 /* Handles one item of a batch from p; for_us: the batch names our run
  * (its to_epoch is our epoch). */
 static void
-item(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it,
-     int for_us)
+item(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it, int for_us)
 {
 	switch (it->item_case) {
 	case CUT__V1__PEER_ITEM__ITEM_ACK:

@@ -39,7 +39,7 @@
 /* Fault kinds (--faults). */
 enum {
 	SIM_F_CRASH = 1 << 0,     /* a daemon dies and restarts */
-	SIM_F_PARTITION = 1 << 1, /* groups of nodes cut off, both ways or one */
+	SIM_F_PARTITION = 1 << 1, /* a group cut off, both ways or one */
 	SIM_F_DROP = 1 << 2,      /* a connection reset, its frames lost */
 	SIM_F_STORAGE = 1 << 3,   /* a node's database fails writes */
 	SIM_F_SLOW = 1 << 4,      /* applications slow, stopped or mute */
@@ -58,12 +58,23 @@ enum sim_self_check {
 	                        of the window, which traffic passes */
 };
 
+/* What a failed check was about (--self-check asks for one). */
+enum sim_check {
+	SIM_C_DEADLINE,     /* a snapshot's end: in time, with a reason */
+	SIM_C_CONSERVATION, /* a consistent cut holds the bank's total */
+	SIM_C_ONCE,         /* every stream exactly once, in order */
+	SIM_C_BOUNDS,       /* queues within their windows */
+	SIM_C_IDS,          /* no id issued twice */
+	SIM_C_LIVENESS,     /* links come back, the cluster settles */
+	SIM_C_SIM,          /* the simulation's own consistency */
+};
+
 struct sim_options {
 	size_t nodes_lo, nodes_hi; /* the node count, drawn in this range */
 	uint64_t seed, runs;
 	unsigned faults;
-	int cut;      /* -1: drawn; 0 unaligned; 1 aligned */
-	int topology; /* -1: drawn; 0 every pair; 1 a ring plus chords */
+	int cut;             /* -1: drawn; 0 unaligned; 1 aligned */
+	int topology;        /* -1: drawn; 0 every pair; 1 a ring plus chords */
 	int64_t duration_ms; /* of the faulty phase */
 	unsigned rate;       /* messages per second per application */
 	int verbose;
@@ -124,10 +135,10 @@ struct sim_db {
 	struct sim *s;
 	struct store *st;
 	struct store_port inner;
-	int active;        /* the fault window is open */
-	unsigned fail_pm;  /* per mille of writes that fail in it */
-	int lost;          /* the open batch was lost: writes fail */
-	int ours;          /* the last failure was ours: err says why */
+	int active;       /* the fault window is open */
+	unsigned fail_pm; /* per mille of writes that fail in it */
+	int lost;         /* the open batch was lost: writes fail */
+	int ours;         /* the last failure was ours: err says why */
 	char err[160];
 	uint64_t failures; /* writes and commits failed */
 	uint64_t last_id;  /* SIM_SC_IDS */
@@ -182,9 +193,9 @@ struct sim_node {
 	struct coord *c; /* NULL while down */
 	struct store *st;
 	struct sim_db db;
-	int64_t restart_at; /* while down: when it starts again */
-	int64_t wake;       /* its next timer */
-	uint32_t next_conn; /* listener and application connection ids */
+	int64_t restart_at;     /* while down: when it starts again */
+	int64_t wake;           /* its next timer */
+	uint32_t next_conn;     /* listener and application connection ids */
 	struct sim_queue inbox; /* peer frames arrived, not yet read */
 	uint32_t closed[64];    /* listener connections closed, to tell */
 	size_t nclosed;
@@ -230,6 +241,7 @@ struct sim_seen {
 
 struct sim_stats {
 	uint64_t runs, failed;
+	uint64_t caught; /* runs in which --self-check's check failed */
 	uint64_t started, refused, complete, aborted, final_ok;
 	uint64_t messages, crashes, partitions, drops, storage, slow;
 	uint64_t applinks, frames, turns, recorded, db_failures;
@@ -269,6 +281,7 @@ struct sim {
 	/* The first failure, and how many there were. */
 	char fail[1024];
 	uint64_t nfail;
+	unsigned caught; /* 1 << enum sim_check of each failed check */
 	struct sim_stats *st;
 };
 
@@ -276,11 +289,11 @@ struct sim {
 /* cutlab sim ARGS...: argv holds the arguments after "sim". */
 int sim_main(int argc, char **argv);
 int64_t sim_wall(const struct sim *s);
-uint64_t sim_rand(struct sim *s, uint64_t n);  /* 0 .. n-1 */
+uint64_t sim_rand(struct sim *s, uint64_t n);             /* 0 .. n-1 */
 int64_t sim_range(struct sim *s, int64_t lo, int64_t hi); /* lo .. hi */
 /* Records a failed check (the first one is kept whole). */
-void sim_fail(struct sim *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void sim_fail(struct sim *s, enum sim_check check, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void sim_trace(struct sim *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The node's coordinator saw snapshot id running (check bookkeeping). */
@@ -315,14 +328,15 @@ void simnet_app_connect(struct sim *s, struct sim_node *n);
 void simnet_app_close(struct sim *s, struct sim_node *n);
 
 /* simapp.c */
-void simapp_init(struct sim *s, struct sim_app *a, size_t node, int64_t balance);
+void simapp_init(struct sim *s, struct sim_app *a, size_t node,
+                 int64_t balance);
 void simapp_fini(struct sim_app *a);
 int64_t simapp_next_event(const struct sim_app *a);
 /* The application's due work at s->now: connect, receive, send, timers. */
 void simapp_step(struct sim *s, struct sim_app *a);
 /* A frame from the daemon arrived (libcut's receiving thread). */
 void simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf,
-                size_t len);
+                   size_t len);
 /* Its connection closed (the daemon died, or the link was reset). */
 void simapp_conn_closed(struct sim *s, struct sim_app *a);
 /* The channel from -> to, checked at the end: every message sent was

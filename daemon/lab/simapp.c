@@ -287,14 +287,14 @@ take_first_reply(struct sim *s, struct sim_app *a,
 	    r->version != CUTPROTO_APP_VERSION || !r->has_window_bytes ||
 	    r->window_bytes == 0 || r->n_peers > SIM_MAX_NODES ||
 	    r->n_sent != r->n_peers) {
-		sim_fail(s, "%s: a bad hello reply", name_of(s, a));
+		sim_fail(s, SIM_C_ONCE, "%s: a bad hello reply", name_of(s, a));
 		return;
 	}
 	a->npeers = r->n_peers;
 	for (size_t i = 0; i < r->n_peers; i++) {
 		int v = config_node_index(s->cfg, r->peers[i]);
 		if (v < 0) {
-			sim_fail(s, "%s: the hello reply names %s",
+			sim_fail(s, SIM_C_ONCE, "%s: the hello reply names %s",
 			         name_of(s, a), r->peers[i]);
 			return;
 		}
@@ -316,7 +316,8 @@ take_resume_reply(struct sim *s, struct sim_app *a,
 {
 	if (strcmp(r->node, name_of(s, a)) != 0 || r->n_peers != a->npeers ||
 	    r->n_sent != a->npeers) {
-		sim_fail(s, "%s: the daemon answered the resume with another "
+		sim_fail(s, SIM_C_ONCE,
+		         "%s: the daemon answered the resume with another "
 		         "node or set of peers",
 		         name_of(s, a));
 		return;
@@ -324,7 +325,8 @@ take_resume_reply(struct sim *s, struct sim_app *a,
 	for (size_t i = 0; i < a->npeers; i++) {
 		struct fifo *k = &a->keep[i];
 		if (strcmp(r->peers[i], s->nodes[a->peer[i]].name) != 0) {
-			sim_fail(s, "%s: the resume reply's peers differ",
+			sim_fail(s, SIM_C_ONCE,
+			         "%s: the resume reply's peers differ",
 			         name_of(s, a));
 			return;
 		}
@@ -361,7 +363,8 @@ hello_answer(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 				take_first_reply(s, a, it->hello_reply);
 		} else if (it->item_case == CUT__V1__APP_ITEM__ITEM_ERROR) {
 			found = 1;
-			sim_fail(s, "%s: the daemon refused the hello: %s",
+			sim_fail(s, SIM_C_ONCE,
+			         "%s: the daemon refused the hello: %s",
 			         name_of(s, a), it->error->message);
 		}
 	}
@@ -452,8 +455,7 @@ credit(struct sim_app *a, const Cut__V1__AppCredit *cr)
 }
 
 void
-simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf,
-              size_t len)
+simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 {
 	const uint8_t *p;
 	size_t off = 0, n;
@@ -468,14 +470,16 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf,
 	while ((rv = frame_item(buf, len, &off, &p, &n)) == 1)
 		;
 	if (rv < 0) {
-		sim_fail(s, "%s: a frame from the daemon does not decode",
+		sim_fail(s, SIM_C_ONCE,
+		         "%s: a frame from the daemon does not decode",
 		         name_of(s, a));
 		return;
 	}
 	for (off = 0; frame_item(buf, len, &off, &p, &n) == 1;) {
 		Cut__V1__AppItem *it;
-		if (n == 0 || (p[0] != KIND_CREDIT && p[0] != KIND_STATE &&
-		               p[0] != KIND_ERROR && p[0] != KIND_HELLO_REPLY)) {
+		if (n == 0 ||
+		    (p[0] != KIND_CREDIT && p[0] != KIND_STATE &&
+		     p[0] != KIND_ERROR && p[0] != KIND_HELLO_REPLY)) {
 			if (fifo_push(&a->q, p, n, 0, 0) != 0)
 				abort();
 			continue;
@@ -483,7 +487,8 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf,
 		it = (Cut__V1__AppItem *)cutproto_unpack(
 		    &cut__v1__app_item__descriptor, n, p);
 		if (it == NULL) {
-			sim_fail(s, "%s: an item from the daemon does not decode",
+			sim_fail(s, SIM_C_ONCE,
+			         "%s: an item from the daemon does not decode",
 			         name_of(s, a));
 			continue;
 		}
@@ -495,7 +500,8 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf,
 			if (!it->state_request->overtake) {
 				if (fifo_push(&a->q, p, n, 0, 0) != 0)
 					abort();
-			} else if (a->novt < sizeof(a->ovt) / sizeof(a->ovt[0])) {
+			} else if (a->novt <
+			           sizeof(a->ovt) / sizeof(a->ovt[0])) {
 				snprintf(a->ovt[a->novt++], sizeof(a->ovt[0]),
 				         "%s", it->state_request->snapshot_id);
 			}
@@ -503,14 +509,16 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf,
 		case CUT__V1__APP_ITEM__ITEM_ERROR:
 			/* libcut never earns one: it numbers without gaps,
 			 * sends within credit, answers what was asked. */
-			sim_fail(s, "%s: the daemon refused an item (code %u): %s",
+			sim_fail(s, SIM_C_ONCE,
+			         "%s: the daemon refused an item (code %u): %s",
 			         name_of(s, a), it->error->code,
 			         it->error->message);
 			break;
 		default:
 			/* A second hello reply: libcut would return
 			 * CUT_EPROTO to the application. */
-			sim_fail(s, "%s: a hello reply in the middle of the "
+			sim_fail(s, SIM_C_ONCE,
+			         "%s: a hello reply in the middle of the "
 			         "stream",
 			         name_of(s, a));
 		}
@@ -589,13 +597,14 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 	long amount = amount_of(d->payload.data, d->payload.len);
 
 	if (from < 0 || (size_t)from == a->node || !d->has_seq) {
-		sim_fail(s, "%s: a delivery from %s without a channel or seq",
+		sim_fail(s, SIM_C_ONCE,
+		         "%s: a delivery from %s without a channel or seq",
 		         name_of(s, a), d->from);
 		return;
 	}
 	want = a->src_taken[from] + 1;
 	if (d->seq != want)
-		sim_fail(s,
+		sim_fail(s, SIM_C_ONCE,
 		         "%s -> %s: message %" PRIu64 " handed to the "
 		         "application after %" PRIu64 " (%s)",
 		         d->from, name_of(s, a), d->seq, want - 1,
@@ -603,7 +612,7 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 		                       : "messages lost");
 	else if (d->seq > s->sent[from][a->node].n ||
 	         s->sent[from][a->node].amount[d->seq - 1] != amount)
-		sim_fail(s,
+		sim_fail(s, SIM_C_ONCE,
 		         "%s -> %s: message %" PRIu64 " carries %ld, not what "
 		         "was sent",
 		         d->from, name_of(s, a), d->seq, amount);
@@ -635,7 +644,8 @@ take_item(struct sim *s, struct sim_app *a)
 	if (a->novt > 0) {
 		char id[ENGINE_ID_MAX + 1];
 		memcpy(id, a->ovt[0], sizeof(id));
-		memmove(a->ovt[0], a->ovt[1], (a->novt - 1) * sizeof(a->ovt[0]));
+		memmove(a->ovt[0], a->ovt[1],
+		        (a->novt - 1) * sizeof(a->ovt[0]));
 		a->novt--;
 		answer(s, a, id);
 		return 1;
@@ -647,7 +657,8 @@ take_item(struct sim *s, struct sim_app *a)
 	                                         r->len, fifo_data(&a->q, r));
 	fifo_pop(&a->q, 1);
 	if (it == NULL) {
-		sim_fail(s, "%s: a queued item does not decode", name_of(s, a));
+		sim_fail(s, SIM_C_ONCE, "%s: a queued item does not decode",
+		         name_of(s, a));
 		return 1;
 	}
 	if (it->item_case == CUT__V1__APP_ITEM__ITEM_DELIVER)
@@ -655,7 +666,8 @@ take_item(struct sim *s, struct sim_app *a)
 	else if (it->item_case == CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
 		answer(s, a, it->state_request->snapshot_id);
 	else
-		sim_fail(s, "%s: an item of kind %d in the down stream",
+		sim_fail(s, SIM_C_ONCE,
+		         "%s: an item of kind %d in the down stream",
 		         name_of(s, a), (int)it->item_case);
 	protobuf_c_message_free_unpacked(&it->base, NULL);
 	return 1;
@@ -695,8 +707,8 @@ send_one(struct sim *s, struct sim_app *a)
 	if (!a->opened || a->npeers == 0 || a->balance <= 0)
 		return;
 	i = (size_t)sim_rand(s, a->npeers);
-	amount = 1 + (long)sim_rand(s, a->balance < 9 ? (uint64_t)a->balance
-	                                               : 9);
+	amount =
+	    1 + (long)sim_rand(s, a->balance < 9 ? (uint64_t)a->balance : 9);
 	len = (size_t)snprintf(payload, sizeof(payload), "{\"amount\": %ld",
 	                       amount);
 	/* Now and then a larger message: the windows and batches fill
@@ -741,14 +753,15 @@ send_one(struct sim *s, struct sim_app *a)
 		struct sim_log *log = &s->sent[a->node][a->peer[i]];
 		if (log->n == log->cap) {
 			log->cap = log->cap ? 2 * log->cap : 256;
-			if ((log->amount = realloc(log->amount,
-			                           log->cap * sizeof(int32_t))) ==
-			    NULL)
+			if ((log->amount =
+			         realloc(log->amount,
+			                 log->cap * sizeof(int32_t))) == NULL)
 				abort();
 		}
 		log->amount[log->n++] = (int32_t)amount;
 		if (log->n != snd.seq)
-			sim_fail(s, "%s -> %s: libcut numbered %" PRIu64
+			sim_fail(s, SIM_C_SIM,
+			         "%s -> %s: libcut numbered %" PRIu64
 			         " after %zu messages",
 			         name_of(s, a), snd.to, snd.seq, log->n - 1);
 	}
@@ -818,9 +831,9 @@ simapp_step(struct sim *s, struct sim_app *a)
 	if (a->next_send <= s->now) {
 		if (s->phase < 2)
 			send_one(s, a);
-		a->next_send = s->phase < 2 ? s->now + sim_range(s, 1,
-		                                  2000 / s->o->rate)
-		                            : SIM_NEVER;
+		a->next_send = s->phase < 2
+		                   ? s->now + sim_range(s, 1, 2000 / s->o->rate)
+		                   : SIM_NEVER;
 	}
 	kick(s, a);
 }

@@ -154,16 +154,14 @@ p_snapshot_create(void *db, const char *id, const char *initiator,
 
 static int
 p_put_message(void *db, const char *id, const char *src, const char *dst,
-              uint64_t seq, const char *ctype, const void *payload,
-              size_t len)
+              uint64_t seq, const char *ctype, const void *payload, size_t len)
 {
 	struct sim_db *d = db;
 	int rv;
 
-	return (rv = write_fails(d)) != 0
-	           ? rv
-	           : INNER(d, put_message, id, src, dst, seq, ctype, payload,
-	                   len);
+	return (rv = write_fails(d)) != 0 ? rv
+	                                  : INNER(d, put_message, id, src, dst,
+	                                          seq, ctype, payload, len);
 }
 
 static int
@@ -173,10 +171,9 @@ p_put_state(void *db, const char *id, const char *node, const char *ctype,
 	struct sim_db *d = db;
 	int rv;
 
-	return (rv = write_fails(d)) != 0
-	           ? rv
-	           : INNER(d, put_state, id, node, ctype, state, len,
-	                   recorded_ms);
+	return (rv = write_fails(d)) != 0 ? rv
+	                                  : INNER(d, put_state, id, node, ctype,
+	                                          state, len, recorded_ms);
 }
 
 static int
@@ -189,8 +186,8 @@ p_put_channel(void *db, const char *id, const struct store_channel *ch)
 }
 
 static int
-p_finish(void *db, const char *id, enum store_status status,
-         const char *reason, int64_t finished_ms)
+p_finish(void *db, const char *id, enum store_status status, const char *reason,
+         int64_t finished_ms)
 {
 	struct sim_db *d = db;
 	int rv;

@@ -331,9 +331,8 @@ simnet_deliver(struct sim *s)
 		 * frame. */
 		if (k->closing && k->q.head == NULL &&
 		    k->dst_close_at == SIM_NEVER)
-			k->dst_close_at = (k->q.last_at > s->now ? k->q.last_at
-			                                         : s->now) +
-			                  1;
+			k->dst_close_at =
+			    (k->q.last_at > s->now ? k->q.last_at : s->now) + 1;
 		if (!k->src_told && k->src_close_at <= s->now &&
 		    !s->blocked[k->dst][k->src])
 			tell_src(s, k);
@@ -451,23 +450,24 @@ receive(struct sim *s, struct sim_node *n)
 {
 	struct sim_frame *f;
 
-	for (int i = 0; i < RECV_PER_TURN &&
-	                (f = simnet_queue_pop(&n->inbox)) != NULL;
+	for (int i = 0;
+	     i < RECV_PER_TURN && (f = simnet_queue_pop(&n->inbox)) != NULL;
 	     i++) {
 		Cut__V1__PeerBatch *b =
 		    (Cut__V1__PeerBatch *)cutproto_unpack_arena(
 		        &cut__v1__peer_batch__descriptor, f->len, f->data,
 		        &s->arena);
 		if (b == NULL)
-			sim_fail(s, "%s: a peer frame (%zu bytes) does not decode",
+			sim_fail(s, SIM_C_SIM,
+			         "%s: a peer frame (%zu bytes) does not decode",
 			         n->name, f->len);
 		else
 			coord_peer_input(n->c, f->conn, b);
 		cutproto_arena_reset(&s->arena);
 		simnet_frame_free(f);
 	}
-	for (int i = 0; i < RECV_PER_TURN &&
-	                (f = simnet_queue_pop(&n->app_inbox)) != NULL;
+	for (int i = 0;
+	     i < RECV_PER_TURN && (f = simnet_queue_pop(&n->app_inbox)) != NULL;
 	     i++) {
 		uint32_t before = coord_app_conn(n->c);
 		Cut__V1__AppBatch *b =
@@ -475,14 +475,16 @@ receive(struct sim *s, struct sim_node *n)
 		        &cut__v1__app_batch__descriptor, f->len, f->data,
 		        &s->arena);
 		if (b == NULL)
-			sim_fail(s, "%s: an application frame does not decode",
+			sim_fail(s, SIM_C_SIM,
+			         "%s: an application frame does not decode",
 			         n->name);
 		else
 			coord_app_input(n->c, f->conn, b);
 		cutproto_arena_reset(&s->arena);
 		/* A new application that closed before its hello was read
 		 * (appsock.c's app_batch()). */
-		if (coord_app_conn(n->c) != before && n->app_removed == f->conn) {
+		if (coord_app_conn(n->c) != before &&
+		    n->app_removed == f->conn) {
 			n->app_told = f->conn;
 			coord_app_closed(n->c, f->conn);
 		}
@@ -540,7 +542,8 @@ net_timers(struct sim *s, struct sim_node *n)
 			continue;
 		if (d->pipes > 0 && s->now - d->pipe_since >= DEAD_MS &&
 		    coord_peer_silent(n->c, v)) {
-			sim_trace(s, "%s: no word from %s for %d ms: "
+			sim_trace(s,
+			          "%s: no word from %s for %d ms: "
 			          "connecting again",
 			          n->name, s->nodes[v].name, DEAD_MS);
 			close_own(s, d->cur);
@@ -626,9 +629,8 @@ simnet_turn(struct sim *s, struct sim_node *n)
 		for (size_t v = 0; v < s->n; v++) {
 			if (v == n->idx || n->dial[v].pipes == 0)
 				continue;
-			for (int i = 0; i < BATCHES_PER_TURN &&
-			                flush_one(s, n, v);
-			     i++)
+			for (int i = 0;
+			     i < BATCHES_PER_TURN && flush_one(s, n, v); i++)
 				;
 		}
 	sim_note_running(s, n->idx);
@@ -721,8 +723,7 @@ simnet_reset_random(struct sim *s)
 		if (!k->dead && !k->closing && pick-- == 0)
 			break;
 	sim_trace(s, "reset of %s -> %s (connection %u, %zu frames lost)",
-	          s->nodes[k->src].name, s->nodes[k->dst].name, k->id,
-	          k->q.n);
+	          s->nodes[k->src].name, s->nodes[k->dst].name, k->id, k->q.n);
 	conn_reset(s, k, 0, 0);
 	s->st->drops++;
 }
