@@ -872,6 +872,14 @@ part_complete(struct coord *c, struct snap *s)
 		asm_own_part(c, s);
 		return;
 	}
+	/* The part is read back from the database: once a write of this
+	 * batch failed, SQLite may have rolled back the recorded messages
+	 * it holds, and the initiator would complete the snapshot with them
+	 * missing.  The batch is lost anyway (coord_commit()). */
+	if (c->write_failed) {
+		snap_give_up(c, s, "cannot store its part");
+		return;
+	}
 	if (asm_send_part(c, s) != 0) {
 		char reason[400];
 		snprintf(reason, sizeof(reason),
