@@ -191,6 +191,8 @@ struct sim_node {
 	size_t idx;
 	const char *name;
 	struct coord *c; /* NULL while down */
+	uint64_t epoch;  /* its run's */
+	int64_t started; /* when it last started */
 	struct store *st;
 	struct sim_db db;
 	int64_t restart_at;     /* while down: when it starts again */

@@ -692,6 +692,8 @@ simnet_start(struct sim *s, struct sim_node *n)
 		n->c = NULL;
 		return rv;
 	}
+	n->epoch = epoch;
+	n->started = s->now;
 	coord_set_time(n->c, s->now, sim_wall(s));
 	coord_commit(n->c);
 	for (size_t v = 0; v < s->n; v++) {
