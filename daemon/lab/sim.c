@@ -349,11 +349,12 @@ plan_faults(struct sim *s)
 
 	if (hi <= lo)
 		hi = lo + 1;
+	/* A third of them stops (cutd's SIGTERM: coord_stop()). */
 	if (f & SIM_F_CRASH)
 		for (k = how_many(s, 3 + (unsigned)s->n / 8); k > 0; k--)
 			add_event(s, sim_range(s, lo, hi), EV_CRASH,
 			          (size_t)sim_rand(s, s->n),
-			          sim_range(s, 20, 3000), 0);
+			          sim_range(s, 20, 3000), sim_rand(s, 3) == 0);
 	if (f & SIM_F_PARTITION) {
 		/* One at a time, each in its own slot of the phase. */
 		unsigned np = how_many(s, 3);
@@ -387,10 +388,17 @@ plan_faults(struct sim *s)
 			          EV_SLOW + (enum ev_kind)sim_rand(s, 3),
 			          (size_t)sim_rand(s, s->n),
 			          sim_range(s, 200, 3000), 0);
+	/* Half of them twice, the second while the application's hello
+	 * may still be on its way. */
 	if (f & SIM_F_APPLINK)
-		for (k = how_many(s, 3); k > 0; k--)
-			add_event(s, sim_range(s, lo, hi), EV_APPLINK,
-			          (size_t)sim_rand(s, s->n), 0, 0);
+		for (k = how_many(s, 3); k > 0; k--) {
+			int64_t at = sim_range(s, lo, hi);
+			size_t node = (size_t)sim_rand(s, s->n);
+			add_event(s, at, EV_APPLINK, node, 0, 0);
+			if (sim_rand(s, 2) == 0)
+				add_event(s, at + sim_range(s, 2, 40),
+				          EV_APPLINK, node, 0, 0);
+		}
 	/* Insertion sort: stable, and the lists are short. */
 	for (size_t i = 1; i < s->nevents; i++) {
 		struct sim_event e = s->events[i];
@@ -424,12 +432,23 @@ note_crash(struct sim *s, struct sim_node *n)
 }
 
 static void
-crash(struct sim *s, struct sim_node *n, int64_t down)
+crash(struct sim *s, struct sim_node *n, int64_t down, int stop)
 {
 	if (n->c == NULL)
 		return;
-	sim_trace(s, "%s crashes; back in %" PRId64 " ms", n->name, down);
+	sim_trace(s, "%s %s; back in %" PRId64 " ms", n->name,
+	          stop ? "stops" : "crashes", down);
+	/* Before a stop too: if its batch does not commit, the next start
+	 * marks what was running aborted, "daemon restarted". */
 	note_crash(s, n);
+	if (stop) {
+		/* cutd.c's stop(): what is in flight ends aborted, and the
+		 * batch commits. */
+		coord_set_time(n->c, s->now, sim_wall(s));
+		coord_stop(n->c, "daemon stopped");
+		coord_commit(n->c);
+		s->st->stops++;
+	}
 	simnet_crash(s, n);
 	n->restart_at = s->now + down;
 	s->st->crashes++;
@@ -454,7 +473,7 @@ run_event(struct sim *s, const struct sim_event *e)
 
 	switch (e->kind) {
 	case EV_CRASH:
-		crash(s, n, e->dur);
+		crash(s, n, e->dur, e->pm != 0);
 		break;
 	case EV_PARTITION:
 	case EV_PARTITION_ONE_WAY:
@@ -1449,12 +1468,13 @@ report(const struct sim_options *o, const struct sim_stats *st)
 		printf("%s%s %" PRIu64, k ? ", " : "", reason_kinds[k],
 		       st->reasons[k]);
 	printf("\n  %" PRIu64 " messages, %" PRIu64 " recorded in transit; "
-	       "%" PRIu64 " crashes, %" PRIu64 " partitions, %" PRIu64
-	       " resets, %" PRIu64 " storage faults (%" PRIu64
-	       " writes failed), %" PRIu64 " slow spells, %" PRIu64
-	       " application links reset\n",
-	       st->messages, st->recorded, st->crashes, st->partitions,
-	       st->drops, st->storage, st->db_failures, st->slow, st->applinks);
+	       "%" PRIu64 " crashes (%" PRIu64 " of them stops), %" PRIu64
+	       " partitions, %" PRIu64 " resets, %" PRIu64
+	       " storage faults (%" PRIu64 " writes failed), %" PRIu64
+	       " slow spells, %" PRIu64 " application links reset\n",
+	       st->messages, st->recorded, st->crashes, st->stops,
+	       st->partitions, st->drops, st->storage, st->db_failures,
+	       st->slow, st->applinks);
 	printf("  %" PRIu64 " daemon turns, %" PRIu64 " peer frames, %.1f s "
 	       "simulated\n",
 	       st->turns, st->frames, (double)st->sim_ms / 1000);

@@ -245,7 +245,7 @@ struct sim_stats {
 	uint64_t runs, failed;
 	uint64_t caught; /* runs in which --self-check's check failed */
 	uint64_t started, refused, complete, aborted, final_ok;
-	uint64_t messages, crashes, partitions, drops, storage, slow;
+	uint64_t messages, crashes, stops, partitions, drops, storage, slow;
 	uint64_t applinks, frames, turns, recorded, db_failures;
 	int64_t sim_ms;
 	uint64_t reasons[8];

@@ -792,7 +792,7 @@ void
 simapp_conn_closed(struct sim *s, struct sim_app *a)
 {
 	a->conn = 0;
-	a->dial_at = s->now + sim_range(s, 10, 100);
+	a->dial_at = s->now + sim_range(s, 1, 100);
 	if (a->opened)
 		a->lost = 1; /* the connection our hello went over */
 	else
