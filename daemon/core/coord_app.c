@@ -37,11 +37,29 @@ coord_app_conn(const struct coord *c)
 	return coord_app_connected(c) ? c->app_hello : 0;
 }
 
+/* Connection conn closed.  The frames still queued for it go nowhere:
+ * the application socket (pair1) sends to whatever connection is open,
+ * so a hello reply meant for a connection that closed before it left
+ * would reach the application's next one, which would take it for the
+ * answer to its own hello and speak before saying hello there. */
 void
 coord_app_closed(struct coord *c, uint32_t conn)
 {
+	struct app_reply **rp = &c->replies, *r;
+
 	if (conn != 0 && conn == c->app_hello)
 		c->app_gone = 1;
+	while ((r = *rp) != NULL) {
+		if (conn != 0 && r->conn == conn) {
+			*rp = r->next;
+			free(r->buf);
+			free(r);
+			c->nreplies--;
+			continue;
+		}
+		rp = &r->next;
+	}
+	c->replies_tail = rp;
 }
 
 void
