@@ -388,17 +388,14 @@ plan_faults(struct sim *s)
 			          EV_SLOW + (enum ev_kind)sim_rand(s, 3),
 			          (size_t)sim_rand(s, s->n),
 			          sim_range(s, 200, 3000), 0);
-	/* Half of them twice, the second while the application's hello
-	 * may still be on its way. */
+	/* Half of them twice: again as soon as the application's next
+	 * hello has reached the daemon's socket, before the daemon reads
+	 * it. */
 	if (f & SIM_F_APPLINK)
-		for (k = how_many(s, 3); k > 0; k--) {
-			int64_t at = sim_range(s, lo, hi);
-			size_t node = (size_t)sim_rand(s, s->n);
-			add_event(s, at, EV_APPLINK, node, 0, 0);
-			if (sim_rand(s, 2) == 0)
-				add_event(s, at + sim_range(s, 2, 40),
-				          EV_APPLINK, node, 0, 0);
-		}
+		for (k = how_many(s, 3); k > 0; k--)
+			add_event(s, sim_range(s, lo, hi), EV_APPLINK,
+			          (size_t)sim_rand(s, s->n), 0,
+			          sim_rand(s, 2) == 0);
 	/* Insertion sort: stable, and the lists are short. */
 	for (size_t i = 1; i < s->nevents; i++) {
 		struct sim_event e = s->events[i];
@@ -524,9 +521,11 @@ run_event(struct sim *s, const struct sim_event *e)
 		break;
 	case EV_APPLINK:
 		if (n->app_conn != 0) {
-			sim_trace(s, "%s's application connection resets",
-			          n->name);
+			sim_trace(s, "%s's application connection resets%s",
+			          n->name,
+			          e->pm ? ", and again after its hello" : "");
 			simnet_app_close(s, n);
+			n->flap = e->pm != 0;
 			s->st->applinks++;
 		}
 		break;

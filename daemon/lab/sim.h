@@ -89,6 +89,7 @@ struct sim_frame {
 	struct sim_frame *next;
 	int64_t at;
 	uint32_t conn;
+	int hello; /* an application's hello */
 	size_t len;
 	uint8_t data[];
 };
@@ -208,6 +209,8 @@ struct sim_node {
 	struct sim_queue app_held, app_down, app_up;
 	struct sim_queue app_inbox;
 	int starts; /* coord_start calls due this turn */
+	int flap;   /* reset the application's connection again as soon as
+	               its next hello is in the daemon's socket */
 	/* The snapshots running here, as last seen. */
 	struct sim_seen *live;
 	size_t nlive, caplive;

@@ -181,7 +181,7 @@ out_append(struct sim_app *a, const void *p, size_t len)
 }
 
 /* Puts a frame on the connection to the daemon. */
-static void
+static struct sim_frame *
 up_frame(struct sim *s, struct sim_app *a, const void *p, size_t len)
 {
 	struct sim_node *n = node_of(s, a);
@@ -191,6 +191,7 @@ up_frame(struct sim *s, struct sim_app *a, const void *p, size_t len)
 	f->at = s->now + 1;
 	f->conn = a->conn;
 	simnet_queue_push(&n->app_up, f);
+	return f;
 }
 
 /* cut_kick(): what the out buffer holds goes, in frames of whole items
@@ -257,7 +258,8 @@ send_now(struct sim *s, struct sim_app *a, const Cut__V1__AppItem *it)
 	if ((buf = malloc(len ? len : 1)) == NULL)
 		abort();
 	cut__v1__app_batch__pack(&b, buf);
-	up_frame(s, a, buf, len);
+	up_frame(s, a, buf, len)->hello =
+	    it->item_case == CUT__V1__APP_ITEM__ITEM_HELLO;
 	free(buf);
 }
 
@@ -477,9 +479,10 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 	}
 	for (off = 0; frame_item(buf, len, &off, &p, &n) == 1;) {
 		Cut__V1__AppItem *it;
-		if (n == 0 ||
-		    (p[0] != KIND_CREDIT && p[0] != KIND_STATE &&
-		     p[0] != KIND_ERROR && p[0] != KIND_HELLO_REPLY)) {
+		/* recv.c's urgent(): credit and unaligned requests now,
+		 * the rest in its turn (a lost connection's items are then
+		 * forgotten if the resume comes first). */
+		if (n == 0 || (p[0] != KIND_CREDIT && p[0] != KIND_STATE)) {
 			if (fifo_push(&a->q, p, n, 0, 0) != 0)
 				abort();
 			continue;
@@ -506,21 +509,8 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 				         "%s", it->state_request->snapshot_id);
 			}
 			break;
-		case CUT__V1__APP_ITEM__ITEM_ERROR:
-			/* libcut never earns one: it numbers without gaps,
-			 * sends within credit, answers what was asked. */
-			sim_fail(s, SIM_C_ONCE,
-			         "%s: the daemon refused an item (code %u): %s",
-			         name_of(s, a), it->error->code,
-			         it->error->message);
-			break;
 		default:
-			/* A second hello reply: libcut would return
-			 * CUT_EPROTO to the application. */
-			sim_fail(s, SIM_C_ONCE,
-			         "%s: a hello reply in the middle of the "
-			         "stream",
-			         name_of(s, a));
+			break;
 		}
 		protobuf_c_message_free_unpacked(&it->base, NULL);
 	}
@@ -665,6 +655,18 @@ take_item(struct sim *s, struct sim_app *a)
 		hand(s, a, it->deliver);
 	else if (it->item_case == CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
 		answer(s, a, it->state_request->snapshot_id);
+	else if (it->item_case == CUT__V1__APP_ITEM__ITEM_ERROR)
+		/* libcut never earns one (it numbers without gaps, sends
+		 * within credit, answers what was asked): cut_recv() would
+		 * return CUT_EREFUSED. */
+		sim_fail(s, SIM_C_ONCE,
+		         "%s: the daemon refused an item (code %u): %s",
+		         name_of(s, a), it->error->code, it->error->message);
+	else if (it->item_case == CUT__V1__APP_ITEM__ITEM_HELLO_REPLY)
+		/* cut_recv() would return CUT_EPROTO. */
+		sim_fail(s, SIM_C_ONCE,
+		         "%s: a hello reply in the middle of the stream",
+		         name_of(s, a));
 	else
 		sim_fail(s, SIM_C_ONCE,
 		         "%s: an item of kind %d in the down stream",

@@ -353,9 +353,18 @@ simnet_deliver(struct sim *s)
 		if (n->c == NULL)
 			continue;
 		dials(s, i);
-		while (n->app_up.head != NULL && n->app_up.head->at <= s->now)
-			simnet_queue_push(&n->app_inbox,
-			                  simnet_queue_pop(&n->app_up));
+		while (n->app_up.head != NULL && n->app_up.head->at <= s->now) {
+			f = simnet_queue_pop(&n->app_up);
+			simnet_queue_push(&n->app_inbox, f);
+			if (f->hello && n->flap) {
+				n->flap = 0;
+				sim_trace(s,
+				          "%s's application connection "
+				          "resets again",
+				          n->name);
+				simnet_app_close(s, n);
+			}
+		}
 		while (n->app_down.head != NULL &&
 		       n->app_down.head->at <= s->now) {
 			f = simnet_queue_pop(&n->app_down);
