@@ -251,7 +251,7 @@ struct sim_stats {
 	uint64_t messages, crashes, stops, partitions, drops, storage, slow;
 	uint64_t applinks, frames, turns, recorded, db_failures;
 	int64_t sim_ms;
-	uint64_t reasons[8];
+	uint64_t reasons[9];
 };
 
 struct sim {
