@@ -357,16 +357,24 @@ plan_faults(struct sim *s)
 			          (size_t)sim_rand(s, s->n),
 			          sim_range(s, 20, 3000), sim_rand(s, 3) == 0);
 	if (f & SIM_F_PARTITION) {
-		/* One at a time, each in its own slot of the phase. */
+		/* One at a time, each in its own slot of the phase; now and
+		 * then the first one one way from the start, before any
+		 * node has heard from the others. */
 		unsigned np = how_many(s, 3);
 		int64_t slot = np ? (hi - lo) / np : 0;
+		int early = sim_rand(s, 4) == 0;
 		for (k = 0; k < np && slot > 100; k++) {
 			int64_t at =
 			    lo + (int64_t)k * slot + sim_range(s, 0, slot / 3);
 			int64_t dur = sim_range(s, 100, slot * 2 / 3);
+			int one_way = sim_rand(s, 4) == 0;
+			if (k == 0 && early) {
+				dur += at;
+				at = 0;
+				one_way = 1;
+			}
 			add_event(s, at,
-			          sim_rand(s, 4) == 0 ? EV_PARTITION_ONE_WAY
-			                              : EV_PARTITION,
+			          one_way ? EV_PARTITION_ONE_WAY : EV_PARTITION,
 			          0, dur, 0);
 			add_event(s, at + dur, EV_HEAL, 0, 0, 0);
 		}
