@@ -636,7 +636,13 @@ running_one(const char *id, void *arg)
 	snprintf(n->live[n->nlive].id, sizeof(n->live[0].id), "%s", id);
 	n->live[n->nlive].node = n->idx;
 	n->live[n->nlive].since = r->s->now;
-	n->live[n->nlive].bound = r->s->now + sn->timeout + SLACK_MS;
+	/* A participant gives up at four fifths of the timeout after its
+	 * first marker (coord_snap.c), so that the initiator hears why; it
+	 * is seen here in the turn that marker came in. */
+	n->live[n->nlive].bound =
+	    r->s->now +
+	    (n->idx == sn->initiator ? sn->timeout : sn->timeout * 4 / 5) +
+	    SLACK_MS;
 	n->live[n->nlive].mark = 1;
 	n->nlive++;
 }
