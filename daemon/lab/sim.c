@@ -22,18 +22,20 @@
  *     random nodes at random times with random timeouts, and the faults
  *     of --faults, drawn and spread over the phase:
  *       crash      a daemon dies (coord_free, no coord_stop, its open
- *                  batch rolled back, its database kept) and starts
- *                  again with a new epoch; its application resumes as
- *                  libcut does;
+ *                  batch rolled back, its database kept), or a third of
+ *                  the time stops (coord_stop), and starts again with a
+ *                  new epoch; its application resumes as libcut does;
  *       partition  a group against the rest for a while, both ways or
  *                  one way; silent peers are closed and dialed again;
  *       drop       a connection reset, its frames in flight lost;
  *       storage    a node's writes fail for a while (simdb.c);
  *       slow       an application takes its deliveries late, stops
  *                  reading, or leaves state requests unanswered;
- *       applink    an application's connection to its daemon reset;
+ *       applink    an application's connection to its daemon reset,
+ *                  half the time again right after its next hello;
  *   healed: every fault ends, down daemons start; once every link is
- *     alive again, one more snapshot, which must complete consistent;
+ *     alive again and knows the other end's current run, one more
+ *     snapshot, which must complete consistent;
  *   settle: traffic stops; the run ends when everything sent was taken,
  *     nothing is unacknowledged or running, and storage works.
  *
@@ -42,14 +44,14 @@
  *
  *   - every snapshot ends by its deadline plus SLACK_MS, at every node
  *     (checked after each turn: no snapshot runs at a node past the time
- *     it was first seen there plus its timeout), and at its initiator
- *     either complete and consistent or aborted with a reason (the
- *     database row, at the end).  The slack: a daemon acts on a deadline
- *     in the first turn at or after it, and its next timer
- *     (coord_next_timer()) brings that turn at the deadline's
- *     millisecond; SLACK_MS allows for the turn itself.  An initiator that
- *     crashed before its snapshot's end was written may end it at its
- *     restart ("daemon restarted");
+ *     it was first seen there plus its timeout, four fifths of it at a
+ *     participant), and at its initiator either complete and consistent
+ *     or aborted with a reason (the database row, at the end).  The
+ *     slack: a daemon acts on a deadline in the first turn at or after
+ *     it, and its next timer (coord_next_timer()) brings that turn at the
+ *     deadline's millisecond; SLACK_MS allows for the turn itself.  An
+ *     initiator that died before its snapshot's end was written may end
+ *     it at its restart ("daemon restarted");
  *   - conservation: in every complete consistent snapshot, read back from
  *     the initiator's database (states and recorded messages through the
  *     store's iterators), the balances and the amounts in flight add up
@@ -61,9 +63,9 @@
  *     daemon never refuses an item of libcut's;
  *   - bounds, after each turn: what each coordinator's queues hold
  *     (coord_queue_stats()) and what each libcut keeps stay within the
- *     windows they are meant to be bounded by;
- *   - ids: no id is issued twice, and no participant finds one it
- *     already holds;
+ *     windows they are meant to be bounded by (see sim_note_running());
+ *   - ids: no id is issued twice, and no participant that did not
+ *     restart during the snapshot finds one it already holds;
  *   - liveness: once the faults heal, links come back and a snapshot
  *     completes; the cluster settles.
  *
@@ -634,7 +636,6 @@ running_one(const char *id, void *arg)
 			abort();
 	}
 	snprintf(n->live[n->nlive].id, sizeof(n->live[0].id), "%s", id);
-	n->live[n->nlive].node = n->idx;
 	n->live[n->nlive].since = r->s->now;
 	/* A participant gives up at four fifths of the timeout after its
 	 * first marker (coord_snap.c), so that the initiator hears why; it

@@ -145,7 +145,8 @@ struct sim_db {
 	uint64_t last_id;  /* SIM_SC_IDS */
 };
 
-/* An application message kept by libcut until taken (resume.c). */
+/* One node's application: libcut's state (cut_int.h's struct cut, the
+ * parts the protocol needs) and the token bank's (simapp.c). */
 struct sim_app {
 	struct sim *s;
 	size_t node;
@@ -233,13 +234,11 @@ struct sim_snap {
 	int final;   /* the one started after the faults healed */
 	int crashed; /* its initiator died before its deadline */
 	int lost_ok; /* ...with its end only in memory: no row is fine */
-	int ended;   /* seen ended at the initiator */
 };
 
 /* Where a running snapshot was first seen at a node. */
 struct sim_seen {
 	char id[ENGINE_ID_MAX + 1];
-	size_t node;
 	int64_t since, bound;
 	int mark;
 };
