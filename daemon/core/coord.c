@@ -15,7 +15,11 @@
  *
  * A begin that fails leaves the turn CLOSED with begin_failed set: its
  * writes then fail one by one (or commit alone) and the turn counts as a
- * lost batch.
+ * lost batch.  So does an OPEN batch in which a write failed for want of
+ * storage (write_failed): SQLite may have failed that statement alone and
+ * kept the transaction, whose commit would then store the rest without
+ * it (a snapshot's end, a channel of a part), so it is rolled back
+ * instead.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,11 +156,22 @@ coord_db(struct coord *c)
 void
 coord_write_failed(struct coord *c, const char *what)
 {
-	if (c->batch_lost)
+	if (c->write_failed && c->lost_why[0] != '\0')
 		return; /* the first failure says why */
-	c->batch_lost = 1;
+	c->write_failed = 1;
 	snprintf(c->lost_why, sizeof(c->lost_why), "%s: %s", what, DB_ERR(c));
 	log_err("%s", c->lost_why);
+}
+
+int
+coord_db_rv(struct coord *c, int rv)
+{
+	if ((rv == E_IO || rv == E_NOMEM || rv == E_BUSY || rv == E_CORRUPT) &&
+	    c->batch_open && !c->write_failed) {
+		c->write_failed = 1;
+		snprintf(c->lost_why, sizeof(c->lost_why), "%s", DB_ERR(c));
+	}
+	return rv;
 }
 
 int
@@ -170,20 +185,19 @@ coord_commit(struct coord *c)
 {
 	int rv = 0;
 
-	if (c->batch_lost) {
-		snap_storage_failed(c);
-		return E_STORAGE;
-	}
 	if (c->batch_open || c->begin_failed) {
-		if (c->batch_open && (rv = DB0(c, commit)) == E_BUSY) {
+		if (c->batch_open && !c->write_failed &&
+		    (rv = DB0(c, commit)) == E_BUSY) {
 			log_warnx("database busy; commit retried next turn");
 			return E_BUSY;
 		}
-		if (rv != 0 || c->begin_failed) {
+		if (rv != 0 || c->begin_failed || c->write_failed) {
 			snap_storage_failed(c);
 			return E_STORAGE;
 		}
 		c->batch_open = 0;
+		if (c->unfinished == c->batch_gen)
+			c->unfinished = 0;
 	}
 	if (c->degraded[0] != '\0' && c->now - c->retry_ms >= 1000)
 		snap_storage_retry(c);
@@ -252,6 +266,36 @@ coord_peer_stats(struct coord *c, size_t node, struct coord_peer_stats *ret)
 		ret->delivered =
 		    engine_delivered_count(c->eng, (size_t)p->in_chan);
 		ret->taken = p->taken;
+	}
+}
+
+void
+coord_queue_stats(const struct coord *c, struct coord_queue_stats *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->down_items = fifo_count(&c->down);
+	for (size_t i = 0; i < ret->down_items; i++)
+		ret->down_bytes += TAG_LEN(fifo_rec(&c->down, i)->tag2);
+	ret->down_sent_bytes = c->down_sent_bytes;
+	ret->app_replies = c->nreplies;
+	for (const struct appreq *r = c->reqs; r != NULL; r = r->next)
+		ret->state_requests++;
+	for (const struct snap *s = c->snaps; s != NULL; s = s->next)
+		ret->snaps++;
+	for (size_t v = 0; v < c->cfg->nnodes; v++) {
+		const struct peer *p = &c->peers[v];
+		if (v == c->self)
+			continue;
+		if (link_unacked(p->out) > ret->link_items)
+			ret->link_items = link_unacked(p->out);
+		if (link_unacked_bytes(p->out) > ret->link_bytes)
+			ret->link_bytes = link_unacked_bytes(p->out);
+		if (link_held(p->in) > ret->held_items)
+			ret->held_items = link_held(p->in);
+		if (fifo_count(&p->inflight) > ret->inflight_items)
+			ret->inflight_items = fifo_count(&p->inflight);
+		if (p->inflight_bytes > ret->inflight_bytes)
+			ret->inflight_bytes = p->inflight_bytes;
 	}
 }
 

@@ -199,6 +199,27 @@ struct coord_peer_stats {
 };
 void coord_peer_stats(struct coord *c, size_t node,
                       struct coord_peer_stats *ret);
+/* What the coordinator's queues hold, read-only: the simulation (cutlab
+ * sim) checks them against their bounds after every turn.  Per peer, the
+ * largest over the peers. */
+struct coord_queue_stats {
+	/* The down stream: deliveries queued (sent or not) and their payload
+	 * bytes; of those, payload bytes sent and not yet taken. */
+	size_t down_items;
+	uint64_t down_bytes, down_sent_bytes;
+	size_t app_replies;    /* frames waiting to go at once */
+	size_t state_requests; /* not yet answered */
+	size_t snaps;          /* held in memory, running or ended */
+	/* Outgoing links: unacknowledged items and their bytes; incoming
+	 * links: early items held. */
+	size_t link_items, held_items;
+	uint64_t link_bytes;
+	/* Outgoing channels: messages kept until the receiving application
+	 * takes them, and their window charge. */
+	size_t inflight_items;
+	uint64_t inflight_bytes;
+};
+void coord_queue_stats(const struct coord *c, struct coord_queue_stats *ret);
 /* Bad frames dropped, from peers and from the application. */
 uint64_t coord_bad_peer(const struct coord *c);
 uint64_t coord_bad_app(const struct coord *c);

@@ -53,11 +53,29 @@ coord_app_conn(const struct coord *c)
 	return coord_app_connected(c) ? c->app_hello : 0;
 }
 
+/* Connection conn closed.  The frames still queued for it go nowhere:
+ * the application socket (pair1) sends to whatever connection is open,
+ * so a hello reply meant for a connection that closed before it left
+ * would reach the application's next one, which would take it for the
+ * answer to its own hello and speak before saying hello there. */
 void
 coord_app_closed(struct coord *c, uint32_t conn)
 {
+	struct app_reply **rp = &c->replies, *r;
+
 	if (conn != 0 && conn == c->app_hello)
 		c->app_gone = 1;
+	while ((r = *rp) != NULL) {
+		if (conn != 0 && r->conn == conn) {
+			*rp = r->next;
+			free(r->buf);
+			free(r);
+			c->nreplies--;
+			continue;
+		}
+		rp = &r->next;
+	}
+	c->replies_tail = rp;
 }
 
 void
@@ -78,22 +96,13 @@ app_fini(struct coord *c)
 	while (c->reqs != NULL) {
 		struct appreq *r = c->reqs;
 		c->reqs = r->next;
+		free(r->upto);
 		free(r);
 	}
 	while (coord_next_app_reply(c, &conn, &buf, &len))
 		free(buf);
 	fifo_fini(&c->down);
 }
-
-/* tag2 of a down record: the sending node and the payload bytes.  (An
- * app_seq means the same message across restarts of either side.) */
-static uint64_t
-down_tag(size_t node, size_t len)
-{
-	return (uint64_t)node | ((uint64_t)len << 32);
-}
-#define TAG_NODE(t) ((size_t)((t)&0xffff))
-#define TAG_LEN(t)  ((size_t)((t) >> 32))
 
 int
 app_deliver(struct coord *c, size_t from, const char *content_type,
@@ -115,7 +124,7 @@ app_deliver(struct coord *c, size_t from, const char *content_type,
 	/* Packed once, straight into the queue: no allocation of its own. */
 	size = cut__v1__app_item__get_packed_size(&it);
 	buf = fifo_push_space(&c->down, size, seq,
-	                      down_tag(from, len));
+	                      DOWN_TAG(from, len));
 	if (buf == NULL)
 		return E_NOMEM;
 	cut__v1__app_item__pack(&it, buf);
@@ -127,8 +136,13 @@ app_request_state(struct coord *c, const char *id)
 {
 	struct appreq *r = calloc(1, sizeof(*r)), **tail = &c->reqs;
 
-	if (r == NULL)
+	if (r == NULL || (r->upto = calloc(c->n_in + 1, sizeof(*r->upto))) ==
+	                     NULL) {
+		free(r);
 		return E_NOMEM;
+	}
+	for (size_t i = 0; i < c->n_in; i++)
+		r->upto[i] = engine_delivered_count(c->eng, i);
 	snprintf(r->id, sizeof(r->id), "%s", id);
 	r->at = c->down_head_abs + fifo_count(&c->down);
 	r->overtake = !c->cfg->aligned;
@@ -145,6 +159,7 @@ app_forget_request(struct coord *c, const char *id)
 		if (strcmp((*rp)->id, id) == 0) {
 			struct appreq *r = *rp;
 			*rp = r->next;
+			free(r->upto);
 			free(r);
 			return;
 		}
@@ -368,11 +383,26 @@ renumber(struct coord *c, const Cut__V1__AppHello *h)
 	}
 }
 
+/* Whether the application has been handed a message that came after
+ * request r (it took it unanswered, its callback having failed, or it
+ * answered on a connection that closed before the reply came). */
+static int
+passed(const struct coord *c, const struct appreq *r)
+{
+	for (size_t i = 0; i < c->n_in; i++)
+		if (c->peers[c->in_node[i]].taken > r->upto[i])
+			return 1;
+	return 0;
+}
+
 /* A new application said hello on conn.  What the previous one was sent
  * and did not take goes again, positions count from 0, and each channel's
- * credit is told afresh.  A pending state request goes again, except an
- * aligned one whose place in the stream the old application passed: that
- * cut is gone, so its snapshot is given up. */
+ * credit is told afresh.  A pending state request goes again, except one
+ * whose place in the stream the application passed (the taken counts its
+ * hello resumed say so), or an aligned one behind what the old one took:
+ * that cut is gone (an answer now would hold messages after it, which
+ * the engine refuses for the unaligned cut and cannot see for the
+ * aligned one), so its snapshot is given up. */
 static void
 new_connection(struct coord *c, uint32_t conn)
 {
@@ -390,7 +420,8 @@ new_connection(struct coord *c, uint32_t conn)
 	}
 	for (r = c->reqs; r != NULL; r = next) {
 		next = r->next;
-		if (r->overtake || r->at >= c->down_head_abs)
+		if (!passed(c, r) &&
+		    (r->overtake || r->at >= c->down_head_abs))
 			r->sent = 0;
 		else
 			snap_abandon(c, r->id,

@@ -66,11 +66,13 @@ struct peer {
 /* A state request waiting to go to the application, or answered not
  * yet.  An unaligned request goes at the front of the next batch; an
  * aligned one when the deliveries before it (up to absolute index at)
- * have gone. */
+ * have gone.  upto[i]: the messages delivered on engine incoming channel
+ * i when it was made; the application's state may cover no more. */
 struct appreq {
 	char id[ENGINE_ID_MAX + 1];
 	uint64_t at;
 	int overtake, sent;
+	uint64_t *upto;
 	struct appreq *next;
 };
 
@@ -167,15 +169,19 @@ struct coord {
 
 	/* The turn's batch of writes: opened on the first write of a turn
 	 * (coord_db()); batch_gen counts batches opened so far (the current
-	 * one's number); begin_failed: this turn's begin failed.  While the
-	 * database does not take writes, degraded holds SQLite's words
+	 * one's number); begin_failed: this turn's begin failed;
+	 * write_failed: a call in the open batch failed as storage fails (a
+	 * full disk, an I/O error), which may have lost that write alone
+	 * and left the batch open: the batch is then lost as a whole.  While
+	 * the database does not take writes, degraded holds SQLite's words
 	 * ("" when it does) and retry_ms when coord_storage_retry() last
-	 * tried. */
-	int batch_open, begin_failed;
-	/* A write of the open batch failed that nothing else handled: the
-	 * batch is lost whatever its commit says (coord_write_failed()). */
-	int batch_lost;
+	 * tried.  unfinished: the batch that marks aborted what an earlier
+	 * run left in progress, while it has not committed (0 once it has):
+	 * if the start's batch fails, the retries mark it again.  lost_why:
+	 * the words of the first failed write (coord_write_failed()). */
+	int batch_open, begin_failed, write_failed;
 	char lost_why[256];
+	uint64_t unfinished;
 	uint64_t batch_gen;
 	char degraded[256];
 	int64_t retry_ms;
@@ -185,10 +191,19 @@ struct coord {
 	uint64_t bad_peer, bad_app;
 };
 
-/* The store port's calls, on c's database. */
-#define DB(c, fn, ...) ((c)->st.ops->fn((c)->st.db, __VA_ARGS__))
+/* The store port's calls, on c's database.  What DB() calls goes through
+ * coord_db_rv(), which notes a storage failure in the open batch. */
+#define DB(c, fn, ...)                                                         \
+	coord_db_rv((c), (c)->st.ops->fn((c)->st.db, __VA_ARGS__))
 #define DB0(c, fn)     ((c)->st.ops->fn((c)->st.db))
 #define DB_ERR(c)      ((c)->st.ops->errmsg((c)->st.db))
+
+/* tag2 of a down-stream record (coord_app.c): the sending node and the
+ * payload bytes.  (An app_seq means the same message across restarts of
+ * either side.) */
+#define DOWN_TAG(node, len) ((uint64_t)(node) | ((uint64_t)(len) << 32))
+#define TAG_NODE(t)         ((size_t)((t)&0xffff))
+#define TAG_LEN(t)          ((size_t)((t) >> 32))
 
 /* The content type to store for ctype as it came in: NULL or "" become
  * "application/octet-stream"; anything over 255 bytes or with bytes
@@ -210,6 +225,10 @@ void coord_db(struct coord *c);
  * rolled back at coord_commit() and every snapshot it held aborted, so
  * that the database never holds half of what memory says. */
 void coord_write_failed(struct coord *c, const char *what);
+/* Returns rv, a store call's result, after noting a storage failure (not
+ * a refusal such as E_EXIST or E_STATE) in the open batch: the batch is
+ * then lost as coord_write_failed() makes it. */
+int coord_db_rv(struct coord *c, int rv);
 /* The wall-clock time of monotonic time t. */
 int64_t coord_wall_of(const struct coord *c, int64_t t);
 

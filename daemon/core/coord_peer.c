@@ -41,7 +41,11 @@
  * within DEAD_MS, unless the new one proves it hears us (its to_epoch is
  * our random epoch).  A stranger who can reach the port but not read our
  * traffic can therefore not reset, take over or silence a live link; see
- * the README.
+ * the README.  Sequenced items count only in a batch whose to_epoch names
+ * this run: a sender that has not heard from us yet may be sending the
+ * rest of a link to an earlier run of ours, which already processed part
+ * of it (a marker delivered twice, a renumbering undoing a resume); it
+ * sends them again once it knows our epoch.
  *
  * Flow control.  Each outgoing channel has a window of cfg->window payload
  * bytes: a message counts against it from the moment the application sends
@@ -194,18 +198,21 @@ peer_unnote_data(struct coord *c, size_t node, size_t len)
 }
 
 /* The receiving application took the channel's messages up to taken:
- * their bytes leave the window. */
+ * their bytes leave the window.  Also when the count has not moved:
+ * after this daemon restarted, its application sends again what it had
+ * not heard was taken, and the receiver may have taken those messages
+ * (from our previous run) before they join inflight; they leave at the
+ * next ack instead of holding the window for good. */
 static void
 window_taken(struct peer *p, uint64_t taken)
 {
 	size_t k = 0, n = fifo_count(&p->inflight);
 
-	if (taken <= p->app_taken)
-		return;
-	p->app_taken = taken;
+	if (taken > p->app_taken)
+		p->app_taken = taken;
 	while (k < n) {
 		const struct fifo_rec *r = fifo_rec(&p->inflight, k);
-		if (r->tag > taken)
+		if (r->tag > p->app_taken)
 			break;
 		p->inflight_bytes -= r->tag2;
 		k++;
@@ -450,8 +457,10 @@ ack(struct coord *c, struct peer *p, uint64_t upto)
 		p->progress_ms = p->acked_ms = c->now;
 }
 
+/* Handles one item of a batch from p; for_us: the batch names our run
+ * (its to_epoch is our epoch). */
 static void
-item(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it)
+item(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it, int for_us)
 {
 	switch (it->item_case) {
 	case CUT__V1__PEER_ITEM__ITEM_ACK:
@@ -471,7 +480,13 @@ item(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it)
 		bad(c, c->cfg->nodes[p->node].name, "item of unknown kind");
 		break;
 	default:
-		sequenced(c, p, it);
+		/* A sender that does not know our run cannot know its items
+		 * are meant for it: they may be the unacknowledged rest of
+		 * a link to an earlier run of ours, which processed them
+		 * already.  They go again once it has heard from us (see
+		 * check_header()). */
+		if (for_us)
+			sequenced(c, p, it);
 	}
 }
 
@@ -534,10 +549,15 @@ check_header(struct coord *c, const Cut__V1__PeerBatch *b, uint32_t conn)
 	/* Only the bound connection gets here, so a new epoch is the
 	 * peer's restart, not a stranger's say-so. */
 	if (b->has_epoch && b->epoch != 0 && b->epoch != p->epoch) {
-		if (p->epoch != 0)
+		if (p->epoch != 0) {
 			restarted(c, p);
-		else if (link_delivered(p->in) == 0)
-			fresh_link(&p->in); /* drop anything held before */
+		} else {
+			if (link_delivered(p->in) == 0)
+				fresh_link(&p->in); /* drop anything held */
+			/* What we sent it so far, without its epoch, was
+			 * not taken (item()): it goes again, naming it. */
+			link_rewind(p->out);
+		}
 		p->epoch = b->epoch;
 	}
 	p->last_seen_ms = c->wall;
@@ -549,6 +569,7 @@ void
 coord_peer_input(struct coord *c, uint32_t conn, const Cut__V1__PeerBatch *b)
 {
 	struct peer *p;
+	int for_us;
 
 	if (conn == 0) {
 		bad(c, b->from, "batch on connection 0");
@@ -556,8 +577,9 @@ coord_peer_input(struct coord *c, uint32_t conn, const Cut__V1__PeerBatch *b)
 	}
 	if ((p = check_header(c, b, conn)) == NULL)
 		return;
+	for_us = b->has_to_epoch && b->to_epoch == c->epoch;
 	for (size_t i = 0; i < b->n_items; i++)
-		item(c, p, b->items[i]);
+		item(c, p, b->items[i], for_us);
 }
 
 void

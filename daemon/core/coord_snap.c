@@ -173,6 +173,7 @@ snap_init(struct coord *c, struct errinfo *e)
 		log_notice("marked %" PRIu32 " unfinished snapshots aborted: "
 		           "daemon restarted",
 		           aborted);
+	c->unfinished = c->batch_gen; /* until this batch commits */
 	return 0;
 }
 
@@ -739,11 +740,12 @@ snap_storage_failed(struct coord *c)
 	struct snap *s;
 
 	snprintf(err, sizeof(err), "%s",
-	         c->batch_lost ? c->lost_why : DB_ERR(c));
+	         c->write_failed ? c->lost_why : DB_ERR(c));
 	DB0(c, rollback);
 	c->batch_open = 0;
 	c->begin_failed = 0;
-	c->batch_lost = 0;
+	c->write_failed = 0;
+	c->lost_why[0] = '\0';
 	log_err("database batch lost: %s; aborting the snapshots it held",
 	        err);
 	/* The WAL of a lost batch may be what filled the disk. */
@@ -761,11 +763,22 @@ snap_storage_failed(struct coord *c)
 	snap_storage_retry(c);
 }
 
-/* Writes the unsaved ends and the probe row into the open batch. */
+/* Writes the unsaved ends and the probe row into the open batch, and,
+ * when the start's batch was lost, the aborts of what an earlier run
+ * left unfinished (no snapshot of this run is in progress on disk while
+ * this runs: the failed batch's were aborted, and new ones are refused
+ * while degraded). */
 static int
 rewrite_ends(struct coord *c)
 {
 	int rv = 0;
+
+	if (c->unfinished != 0) {
+		if ((rv = DB(c, abort_unfinished, "daemon restarted",
+		             coord_wall_of(c, c->start_ms), NULL)) != 0)
+			return rv;
+		c->unfinished = c->batch_gen;
+	}
 
 	for (struct snap *s = c->snaps; s != NULL && rv == 0; s = s->next) {
 		if (!s->unsaved)
@@ -792,6 +805,8 @@ snap_storage_retry(struct coord *c)
 	if (c->batch_open && (rv = rewrite_ends(c)) == 0 &&
 	    (rv = DB0(c, commit)) == 0) {
 		c->batch_open = 0;
+		c->write_failed = 0;
+		c->unfinished = 0;
 		for (struct snap *s = c->snaps; s != NULL; s = s->next)
 			s->unsaved = 0;
 		if (c->degraded[0] != '\0')
@@ -803,6 +818,7 @@ snap_storage_retry(struct coord *c)
 	DB0(c, rollback);
 	c->batch_open = 0;
 	c->begin_failed = 0;
+	c->write_failed = 0;
 	if (c->degraded[0] == '\0')
 		log_err("storage degraded: %s; new snapshots are refused until "
 		        "the database takes writes again",
@@ -822,7 +838,7 @@ snap_end_pending(const struct coord *c, const struct snap *s)
 	 * (aborted, unsaved) by coord_commit().  In an open, sound batch an
 	 * abort is readable at once (reads see the batch's own writes); a
 	 * completion is told only once committed. */
-	if (c->begin_failed || c->batch_lost)
+	if (c->begin_failed || c->write_failed)
 		return 1;
 	return s->state == SNAP_DONE && c->batch_open;
 }
@@ -900,6 +916,14 @@ part_complete(struct coord *c, struct snap *s)
 	if (s->initiator == c->self) {
 		s->state = SNAP_WAITING;
 		asm_own_part(c, s);
+		return;
+	}
+	/* The part is read back from the database: once a write of this
+	 * batch failed, SQLite may have rolled back the recorded messages
+	 * it holds, and the initiator would complete the snapshot with them
+	 * missing.  The batch is lost anyway (coord_commit()). */
+	if (c->write_failed) {
+		snap_give_up(c, s, "cannot store its part");
 		return;
 	}
 	if (asm_send_part(c, s) != 0) {

@@ -252,3 +252,9 @@ link_delivered(const struct link *l)
 {
 	return l->expected - 1;
 }
+
+size_t
+link_held(const struct link *l)
+{
+	return l->nheld;
+}

@@ -79,5 +79,7 @@ enum link_verdict link_accept(struct link *l, uint64_t seq, const void *data,
 int link_release(struct link *l, void **ret_data, size_t *ret_len);
 /* The cumulative acknowledgement to send: every seq <= this arrived. */
 uint64_t link_delivered(const struct link *l);
+/* Early items held until the gap before them fills. */
+size_t link_held(const struct link *l);
 
 #endif /* CUT_LINK_H */

@@ -7,6 +7,10 @@
  *   cutlab run FILE [--cut aligned|unaligned] [--json]
  *   cutlab props [--cut aligned|unaligned] [--order fifo|overtake|any]
  *                [--runs N] [--seed S]
+ *   cutlab sim [--nodes N|LO-HI] [--seed S] [--runs R] [--faults LIST] ...
+ *
+ * sim runs whole clusters of coordinators (the daemon's core) with their
+ * databases, a network and applications, on simulated time: see sim.c.
  *
  * Output with the default aligned cut is what it always was; the unaligned
  * cut adds its name and the messages recorded from the applications' down
@@ -22,6 +26,7 @@
 #include "labaudit.h"
 #include "labprops.h"
 #include "script.h"
+#include "sim.h"
 
 #define EX_USAGE    64
 #define EX_DATAERR  65
@@ -38,6 +43,9 @@ usage(FILE *f)
 	           "       cutlab props [--cut aligned|unaligned] "
 	           "[--order fifo|overtake|any]\n"
 	           "                    [--runs N] [--seed S]\n"
+	           "       cutlab sim [--nodes N|LO-HI] [--seed S] [--runs R] "
+	           "[--faults LIST] ...\n"
+	           "                  (cutlab sim --help says more)\n"
 	           "       cutlab --help\n");
 }
 
@@ -545,6 +553,8 @@ main(int argc, char **argv)
 		return cmd_run(argc - 2, argv + 2);
 	if (strcmp(argv[1], "props") == 0)
 		return cmd_props(argc - 2, argv + 2);
+	if (strcmp(argv[1], "sim") == 0)
+		return sim_main(argc - 2, argv + 2);
 	usage(stderr);
 	return EX_USAGE;
 }

@@ -1,0 +1,1605 @@
+/*
+ * sim.c - cutlab sim: the whole cluster, deterministically.
+ *
+ *   cutlab sim [--nodes N|LO-HI] [--seed S] [--runs R] [--faults LIST]
+ *              [--duration MS] [--rate R] [--cut aligned|unaligned]
+ *              [--topology full|ring] [--self-check BUG] [-v]...
+ *
+ * N coordinators (2 to 32, core/coord*.c, the daemon's own decisions) run
+ * in one process on simulated time, each on the real store (store.c) over
+ * an in-memory SQLite database, with a simulated network between them
+ * (simnet.c) and a simulated application beside each (simapp.c, libcut's
+ * protocol replicated).  Every random choice comes from one PRNG seeded
+ * once from the seed; there is no wall clock (the simulated one starts on
+ * 2100-01-01) and no other randomness, so a seed is a replay.  Each turn
+ * of a daemon is cutd.c's loop body in its order (simnet_turn()).
+ *
+ * A run draws its cluster from the seed: the node count (in --nodes),
+ * every pair or a ring plus chords, the cut, the deadline, the message
+ * cost, latencies and balances.  Then three phases:
+ *
+ *   faults (--duration ms): token-bank traffic, snapshots started on
+ *     random nodes at random times with random timeouts, and the faults
+ *     of --faults, drawn and spread over the phase:
+ *       crash      a daemon dies (coord_free, no coord_stop, its open
+ *                  batch rolled back, its database kept), or a third of
+ *                  the time stops (coord_stop), and starts again with a
+ *                  new epoch; its application resumes as libcut does;
+ *       partition  a group against the rest for a while, both ways or
+ *                  one way; silent peers are closed and dialed again;
+ *       drop       a connection reset, its frames in flight lost;
+ *       storage    a node's writes fail for a while (simdb.c);
+ *       slow       an application takes its deliveries late, stops
+ *                  reading, or leaves state requests unanswered;
+ *       applink    an application's connection to its daemon reset,
+ *                  half the time again right after its next hello;
+ *   healed: every fault ends, down daemons start; once every link is
+ *     alive again and knows the other end's current run, one more
+ *     snapshot, which must complete consistent;
+ *   settle: traffic stops; the run ends when everything sent was taken,
+ *     nothing is unacknowledged or running, and storage works.
+ *
+ * The checks, any of which fails the run (and prints the seed and the
+ * command that replays it):
+ *
+ *   - every snapshot ends by its deadline plus SLACK_MS, at every node
+ *     (checked after each turn: no snapshot runs at a node past the time
+ *     it was first seen there plus its timeout, four fifths of it at a
+ *     participant), and at its initiator either complete and consistent
+ *     or aborted with a reason (the database row, at the end).  The
+ *     slack: a daemon acts on a deadline in the first turn at or after
+ *     it, and its next timer (coord_next_timer()) brings that turn at the
+ *     deadline's millisecond; SLACK_MS allows for the turn itself.  An
+ *     initiator that died before its snapshot's end was written may end
+ *     it at its restart ("daemon restarted");
+ *   - conservation: in every complete consistent snapshot, read back from
+ *     the initiator's database (states and recorded messages through the
+ *     store's iterators), the balances and the amounts in flight add up
+ *     to the bank's total;
+ *   - every application stream exactly once and in order: each delivery
+ *     handed over is its channel's next seq and carries what the sender
+ *     sent under it (simapp.c); in the end everything sent was handed,
+ *     every balance adds up to the total, and libcut keeps nothing; the
+ *     daemon never refuses an item of libcut's;
+ *   - bounds, after each turn: what each coordinator's queues hold
+ *     (coord_queue_stats()) and what each libcut keeps stay within the
+ *     windows they are meant to be bounded by (see sim_note_running());
+ *   - ids: no id is issued twice, and no participant that did not
+ *     restart during the snapshot finds one it already holds;
+ *   - liveness: once the faults heal, links come back and a snapshot
+ *     completes; the cluster settles.
+ *
+ * --self-check BUG plants a bug that one of the checks must catch, and
+ * succeeds only if it does: conservation (an application overstates its
+ * balance), once (libcut forgets a source when it resumes), deadline (a
+ * node runs no timers), ids (the store repeats an id counter), bounds (the
+ * bounds are held to an eighth of the window).
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sim.h"
+
+#define EX_USAGE    64
+#define EX_SOFTWARE 70
+
+/* See the top: how late past its deadline a snapshot may end. */
+#define SLACK_MS 5
+/* After the faults heal: how long links may take to come back, and how
+ * long the cluster may take to settle once traffic stops. */
+#define RECOVER_MS 20000
+#define SETTLE_MS  30000
+/* The final snapshot's timeout. */
+#define FINAL_TIMEOUT_MS 10000
+/* The bank. */
+#define BALANCE_MIN 20
+#define BALANCE_MAX 1000
+
+enum ev_kind {
+	EV_CRASH,
+	EV_PARTITION,
+	EV_PARTITION_ONE_WAY,
+	EV_HEAL,
+	EV_DROP,
+	EV_STORAGE_ON,
+	EV_STORAGE_OFF,
+	EV_SLOW,
+	EV_STOP,
+	EV_MUTE,
+	EV_APPLINK,
+};
+
+struct sim_event {
+	int64_t at, dur;
+	enum ev_kind kind;
+	size_t node;
+	unsigned pm;
+};
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} fault_names[] = {
+    {"crash", SIM_F_CRASH}, {"partition", SIM_F_PARTITION},
+    {"drop", SIM_F_DROP},   {"storage", SIM_F_STORAGE},
+    {"slow", SIM_F_SLOW},   {"applink", SIM_F_APPLINK},
+};
+#define NFAULTS (sizeof(fault_names) / sizeof(fault_names[0]))
+
+/* The check each planted bug must trip. */
+static const enum sim_check self_check_trips[] = {
+    [SIM_SC_NONE] = SIM_C_SIM,  [SIM_SC_CONSERVATION] = SIM_C_CONSERVATION,
+    [SIM_SC_ONCE] = SIM_C_ONCE, [SIM_SC_DEADLINE] = SIM_C_DEADLINE,
+    [SIM_SC_IDS] = SIM_C_IDS,   [SIM_SC_BOUNDS] = SIM_C_BOUNDS,
+};
+
+static const char *const self_checks[] = {
+    [SIM_SC_NONE] = "none", [SIM_SC_CONSERVATION] = "conservation",
+    [SIM_SC_ONCE] = "once", [SIM_SC_DEADLINE] = "deadline",
+    [SIM_SC_IDS] = "ids",   [SIM_SC_BOUNDS] = "bounds",
+};
+#define NSELF (sizeof(self_checks) / sizeof(self_checks[0]))
+
+/* Abort reasons, as the statistics count them. */
+static const char *const reason_kinds[] = {
+    "restarted",         "storage",   "did not answer",
+    "no application",    "no marker", "no part",
+    "numbering resumed", "stopped",   "other",
+};
+
+/* ---- Small things ---- */
+
+int64_t
+sim_wall(const struct sim *s)
+{
+	return SIM_WALL_BASE + s->now;
+}
+
+uint64_t
+sim_rand(struct sim *s, uint64_t n)
+{
+	return n == 0 ? 0 : lab_rng_below(&s->rng, n);
+}
+
+int64_t
+sim_range(struct sim *s, int64_t lo, int64_t hi)
+{
+	if (hi <= lo)
+		return lo;
+	return lo + (int64_t)sim_rand(s, (uint64_t)(hi - lo + 1));
+}
+
+void
+sim_fail(struct sim *s, enum sim_check check, const char *fmt, ...)
+{
+	char msg[900];
+	va_list ap;
+
+	s->caught |= 1u << check;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (s->nfail++ == 0)
+		snprintf(s->fail, sizeof(s->fail), "t=%" PRId64 " ms: %s",
+		         s->now, msg);
+	if (s->o->verbose)
+		fprintf(s->o->verbose >= 2 ? stderr : stdout,
+		        "  [%6" PRId64 "] CHECK FAILED: %s\n", s->now, msg);
+}
+
+void
+sim_trace(struct sim *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	FILE *f = s->o->verbose >= 2 ? stderr : stdout;
+
+	if (s->o->verbose == 0)
+		return;
+	/* With the coordinators' log (-vv), beside it on stderr. */
+	fprintf(f, "  [%6" PRId64 "] ", s->now);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fprintf(f, "\n");
+}
+
+static struct sim_snap *
+snap_by_id(struct sim *s, const char *id)
+{
+	for (size_t i = 0; i < s->nsnaps; i++)
+		if (strcmp(s->snaps[i].id, id) == 0)
+			return &s->snaps[i];
+	return NULL;
+}
+
+/* ---- The cluster ---- */
+
+static char *
+xstrdup(const char *p)
+{
+	char *d = strdup(p);
+
+	if (d == NULL)
+		abort();
+	return d;
+}
+
+/* Builds the cluster file's contents for n nodes, as config_load() would
+ * leave them: every pair, or a ring in a drawn order plus random
+ * chords (strongly connected either way). */
+static struct config *
+make_config(struct sim *s, size_t n, int ring)
+{
+	struct config *cfg = calloc(1, sizeof(*cfg));
+	static const size_t costs[] = {64, 1024, 4096, 16384};
+	size_t order[SIM_MAX_NODES], k = 0;
+	unsigned char has[SIM_MAX_NODES][SIM_MAX_NODES] = {{0}};
+	char buf[64];
+
+	if (cfg == NULL ||
+	    (cfg->nodes = calloc(n, sizeof(*cfg->nodes))) == NULL ||
+	    (cfg->chans = calloc(n * n, sizeof(*cfg->chans))) == NULL)
+		abort();
+	cfg->path = xstrdup("(simulated)");
+	cfg->cluster = xstrdup("sim");
+	cfg->deadline_ms = (unsigned)sim_range(s, 500, 5000);
+	/* Below the window, so that the bounds checks are tight. */
+	cfg->max_message = 16384;
+	cfg->window = 65536;
+	cfg->app_window = 65536;
+	cfg->message_cost = costs[sim_rand(s, 4)];
+	cfg->aligned = s->o->cut >= 0 ? s->o->cut : (int)sim_rand(s, 2);
+	cfg->socket_gid = cfg->admin_gid = -1;
+	cfg->max_inflight = 16;
+	cfg->start_rate = 10;
+	cfg->start_burst = 20;
+	cfg->nnodes = n;
+	for (size_t i = 0; i < n; i++) {
+		struct config_node *nd = &cfg->nodes[i];
+		snprintf(buf, sizeof(buf), "p%zu", i);
+		nd->name = xstrdup(buf);
+		snprintf(buf, sizeof(buf), "tcp://sim:%zu", 7100 + i);
+		nd->peer = xstrdup(buf);
+		snprintf(buf, sizeof(buf), "ipc:///sim/p%zu.app", i);
+		nd->app = xstrdup(buf);
+		snprintf(buf, sizeof(buf), "ipc:///sim/p%zu.ctl", i);
+		nd->control = xstrdup(buf);
+		nd->database = xstrdup(":memory:");
+		order[i] = i;
+	}
+	if (!ring) {
+		for (size_t a = 0; a < n; a++)
+			for (size_t b = 0; b < n; b++)
+				if (a != b)
+					has[a][b] = 1;
+	} else {
+		unsigned chords = (unsigned)sim_range(s, 0, 40);
+		for (size_t i = n - 1; i > 0; i--) {
+			size_t j = (size_t)sim_rand(s, i + 1), t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		for (size_t i = 0; i < n; i++)
+			has[order[i]][order[(i + 1) % n]] = 1;
+		for (size_t a = 0; a < n; a++)
+			for (size_t b = 0; b < n; b++)
+				if (a != b && sim_rand(s, 100) < chords)
+					has[a][b] = 1;
+		cfg->chans_declared = 1;
+	}
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = 0; b < n; b++)
+			if (has[a][b]) {
+				cfg->chans[k].src = a;
+				cfg->chans[k].dst = b;
+				k++;
+			}
+	cfg->nchans = k;
+	return cfg;
+}
+
+/* Whether src has a channel to dst. */
+static int
+channel(const struct config *cfg, size_t src, size_t dst)
+{
+	for (size_t k = 0; k < cfg->nchans; k++)
+		if (cfg->chans[k].src == src && cfg->chans[k].dst == dst)
+			return 1;
+	return 0;
+}
+
+/* ---- The faults ---- */
+
+static void
+add_event(struct sim *s, int64_t at, enum ev_kind kind, size_t node,
+          int64_t dur, unsigned pm)
+{
+	struct sim_event *e;
+
+	if (s->nevents % 64 == 0 &&
+	    (s->events = realloc(s->events, (s->nevents + 64) *
+	                                        sizeof(*s->events))) == NULL)
+		abort();
+	e = &s->events[s->nevents++];
+	e->at = at;
+	e->kind = kind;
+	e->node = node;
+	e->dur = dur;
+	e->pm = pm;
+}
+
+/* How many of a fault in the phase: about per_10s every ten seconds. */
+static unsigned
+how_many(struct sim *s, unsigned per_10s)
+{
+	int64_t expect = (int64_t)per_10s * s->o->duration_ms / 10000;
+
+	return (unsigned)sim_range(s, expect / 2, expect + 1);
+}
+
+/* Draws the phase's faults and sorts them by time (stably: the order
+ * they were drawn breaks ties). */
+static void
+plan_faults(struct sim *s)
+{
+	int64_t d = s->o->duration_ms, lo = 200, hi = d - 300;
+	unsigned f = s->o->faults, k;
+
+	if (hi <= lo)
+		hi = lo + 1;
+	/* A third of them stops (cutd's SIGTERM: coord_stop()). */
+	if (f & SIM_F_CRASH)
+		for (k = how_many(s, 3 + (unsigned)s->n / 8); k > 0; k--)
+			add_event(s, sim_range(s, lo, hi), EV_CRASH,
+			          (size_t)sim_rand(s, s->n),
+			          sim_range(s, 20, 3000), sim_rand(s, 3) == 0);
+	if (f & SIM_F_PARTITION) {
+		/* One at a time, each in its own slot of the phase; now and
+		 * then the first one one way from the start, before any
+		 * node has heard from the others. */
+		unsigned np = how_many(s, 3);
+		int64_t slot = np ? (hi - lo) / np : 0;
+		int early = sim_rand(s, 4) == 0;
+		for (k = 0; k < np && slot > 100; k++) {
+			int64_t at =
+			    lo + (int64_t)k * slot + sim_range(s, 0, slot / 3);
+			int64_t dur = sim_range(s, 100, slot * 2 / 3);
+			int one_way = sim_rand(s, 4) == 0;
+			if (k == 0 && early) {
+				dur += at;
+				at = 0;
+				one_way = 1;
+			}
+			add_event(s, at,
+			          one_way ? EV_PARTITION_ONE_WAY : EV_PARTITION,
+			          0, dur, 0);
+			add_event(s, at + dur, EV_HEAL, 0, 0, 0);
+		}
+	}
+	if (f & SIM_F_DROP)
+		for (k = how_many(s, 8); k > 0; k--)
+			add_event(s, sim_range(s, lo, hi), EV_DROP, 0, 0, 0);
+	if (f & SIM_F_STORAGE)
+		for (k = how_many(s, 3); k > 0; k--) {
+			int64_t at = sim_range(s, lo, hi);
+			int64_t dur = sim_range(s, 50, 3000);
+			size_t node = (size_t)sim_rand(s, s->n);
+			add_event(s, at, EV_STORAGE_ON, node, dur,
+			          (unsigned)sim_range(s, 100, 1000));
+			add_event(s, at + dur, EV_STORAGE_OFF, node, 0, 0);
+		}
+	if (f & SIM_F_SLOW)
+		for (k = how_many(s, 2 + (unsigned)s->n / 2); k > 0; k--)
+			add_event(s, sim_range(s, lo, hi),
+			          EV_SLOW + (enum ev_kind)sim_rand(s, 3),
+			          (size_t)sim_rand(s, s->n),
+			          sim_range(s, 200, 3000), 0);
+	/* Half of them twice: again as soon as the application's next
+	 * hello has reached the daemon's socket, before the daemon reads
+	 * it. */
+	if (f & SIM_F_APPLINK)
+		for (k = how_many(s, 3); k > 0; k--)
+			add_event(s, sim_range(s, lo, hi), EV_APPLINK,
+			          (size_t)sim_rand(s, s->n), 0,
+			          sim_rand(s, 2) == 0);
+	/* Insertion sort: stable, and the lists are short. */
+	for (size_t i = 1; i < s->nevents; i++) {
+		struct sim_event e = s->events[i];
+		size_t j = i;
+		while (j > 0 && s->events[j - 1].at > e.at) {
+			s->events[j] = s->events[j - 1];
+			j--;
+		}
+		s->events[j] = e;
+	}
+}
+
+/* Before a daemon dies: which of its snapshots may lose their end. */
+static void
+note_crash(struct sim *s, struct sim_node *n)
+{
+	for (size_t i = 0; i < s->nsnaps; i++) {
+		struct sim_snap *sn = &s->snaps[i];
+		struct coord_snap_view v;
+		if (sn->initiator != n->idx)
+			continue;
+		coord_snapshot_view(n->c, sn->id, &v);
+		/* Running: its row says in_progress until the restart marks
+		 * it aborted.  Unsaved: its row may not exist at all. */
+		if (v.running || v.unsaved)
+			sn->crashed = 1;
+		if (v.unsaved)
+			sn->lost_ok = 1;
+	}
+	n->nlive = 0;
+}
+
+static void
+crash(struct sim *s, struct sim_node *n, int64_t down, int stop)
+{
+	if (n->c == NULL)
+		return;
+	sim_trace(s, "%s %s; back in %" PRId64 " ms", n->name,
+	          stop ? "stops" : "crashes", down);
+	/* Before a stop too: if its batch does not commit, the next start
+	 * marks what was running aborted, "daemon restarted". */
+	note_crash(s, n);
+	if (stop) {
+		/* cutd.c's stop(): what is in flight ends aborted, and the
+		 * batch commits. */
+		coord_set_time(n->c, s->now, sim_wall(s));
+		coord_stop(n->c, "daemon stopped");
+		coord_commit(n->c);
+		s->st->stops++;
+	}
+	simnet_crash(s, n);
+	n->restart_at = s->now + down;
+	s->st->crashes++;
+}
+
+static void
+restart(struct sim *s, struct sim_node *n)
+{
+	if (simnet_start(s, n) == 0) {
+		sim_trace(s, "%s starts", n->name);
+		n->restart_at = SIM_NEVER;
+	} else {
+		n->restart_at = s->now + 1000;
+	}
+}
+
+static void
+run_event(struct sim *s, const struct sim_event *e)
+{
+	struct sim_node *n = &s->nodes[e->node];
+	struct sim_app *a = &n->app;
+
+	switch (e->kind) {
+	case EV_CRASH:
+		crash(s, n, e->dur, e->pm != 0);
+		break;
+	case EV_PARTITION:
+	case EV_PARTITION_ONE_WAY:
+		simnet_partition(s, e->kind == EV_PARTITION_ONE_WAY);
+		break;
+	case EV_HEAL:
+		simnet_heal(s);
+		break;
+	case EV_DROP:
+		simnet_reset_random(s);
+		break;
+	case EV_STORAGE_ON:
+		sim_trace(
+		    s,
+		    "%s: storage fails %u per mille of writes for %" PRId64
+		    " ms",
+		    n->name, e->pm, e->dur);
+		n->db.active = 1;
+		n->db.fail_pm = e->pm;
+		s->st->storage++;
+		break;
+	case EV_STORAGE_OFF:
+		sim_trace(s, "%s: storage works again", n->name);
+		n->db.active = 0;
+		break;
+	case EV_SLOW:
+		a->slow_until = s->now + e->dur;
+		a->recv_every = sim_range(s, 20, 400);
+		a->recv_max = (size_t)sim_range(s, 1, 5);
+		sim_trace(s, "%s's application is slow for %" PRId64 " ms",
+		          n->name, e->dur);
+		s->st->slow++;
+		break;
+	case EV_STOP:
+		a->stop_until = s->now + e->dur;
+		sim_trace(s,
+		          "%s's application stops reading for %" PRId64 " ms",
+		          n->name, e->dur);
+		s->st->slow++;
+		break;
+	case EV_MUTE:
+		a->mute_until = s->now + e->dur;
+		sim_trace(s,
+		          "%s's application answers no state request for "
+		          "%" PRId64 " ms",
+		          n->name, e->dur);
+		s->st->slow++;
+		break;
+	case EV_APPLINK:
+		if (n->app_conn != 0) {
+			sim_trace(s, "%s's application connection resets%s",
+			          n->name,
+			          e->pm ? ", and again after its hello" : "");
+			simnet_app_close(s, n);
+			n->flap = e->pm != 0;
+			s->st->applinks++;
+		}
+		break;
+	}
+}
+
+/* ---- Snapshots ---- */
+
+void
+sim_start_snapshot(struct sim *s, struct sim_node *n)
+{
+	char id[ENGINE_ID_MAX + 1];
+	struct errinfo e = {0};
+	struct sim_snap *sn;
+	uint32_t timeout;
+	int final =
+	    s->phase == 1 && n->idx == s->final_node && s->final_pending;
+	int rv;
+
+	if (final) {
+		timeout = FINAL_TIMEOUT_MS;
+		s->final_pending = 0;
+	} else if (s->phase != 0 && s->phase != 1) {
+		return;
+	} else if (coord_initiated_in_flight(n->c) >= s->cfg->max_inflight) {
+		s->st->refused++; /* control.c: RESOURCE_EXHAUSTED */
+		return;
+	} else {
+		timeout =
+		    sim_rand(s, 4) == 0 ? 0 : (uint32_t)sim_range(s, 100, 4000);
+	}
+	if ((rv = coord_start(n->c, timeout, id, &e)) != 0) {
+		if (rv == E_STORAGE) {
+			s->st->refused++;
+			sim_trace(s, "%s: start refused: %s", n->name, e.text);
+			if (final)
+				s->final_pending = 1; /* again, next turn */
+			return;
+		}
+		sim_fail(s, SIM_C_IDS, "%s: coord_start: %s: %s", n->name,
+		         err_str(rv), e.text);
+		return;
+	}
+	if (snap_by_id(s, id) != NULL) {
+		sim_fail(s, SIM_C_IDS, "%s: snapshot id %s issued twice",
+		         n->name, id);
+		return;
+	}
+	if (s->nsnaps == s->capsnaps) {
+		s->capsnaps = s->capsnaps ? 2 * s->capsnaps : 64;
+		if ((s->snaps = realloc(
+		         s->snaps, s->capsnaps * sizeof(*s->snaps))) == NULL)
+			abort();
+	}
+	sn = &s->snaps[s->nsnaps++];
+	memset(sn, 0, sizeof(*sn));
+	snprintf(sn->id, sizeof(sn->id), "%s", id);
+	sn->initiator = n->idx;
+	sn->started = s->now;
+	sn->timeout = timeout ? timeout : s->cfg->deadline_ms;
+	sn->deadline = s->now + sn->timeout;
+	sn->final = final;
+	if (final)
+		s->final_id = s->nsnaps - 1;
+	s->st->started++;
+	sim_trace(s, "%s: snapshot %s started%s, timeout %" PRIu32 " ms",
+	          n->name, id, final ? " (the final one)" : "", sn->timeout);
+}
+
+struct running {
+	struct sim *s;
+	struct sim_node *n;
+};
+
+static void
+running_one(const char *id, void *arg)
+{
+	struct running *r = arg;
+	struct sim_node *n = r->n;
+	struct sim_snap *sn;
+
+	for (size_t i = 0; i < n->nlive; i++)
+		if (strcmp(n->live[i].id, id) == 0) {
+			n->live[i].mark = 1;
+			return;
+		}
+	if ((sn = snap_by_id(r->s, id)) == NULL) {
+		sim_fail(r->s, SIM_C_IDS,
+		         "%s runs snapshot %s, which nobody started", n->name,
+		         id);
+		return;
+	}
+	if (n->nlive == n->caplive) {
+		n->caplive = n->caplive ? 2 * n->caplive : 16;
+		if ((n->live = realloc(n->live,
+		                       n->caplive * sizeof(*n->live))) == NULL)
+			abort();
+	}
+	snprintf(n->live[n->nlive].id, sizeof(n->live[0].id), "%s", id);
+	n->live[n->nlive].since = r->s->now;
+	/* A participant gives up at four fifths of the timeout after its
+	 * first marker (coord_snap.c), so that the initiator hears why; it
+	 * is seen here in the turn that marker came in. */
+	n->live[n->nlive].bound =
+	    r->s->now +
+	    (n->idx == sn->initiator ? sn->timeout : sn->timeout * 4 / 5) +
+	    SLACK_MS;
+	n->live[n->nlive].mark = 1;
+	n->nlive++;
+}
+
+/* After a turn of node i: no snapshot runs past its bound, and the
+ * queues are within theirs. */
+void
+sim_note_running(struct sim *s, size_t i)
+{
+	struct sim_node *n = &s->nodes[i];
+	struct running r = {s, n};
+	struct coord_queue_stats q;
+	const struct config *cfg = s->cfg;
+	uint64_t window = cfg->window, one, n_in = 0;
+	size_t k = 0;
+
+	for (size_t j = 0; j < n->nlive; j++)
+		n->live[j].mark = 0;
+	coord_foreach_running(n->c, running_one, &r);
+	for (size_t j = 0; j < n->nlive; j++) {
+		if (!n->live[j].mark)
+			continue; /* ended */
+		if (s->now > n->live[j].bound) {
+			sim_fail(s, SIM_C_DEADLINE,
+			         "%s: snapshot %s still runs %" PRId64
+			         " ms after it began here, past its timeout",
+			         n->name, n->live[j].id,
+			         s->now - n->live[j].since);
+			n->live[j].bound = SIM_NEVER; /* said once */
+		}
+		n->live[k++] = n->live[j];
+	}
+	n->nlive = k;
+
+	/* The bounds: one window per channel, or one message when it is
+	 * larger (it goes alone when nothing is out). */
+	if (s->o->self_check == SIM_SC_BOUNDS)
+		window /= 8;
+	one = cfg->max_message + cfg->message_cost;
+	if (one < window)
+		one = window;
+	for (size_t c = 0; c < cfg->nchans; c++)
+		n_in += cfg->chans[c].dst == i;
+	coord_queue_stats(n->c, &q);
+	if (q.inflight_bytes > one)
+		sim_fail(s, SIM_C_BOUNDS,
+		         "%s: %" PRIu64 " bytes kept on a channel for a "
+		         "window of %" PRIu64,
+		         n->name, q.inflight_bytes, window);
+	/* Up to twice that for a while after a restart of the receiver:
+	 * its senders send again, with a window of new messages, a window
+	 * they had not heard was taken, which its application may have
+	 * taken from its last run; the daemon holds those until its
+	 * application's hello says so (coord_app.c's drop_had()). */
+	if (q.down_bytes + q.down_items * cfg->message_cost > 2 * n_in * one)
+		sim_fail(s, SIM_C_BOUNDS,
+		         "%s: %zu deliveries (%" PRIu64 " bytes) queued for "
+		         "the application, over its %" PRIu64
+		         " incoming windows",
+		         n->name, q.down_items, q.down_bytes, n_in);
+	if (q.down_sent_bytes > (cfg->app_window > cfg->max_message
+	                             ? cfg->app_window
+	                             : cfg->max_message))
+		sim_fail(s, SIM_C_BOUNDS,
+		         "%s: %" PRIu64 " bytes handed down and not taken, "
+		         "over the application window",
+		         n->name, q.down_sent_bytes);
+	/* A link holds a window of messages (twice, as above: the sender
+	 * forgets what the restarted receiver's application says it took,
+	 * before the receiver acknowledges it), and markers, aborts and
+	 * parts (each at most the incoming windows' recorded messages) of
+	 * the snapshots held.  A message costs more on the window than it
+	 * takes on the link (message_cost is at least 64 here). */
+	if (q.link_bytes > 2 * one + q.snaps * (n_in * one + 8192))
+		sim_fail(s, SIM_C_BOUNDS,
+		         "%s: %" PRIu64 " bytes unacknowledged on a link",
+		         n->name, q.link_bytes);
+	if (q.held_items > LINK_HOLD || q.app_replies > 256 ||
+	    q.state_requests > q.snaps)
+		sim_fail(s, SIM_C_BOUNDS,
+		         "%s: %zu items held, %zu replies, %zu requests",
+		         n->name, q.held_items, q.app_replies,
+		         q.state_requests);
+	for (size_t p = 0; p < n->app.npeers; p++)
+		if (fifo_count(&n->app.keep[p]) > 0) {
+			uint64_t kept = 0;
+			for (size_t j = 0; j < fifo_count(&n->app.keep[p]); j++)
+				kept += fifo_rec(&n->app.keep[p], j)->tag2;
+			if (kept > one)
+				sim_fail(s, SIM_C_BOUNDS,
+				         "%s: libcut keeps %" PRIu64
+				         " bytes for %s",
+				         n->name, kept,
+				         s->nodes[n->app.peer[p]].name);
+		}
+}
+
+/* ---- Conservation ---- */
+
+struct tally {
+	struct sim *s;
+	const char *id;
+	int64_t sum;
+	size_t states, chans;
+	uint64_t msgs;
+	int bad;
+};
+
+static int
+tally_state(const char *node, const char *ctype, const void *state, size_t len,
+            void *arg)
+{
+	struct tally *t = arg;
+	char buf[64];
+	long long v;
+
+	(void)ctype;
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, state, len);
+	buf[len] = '\0';
+	if (sscanf(buf, "{\"balance\": %lld", &v) != 1) {
+		sim_fail(t->s, SIM_C_CONSERVATION,
+		         "snapshot %s: %s's state is %s", t->id, node, buf);
+		t->bad = 1;
+		return 0;
+	}
+	t->sum += v;
+	t->states++;
+	return 0;
+}
+
+static int
+tally_message(uint64_t seq, const char *ctype, const void *payload, size_t len,
+              void *arg)
+{
+	struct tally *t = arg;
+	char buf[48];
+	long v;
+
+	(void)seq;
+	(void)ctype;
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, payload, len);
+	buf[len] = '\0';
+	if (sscanf(buf, "{\"amount\": %ld", &v) != 1) {
+		t->bad = 1;
+		return 0;
+	}
+	t->sum += v;
+	t->msgs++;
+	return 0;
+}
+
+struct tally_chan {
+	struct tally *t;
+	struct store *st;
+};
+
+static int
+tally_channel(const struct store_channel *ch, void *arg)
+{
+	struct tally_chan *tc = arg;
+
+	tc->t->chans++;
+	return store_foreach_message(tc->st, tc->t->id, ch->src, ch->dst,
+	                             tally_message, tc->t);
+}
+
+/* The bank's total in snapshot id, from the initiator's database. */
+static void
+conservation(struct sim *s, struct sim_node *n, const char *id)
+{
+	struct tally t = {.s = s, .id = id};
+	struct tally_chan tc = {&t, n->st};
+	int rv;
+
+	if ((rv = store_foreach_state(n->st, id, tally_state, &t)) != 0 ||
+	    (rv = store_foreach_channel(n->st, id, tally_channel, &tc)) != 0) {
+		sim_fail(s, SIM_C_CONSERVATION,
+		         "snapshot %s: cannot read it back: %s", id,
+		         store_errmsg(n->st));
+		return;
+	}
+	s->st->recorded += t.msgs;
+	if (t.bad)
+		return;
+	if (t.states != s->n || t.chans != s->cfg->nchans)
+		sim_fail(s, SIM_C_CONSERVATION,
+		         "snapshot %s: complete and consistent with %zu of "
+		         "%zu states and %zu of %zu channels",
+		         id, t.states, s->n, t.chans, s->cfg->nchans);
+	else if (t.sum != s->total)
+		sim_fail(s, SIM_C_CONSERVATION,
+		         "snapshot %s: conservation violated: balances and "
+		         "%" PRIu64 " messages in flight hold %" PRId64
+		         " tokens, the bank %" PRId64,
+		         id, t.msgs, t.sum, s->total);
+}
+
+static void
+count_reason(struct sim *s, const char *r)
+{
+	size_t k;
+
+	if (strstr(r, "restarted") != NULL)
+		k = 0;
+	else if (strstr(r, "storage") != NULL)
+		k = 1;
+	else if (strstr(r, "did not answer") != NULL ||
+	         strstr(r, "reconnected before answering") != NULL)
+		k = 2;
+	else if (strstr(r, "no application") != NULL)
+		k = 3;
+	else if (strstr(r, "no marker") != NULL)
+		k = 4;
+	else if (strstr(r, "no part") != NULL)
+		k = 5;
+	else if (strstr(r, "numbering resumed") != NULL)
+		k = 6;
+	else if (strstr(r, "daemon stopped") != NULL)
+		k = 7;
+	else
+		k = 8;
+	if (k == 8)
+		sim_trace(s, "abort reason of another kind: %s", r);
+	s->st->reasons[k]++;
+}
+
+/* Whether reason says that a node held the snapshot's id already
+ * ("p2: already holds an older snapshot ..."), and that node has not
+ * started again since the snapshot began: a marker can reach a restarted
+ * participant's new run, whose database holds what its last run recorded
+ * of that same snapshot, when the marker's sender never knew that run. */
+static int
+held_already(struct sim *s, const struct sim_snap *sn, const char *reason)
+{
+	const char *p = reason, *hit;
+
+	while ((hit = strstr(p, ": already holds an older snapshot")) != NULL) {
+		const char *name = hit;
+		char buf[CONFIG_NAME_MAX + 1];
+		int v;
+		while (name > reason && name[-1] != ' ')
+			name--;
+		snprintf(buf, sizeof(buf), "%.*s", (int)(hit - name), name);
+		if ((v = config_node_index(s->cfg, buf)) < 0 ||
+		    s->nodes[v].started <= sn->started)
+			return 1;
+		p = hit + 1;
+	}
+	return 0;
+}
+
+/* Every snapshot's end, as its initiator's database holds it. */
+static void
+check_snapshots(struct sim *s)
+{
+	for (size_t i = 0; i < s->nsnaps; i++) {
+		struct sim_snap *sn = &s->snaps[i];
+		struct sim_node *n = &s->nodes[sn->initiator];
+		struct store_snapshot row;
+		int rv = store_get(n->st, sn->id, &row);
+		int64_t took;
+
+		if (rv == E_NOENT && sn->lost_ok)
+			continue;
+		if (rv != 0) {
+			sim_fail(s, SIM_C_DEADLINE,
+			         "snapshot %s: no row at its initiator: %s",
+			         sn->id, store_errmsg(n->st));
+			continue;
+		}
+		took = row.finished_ms - row.started_ms;
+		if (row.status == STORE_IN_PROGRESS) {
+			sim_fail(s, SIM_C_DEADLINE,
+			         "snapshot %s: still in progress at the end",
+			         sn->id);
+			continue;
+		}
+		if (took > (int64_t)sn->timeout + SLACK_MS && !sn->crashed)
+			sim_fail(s, SIM_C_DEADLINE,
+			         "snapshot %s: ended %" PRId64 " ms after it "
+			         "started, timeout %" PRIu32 " (%s)",
+			         sn->id, took, sn->timeout,
+			         row.status == STORE_COMPLETE ? "complete"
+			                                      : row.reason);
+		if (row.status == STORE_COMPLETE) {
+			if (row.consistent != 1) {
+				sim_fail(s, SIM_C_DEADLINE,
+				         "snapshot %s: complete but not "
+				         "consistent: %s",
+				         sn->id, row.audit_reason);
+				continue;
+			}
+			s->st->complete++;
+			conservation(s, n, sn->id);
+			if (sn->final)
+				s->st->final_ok++;
+			continue;
+		}
+		s->st->aborted++;
+		if (row.reason[0] == '\0')
+			sim_fail(s, SIM_C_DEADLINE,
+			         "snapshot %s: aborted without a reason",
+			         sn->id);
+		else if (held_already(s, sn, row.reason))
+			sim_fail(s, SIM_C_IDS,
+			         "snapshot %s: a participant held its id "
+			         "already: %s",
+			         sn->id, row.reason);
+		count_reason(s, row.reason);
+		if (sn->final)
+			sim_fail(s, SIM_C_LIVENESS,
+			         "the snapshot after the faults healed, %s, "
+			         "aborted: %s",
+			         sn->id, row.reason);
+	}
+}
+
+/* ---- Phases ---- */
+
+/* Every link (parts and aborts go to the initiator on links without a
+ * channel) is alive both ways and knows the other end's current run,
+ * every application connected, every database writable. */
+static int
+recovered(struct sim *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct sim_node *n = &s->nodes[i];
+		if (n->c == NULL || !coord_app_connected(n->c) ||
+		    coord_degraded(n->c)[0] != '\0' || n->app.lost ||
+		    !n->app.opened)
+			return 0;
+		for (size_t v = 0; v < s->n; v++)
+			if (v != i &&
+			    (!coord_peer_alive(n->c, v) ||
+			     coord_peer_epoch(n->c, v) != s->nodes[v].epoch))
+				return 0;
+	}
+	return 1;
+}
+
+/* Whether nothing is left to do; if not, what (for the failure). */
+static int
+settled(struct sim *s, char *why, size_t len)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct sim_node *n = &s->nodes[i];
+		struct coord_queue_stats q;
+		if (n->c == NULL) {
+			snprintf(why, len, "%s is down", n->name);
+			return 0;
+		}
+		if (coord_degraded(n->c)[0] != '\0') {
+			snprintf(why, len, "%s is degraded", n->name);
+			return 0;
+		}
+		coord_queue_stats(n->c, &q);
+		if (q.link_items > 0 || q.inflight_items > 0 ||
+		    q.down_items > 0) {
+			snprintf(why, len,
+			         "%s holds %zu unacknowledged items, %zu "
+			         "untaken messages, %zu deliveries",
+			         n->name, q.link_items, q.inflight_items,
+			         q.down_items);
+			return 0;
+		}
+		if (coord_in_progress(n->c) > 0 || n->nlive > 0) {
+			snprintf(why, len, "%s has snapshots running", n->name);
+			return 0;
+		}
+		for (size_t v = 0; v < s->n; v++)
+			if (v != i &&
+			    s->sent[v][i].n != simapp_taken_from(&n->app, v)) {
+				snprintf(
+				    why, len,
+				    "%s -> %s: %zu sent, %" PRIu64 " taken",
+				    s->nodes[v].name, n->name, s->sent[v][i].n,
+				    simapp_taken_from(&n->app, v));
+				return 0;
+			}
+		for (size_t p = 0; p < n->app.npeers; p++)
+			if (fifo_count(&n->app.keep[p]) > 0) {
+				snprintf(why, len,
+				         "%s's libcut keeps %zu for %s",
+				         n->name, fifo_count(&n->app.keep[p]),
+				         s->nodes[n->app.peer[p]].name);
+				return 0;
+			}
+	}
+	return 1;
+}
+
+/* With -v, where every channel stands (for a run that did not
+ * settle). */
+static void
+dump(struct sim *s)
+{
+	if (s->o->verbose == 0)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		struct sim_node *n = &s->nodes[i];
+		for (size_t v = 0; v < s->n; v++) {
+			struct coord_peer_stats ps;
+			size_t p;
+			if (!channel(s->cfg, i, v) || n->c == NULL)
+				continue;
+			coord_peer_stats(n->c, v, &ps);
+			for (p = 0; p < n->app.npeers; p++)
+				if (n->app.peer[p] == v)
+					break;
+			sim_trace(
+			    s,
+			    "%s -> %s: app sent %zu (kept %zu, out_taken "
+			    "%" PRIu64 "), daemon sent %" PRIu64
+			    " app_taken %" PRIu64 " window %" PRIu64
+			    "; receiver took %" PRIu64 " alive %d",
+			    n->name, s->nodes[v].name, s->sent[i][v].n,
+			    p < n->app.npeers ? fifo_count(&n->app.keep[p]) : 0,
+			    p < n->app.npeers ? n->app.out_taken[p] : 0,
+			    ps.sent, ps.app_taken, ps.window_used,
+			    simapp_taken_from(&s->nodes[v].app, i), ps.alive);
+		}
+	}
+}
+
+static void
+heal(struct sim *s)
+{
+	sim_trace(s, "the faults end");
+	s->phase = 1;
+	simnet_heal(s);
+	for (size_t i = 0; i < s->n; i++) {
+		struct sim_node *n = &s->nodes[i];
+		n->db.active = 0;
+		n->app.slow_until = n->app.stop_until = n->app.mute_until = 0;
+		n->app.next_recv = s->now;
+		if (n->c == NULL)
+			n->restart_at = s->now;
+	}
+}
+
+static int64_t
+next_time(struct sim *s)
+{
+	int64_t t = simnet_next_event(s);
+
+	for (size_t i = 0; i < s->n; i++) {
+		int64_t a = simapp_next_event(&s->nodes[i].app);
+		if (a < t)
+			t = a;
+	}
+	if (s->next_event < s->nevents && s->events[s->next_event].at < t)
+		t = s->events[s->next_event].at;
+	if (s->phase < 2 && s->next_start < t)
+		t = s->next_start;
+	if (s->phase == 0 && s->heal_at < t)
+		t = s->heal_at;
+	if (s->check_at < t)
+		t = s->check_at;
+	return t;
+}
+
+/* The work of time s->now outside the nodes' turns: faults, restarts,
+ * phases, snapshot starts. */
+static int
+schedule(struct sim *s)
+{
+	char why[256];
+
+	while (s->next_event < s->nevents &&
+	       s->events[s->next_event].at <= s->now)
+		run_event(s, &s->events[s->next_event++]);
+	for (size_t i = 0; i < s->n; i++)
+		if (s->nodes[i].c == NULL && s->nodes[i].restart_at <= s->now)
+			restart(s, &s->nodes[i]);
+	if (s->phase == 0 && s->now >= s->heal_at)
+		heal(s);
+	if (s->phase < 2 && s->now >= s->next_start) {
+		struct sim_node *n = &s->nodes[sim_rand(s, s->n)];
+		if (n->c != NULL && !(s->phase == 1 && s->final_id != SIZE_MAX))
+			n->starts++;
+		s->next_start = s->now + sim_range(s, 50, 700);
+	}
+	if (s->now < s->check_at)
+		return 0;
+	s->check_at = s->now + 50;
+	if (s->phase == 1 && s->final_id == SIZE_MAX && !s->final_pending) {
+		if (recovered(s)) {
+			s->final_node = (size_t)sim_rand(s, s->n);
+			s->final_pending = 1;
+			s->nodes[s->final_node].starts++;
+		} else if (s->now > s->heal_at + RECOVER_MS) {
+			sim_fail(s, SIM_C_LIVENESS,
+			         "links did not come back within %d ms of "
+			         "the faults' end",
+			         RECOVER_MS);
+			return -1;
+		}
+	}
+	if (s->phase == 1 && s->final_id != SIZE_MAX) {
+		struct sim_snap *sn = &s->snaps[s->final_id];
+		struct coord_snap_view v;
+		struct sim_node *n = &s->nodes[sn->initiator];
+		if (n->c != NULL)
+			coord_snapshot_view(n->c, sn->id, &v);
+		if (n->c == NULL || v.ended ||
+		    s->now > sn->deadline + SLACK_MS) {
+			sim_trace(s, "traffic stops");
+			s->phase = 2;
+			s->settle_at = s->now;
+		}
+	}
+	if (s->phase == 2) {
+		if (settled(s, why, sizeof(why)))
+			return 1;
+		if (s->now > s->settle_at + SETTLE_MS) {
+			sim_fail(s, SIM_C_LIVENESS,
+			         "the cluster did not settle within %d ms: %s",
+			         SETTLE_MS, why);
+			dump(s);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- One run ---- */
+
+static void
+run_init(struct sim *s)
+{
+	size_t n;
+	int ring;
+
+	n = s->o->nodes_lo +
+	    (size_t)sim_rand(s, s->o->nodes_hi - s->o->nodes_lo + 1);
+	ring =
+	    s->o->topology >= 0 ? s->o->topology : n > 3 && sim_rand(s, 2) == 0;
+	s->n = n;
+	s->cfg = make_config(s, n, ring);
+	cutproto_arena_init(&s->arena);
+	s->final_id = SIZE_MAX;
+	s->heal_at = s->o->duration_ms;
+	s->check_at = 0;
+	s->next_start = sim_range(s, 100, 600);
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = 0; b < n; b++)
+			s->lat[a][b] = (unsigned char)sim_range(s, 1, 4);
+	for (size_t i = 0; i < n; i++) {
+		struct sim_node *nd = &s->nodes[i];
+		char err[512];
+		int64_t balance = sim_range(s, BALANCE_MIN, BALANCE_MAX);
+		nd->idx = i;
+		nd->name = s->cfg->nodes[i].name;
+		nd->restart_at = SIM_NEVER;
+		if (store_open(":memory:", &nd->st, err, sizeof(err)) != 0) {
+			fprintf(stderr, "cutlab: %s\n", err);
+			exit(EX_SOFTWARE);
+		}
+		simdb_init(&nd->db, s, nd->st);
+		if (simnet_start(s, nd) != 0) {
+			fprintf(stderr, "cutlab: cannot start %s\n", nd->name);
+			exit(EX_SOFTWARE);
+		}
+		simapp_init(s, &nd->app, i, balance);
+		s->total += balance;
+	}
+	plan_faults(s);
+}
+
+static void
+run_free(struct sim *s)
+{
+	simnet_free(s);
+	for (size_t i = 0; i < s->n; i++) {
+		struct sim_node *n = &s->nodes[i];
+		coord_free(n->c);
+		store_close(n->st);
+		simapp_fini(&n->app);
+		free(n->live);
+	}
+	for (size_t a = 0; a < s->n; a++)
+		for (size_t b = 0; b < s->n; b++)
+			free(s->sent[a][b].amount);
+	cutproto_arena_fini(&s->arena);
+	config_free(s->cfg);
+	free(s->events);
+	free(s->snaps);
+}
+
+/* The end of a run: what only the whole history can tell. */
+static void
+final_checks(struct sim *s)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		sum += s->nodes[i].app.balance;
+	if (sum != s->total)
+		sim_fail(s, SIM_C_ONCE,
+		         "the balances hold %" PRId64 " tokens at the end, "
+		         "the bank %" PRId64,
+		         sum, s->total);
+	check_snapshots(s);
+	if (s->final_id == SIZE_MAX)
+		sim_fail(s, SIM_C_LIVENESS,
+		         "no snapshot was started after the faults healed");
+	for (size_t i = 0; i < s->n; i++)
+		s->st->db_failures += s->nodes[i].db.failures;
+}
+
+static void
+faults_arg(unsigned faults, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (faults == 0) {
+		snprintf(buf, len, "none");
+		return;
+	}
+	for (size_t k = 0; k < NFAULTS; k++)
+		if (faults & fault_names[k].bit)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s",
+			                        off ? "," : "",
+			                        fault_names[k].name);
+}
+
+static void
+replay_line(const struct sim_options *o, uint64_t seed, FILE *f)
+{
+	char faults[128];
+
+	faults_arg(o->faults, faults, sizeof(faults));
+	fprintf(f, "cutlab sim --nodes %s --seed %" PRIu64 " --faults %s",
+	        o->nodes_arg, seed, faults);
+	if (o->duration_ms != 8000)
+		fprintf(f, " --duration %" PRId64, o->duration_ms);
+	if (o->rate != 100)
+		fprintf(f, " --rate %u", o->rate);
+	if (o->cut >= 0)
+		fprintf(f, " --cut %s", o->cut ? "aligned" : "unaligned");
+	if (o->topology >= 0)
+		fprintf(f, " --topology %s", o->topology ? "ring" : "full");
+	if (o->self_check != SIM_SC_NONE)
+		fprintf(f, " --self-check %s", self_checks[o->self_check]);
+}
+
+/* Runs seed; returns 0 if every check held. */
+static int
+run_one(const struct sim_options *o, uint64_t seed, struct sim_stats *st)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+	int64_t last = -1, same = 0;
+	int rv = 0;
+
+	if (s == NULL)
+		abort();
+	s->o = o;
+	s->st = st;
+	s->seed = seed;
+	s->rng.s = seed;
+	run_init(s);
+	if (o->verbose)
+		printf(
+		    "seed %" PRIu64 ": %zu nodes, %zu channels (%s), %s cut, "
+		    "deadline %u ms, message cost %zu, bank %" PRId64 "\n",
+		    seed, s->n, s->cfg->nchans,
+		    s->cfg->chans_declared ? "ring and chords" : "every pair",
+		    s->cfg->aligned ? "aligned" : "unaligned",
+		    s->cfg->deadline_ms, s->cfg->message_cost, s->total);
+	for (;;) {
+		int64_t t = next_time(s);
+		if (t == SIM_NEVER) {
+			sim_fail(s, SIM_C_SIM, "nothing left to happen");
+			break;
+		}
+		if (t < s->now)
+			t = s->now;
+		/* Every step moves time on or ends something; a thousand
+		 * at one instant means the simulation itself is stuck. */
+		if (t == last && ++same > 1000) {
+			sim_fail(s, SIM_C_SIM,
+			         "the simulation is stuck at one instant");
+			break;
+		}
+		if (t != last)
+			same = 0;
+		last = s->now = t;
+		if ((rv = schedule(s)) != 0)
+			break;
+		simnet_deliver(s);
+		for (size_t i = 0; i < s->n; i++)
+			if (simnet_due(s, &s->nodes[i]))
+				simnet_turn(s, &s->nodes[i]);
+		for (size_t i = 0; i < s->n; i++)
+			if (simapp_next_event(&s->nodes[i].app) <= s->now)
+				simapp_step(s, &s->nodes[i].app);
+		if (o->self_check != SIM_SC_NONE &&
+		    (s->caught & (1u << self_check_trips[o->self_check])))
+			break; /* caught: enough */
+	}
+	if (rv >= 0)
+		final_checks(s);
+	st->sim_ms += s->now;
+	st->runs++;
+	rv = s->nfail > 0;
+	if (o->self_check != SIM_SC_NONE &&
+	    (s->caught & (1u << self_check_trips[o->self_check])))
+		st->caught++;
+	if (rv) {
+		st->failed++;
+		if (o->self_check == SIM_SC_NONE) {
+			printf("FAIL seed %" PRIu64 ": %s", seed, s->fail);
+			if (s->nfail > 1)
+				printf(" (and %" PRIu64 " more)", s->nfail - 1);
+			printf("\n  replay: ");
+			replay_line(o, seed, stdout);
+			printf(" -v\n");
+		} else if (o->verbose) {
+			printf("seed %" PRIu64 ": caught: %s\n", seed, s->fail);
+		}
+	} else if (o->verbose) {
+		printf("seed %" PRIu64 ": ok (%" PRId64 " ms simulated)\n",
+		       seed, s->now);
+	}
+	fflush(stdout);
+	run_free(s);
+	free(s);
+	return rv;
+}
+
+/* ---- Options ---- */
+
+static void
+usage(FILE *f)
+{
+	fprintf(
+	    f, "usage: cutlab sim [--nodes N|LO-HI] [--seed S] [--runs R] "
+	       "[--faults LIST]\n"
+	       "                  [--duration MS] [--rate MSGS] "
+	       "[--cut aligned|unaligned]\n"
+	       "                  [--topology full|ring] [--self-check BUG] "
+	       "[-v]...\n"
+	       "LIST: all, none, or crash,partition,drop,storage,slow,applink\n"
+	       "BUG: conservation, once, deadline, ids, bounds\n");
+}
+
+static int
+parse_u64(const char *p, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (p[0] < '0' || p[0] > '9')
+		return -1;
+	v = strtoull(p, &end, 10);
+	if (*end != '\0')
+		return -1;
+	*ret = v;
+	return 0;
+}
+
+static int
+parse_faults(const char *p, unsigned *ret)
+{
+	char buf[256], *tok, *save = NULL;
+
+	if (strcmp(p, "all") == 0) {
+		*ret = SIM_F_ALL;
+		return 0;
+	}
+	*ret = 0;
+	if (strcmp(p, "none") == 0)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", p);
+	for (tok = strtok_r(buf, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
+		size_t k;
+		for (k = 0; k < NFAULTS; k++)
+			if (strcmp(tok, fault_names[k].name) == 0)
+				break;
+		if (k == NFAULTS)
+			return -1;
+		*ret |= fault_names[k].bit;
+	}
+	return 0;
+}
+
+static int
+parse_nodes(const char *p, struct sim_options *o)
+{
+	unsigned long lo, hi;
+	char c;
+
+	if (sscanf(p, "%lu-%lu%c", &lo, &hi, &c) == 2) {
+		/* a range */
+	} else if (sscanf(p, "%lu%c", &lo, &c) == 1) {
+		hi = lo;
+	} else {
+		return -1;
+	}
+	if (lo < SIM_MIN_NODES || hi > SIM_MAX_NODES || lo > hi)
+		return -1;
+	o->nodes_lo = lo;
+	o->nodes_hi = hi;
+	snprintf(o->nodes_arg, sizeof(o->nodes_arg), "%s", p);
+	return 0;
+}
+
+/* Fewer runs when CUT_SIM_SCALE says so (the ASan build's tests set it:
+ * a run there costs several times as much). */
+static uint64_t
+scaled(uint64_t runs)
+{
+	const char *e = getenv("CUT_SIM_SCALE");
+	uint64_t pct;
+
+	if (e == NULL || parse_u64(e, &pct) != 0 || pct == 0 || pct >= 100)
+		return runs;
+	runs = runs * pct / 100;
+	return runs > 0 ? runs : 1;
+}
+
+static void
+report(const struct sim_options *o, const struct sim_stats *st)
+{
+	char faults[128];
+
+	faults_arg(o->faults, faults, sizeof(faults));
+	printf("sim: %" PRIu64 " runs (seeds %" PRIu64 "..%" PRIu64
+	       ", %s nodes, faults %s): %" PRIu64 " passed, %" PRIu64
+	       " failed\n",
+	       st->runs, o->seed, o->seed + st->runs - 1, o->nodes_arg, faults,
+	       st->runs - st->failed, st->failed);
+	printf(
+	    "  snapshots: %" PRIu64 " started (%" PRIu64 " refused), %" PRIu64
+	    " complete and consistent, %" PRIu64 " aborted with a reason; "
+	    "%" PRIu64 " after healing complete\n",
+	    st->started, st->refused, st->complete, st->aborted, st->final_ok);
+	printf("  aborts: ");
+	for (size_t k = 0; k < sizeof(reason_kinds) / sizeof(reason_kinds[0]);
+	     k++)
+		printf("%s%s %" PRIu64, k ? ", " : "", reason_kinds[k],
+		       st->reasons[k]);
+	printf("\n  %" PRIu64 " messages, %" PRIu64 " recorded in transit; "
+	       "%" PRIu64 " crashes (%" PRIu64 " of them stops), %" PRIu64
+	       " partitions, %" PRIu64 " resets, %" PRIu64
+	       " storage faults (%" PRIu64 " writes failed), %" PRIu64
+	       " slow spells, %" PRIu64 " application links reset\n",
+	       st->messages, st->recorded, st->crashes, st->stops,
+	       st->partitions, st->drops, st->storage, st->db_failures,
+	       st->slow, st->applinks);
+	printf("  %" PRIu64 " daemon turns, %" PRIu64 " peer frames, %.1f s "
+	       "simulated\n",
+	       st->turns, st->frames, (double)st->sim_ms / 1000);
+}
+
+int
+sim_main(int argc, char **argv)
+{
+	struct sim_options o;
+	struct sim_stats st;
+	uint64_t v;
+
+	memset(&o, 0, sizeof(o));
+	memset(&st, 0, sizeof(st));
+	o.nodes_lo = o.nodes_hi = 5;
+	snprintf(o.nodes_arg, sizeof(o.nodes_arg), "5");
+	o.seed = 1;
+	o.runs = 1;
+	o.faults = SIM_F_ALL;
+	o.cut = -1;
+	o.topology = -1;
+	o.duration_ms = 8000;
+	o.rate = 100;
+	for (int i = 0; i < argc; i++) {
+		const char *arg = argv[i],
+		           *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			usage(stdout);
+			return 0;
+		}
+		if (strcmp(arg, "--verbose") == 0 ||
+		    (arg[0] == '-' && arg[1] == 'v' &&
+		     strspn(arg + 1, "v") == strlen(arg + 1))) {
+			o.verbose += arg[1] == 'v' ? (int)strlen(arg + 1) : 1;
+			continue;
+		}
+		if (val == NULL) {
+			usage(stderr);
+			return EX_USAGE;
+		}
+		i++;
+		if (strcmp(arg, "--nodes") == 0 && parse_nodes(val, &o) == 0)
+			continue;
+		if (strcmp(arg, "--seed") == 0 && parse_u64(val, &o.seed) == 0)
+			continue;
+		if (strcmp(arg, "--runs") == 0 &&
+		    parse_u64(val, &o.runs) == 0 && o.runs > 0)
+			continue;
+		if (strcmp(arg, "--faults") == 0 &&
+		    parse_faults(val, &o.faults) == 0)
+			continue;
+		if (strcmp(arg, "--duration") == 0 && parse_u64(val, &v) == 0 &&
+		    v >= 1000 && v <= 600000) {
+			o.duration_ms = (int64_t)v;
+			continue;
+		}
+		if (strcmp(arg, "--rate") == 0 && parse_u64(val, &v) == 0 &&
+		    v >= 1 && v <= 1000) {
+			o.rate = (unsigned)v;
+			continue;
+		}
+		if (strcmp(arg, "--cut") == 0 &&
+		    (strcmp(val, "aligned") == 0 ||
+		     strcmp(val, "unaligned") == 0)) {
+			o.cut = strcmp(val, "aligned") == 0;
+			continue;
+		}
+		if (strcmp(arg, "--topology") == 0 &&
+		    (strcmp(val, "full") == 0 || strcmp(val, "ring") == 0)) {
+			o.topology = strcmp(val, "ring") == 0;
+			continue;
+		}
+		if (strcmp(arg, "--self-check") == 0) {
+			size_t k;
+			for (k = 1; k < NSELF; k++)
+				if (strcmp(val, self_checks[k]) == 0)
+					break;
+			if (k < NSELF) {
+				o.self_check = (enum sim_self_check)k;
+				continue;
+			}
+		}
+		usage(stderr);
+		return EX_USAGE;
+	}
+	/* The coordinators' own log only with -vv: the checks speak. */
+	log_init(o.verbose >= 2 ? LOG_DEBUG : -1);
+	/* A planted bug must be caught in the runs asked for, whatever the
+	 * build. */
+	if (o.self_check == SIM_SC_NONE)
+		o.runs = scaled(o.runs);
+	for (uint64_t k = 0; k < o.runs; k++)
+		run_one(&o, o.seed + k, &st);
+	if (o.self_check != SIM_SC_NONE) {
+		/* Planted: the run must fail, and did in so many seeds. */
+		printf("self-check %s: the planted bug was caught by its check "
+		       "in %" PRIu64 " of %" PRIu64 " runs\n",
+		       self_checks[o.self_check], st.caught, st.runs);
+		return st.caught > 0 ? 0 : 1;
+	}
+	report(&o, &st);
+	return st.failed > 0 ? 1 : 0;
+}

@@ -1,0 +1,356 @@
+/*
+ * sim.h - the whole-cluster simulation (cutlab sim): what its files share.
+ *
+ *   sim.c       options, one run (the loop, the faults, the workload),
+ *               the checks, the report; see the comment at its top
+ *   simnet.c    the network between daemons: connections, dialers,
+ *               partitions, resets; and the turn of one daemon
+ *   simapp.c    the applications: libcut's protocol, replicated, under a
+ *               token-bank workload
+ *   simdb.c     the store port that makes a node's writes fail
+ *
+ * Everything runs in one thread on simulated time (milliseconds), and
+ * every random choice comes from one PRNG seeded once (struct lab_rng):
+ * a seed is a replay.
+ */
+#ifndef CUT_SIM_H
+#define CUT_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "coord.h"
+#include "cutproto.h"
+#include "fifo.h"
+#include "lab.h"
+#include "store.h"
+
+#define SIM_MIN_NODES 2
+#define SIM_MAX_NODES 32
+#define SIM_NEVER     INT64_MAX
+
+/* The simulated wall clock starts on 2100-01-01: after anything a real
+ * clock says, so the id counter SQLite starts at the real time when it
+ * creates a database (store.c, migration 1 -> 2) is passed at the first
+ * id, and ids depend on the seed alone. */
+#define SIM_WALL_BASE 4102444800000LL
+
+/* Fault kinds (--faults). */
+enum {
+	SIM_F_CRASH = 1 << 0,     /* a daemon dies and restarts */
+	SIM_F_PARTITION = 1 << 1, /* a group cut off, both ways or one */
+	SIM_F_DROP = 1 << 2,      /* a connection reset, its frames lost */
+	SIM_F_STORAGE = 1 << 3,   /* a node's database fails writes */
+	SIM_F_SLOW = 1 << 4,      /* applications slow, stopped or mute */
+	SIM_F_APPLINK = 1 << 5,   /* an application's connection reset */
+	SIM_F_ALL = (1 << 6) - 1,
+};
+
+/* Bugs --self-check plants, to show that a check can fail. */
+enum sim_self_check {
+	SIM_SC_NONE,
+	SIM_SC_CONSERVATION, /* an application overstates its balance */
+	SIM_SC_ONCE,         /* libcut forgets a source when it resumes */
+	SIM_SC_DEADLINE,     /* a node runs no timers */
+	SIM_SC_IDS,          /* the store hands out one id counter twice */
+	SIM_SC_BOUNDS,       /* the bounds are checked against an eighth
+	                        of the window, which traffic passes */
+};
+
+/* What a failed check was about (--self-check asks for one). */
+enum sim_check {
+	SIM_C_DEADLINE,     /* a snapshot's end: in time, with a reason */
+	SIM_C_CONSERVATION, /* a consistent cut holds the bank's total */
+	SIM_C_ONCE,         /* every stream exactly once, in order */
+	SIM_C_BOUNDS,       /* queues within their windows */
+	SIM_C_IDS,          /* no id issued twice */
+	SIM_C_LIVENESS,     /* links come back, the cluster settles */
+	SIM_C_SIM,          /* the simulation's own consistency */
+};
+
+struct sim_options {
+	size_t nodes_lo, nodes_hi; /* the node count, drawn in this range */
+	uint64_t seed, runs;
+	unsigned faults;
+	int cut;             /* -1: drawn; 0 unaligned; 1 aligned */
+	int topology;        /* -1: drawn; 0 every pair; 1 a ring plus chords */
+	int64_t duration_ms; /* of the faulty phase */
+	unsigned rate;       /* messages per second per application */
+	int verbose;
+	enum sim_self_check self_check;
+	/* The argument of --nodes as given, for the replay line. */
+	char nodes_arg[32];
+};
+
+/* A frame in flight or arrived: when it arrives, and on which connection
+ * (the receiver's id for it). */
+struct sim_frame {
+	struct sim_frame *next;
+	int64_t at;
+	uint32_t conn;
+	int hello; /* an application's hello */
+	size_t len;
+	uint8_t data[];
+};
+
+/* Frames in order. */
+struct sim_queue {
+	struct sim_frame *head, *tail;
+	size_t n;
+	int64_t last_at; /* arrival of the last one: a connection is FIFO */
+};
+
+/*
+ * One TCP connection from the dialer src to the listener dst (the only
+ * direction frames go: cutd's dialers only send).  dead: reset, its
+ * frames lost; closing: src closed it, its frames still go, then dst
+ * hears it closed.  The two ends learn of a close at src_close_at and
+ * dst_close_at, as the network lets them.
+ */
+struct sim_conn {
+	struct sim_conn *next;
+	uint32_t id; /* dst's id for it */
+	size_t src, dst;
+	int dead, closing;
+	int src_told, dst_told; /* the end has been told it closed */
+	int64_t src_close_at, dst_close_at;
+	struct sim_queue q;
+};
+
+/* A node's dialer to another node, as net.c keeps it. */
+struct sim_dial {
+	struct sim_conn *cur; /* its open connection (src end), or NULL */
+	int pipes;            /* 1 while cur is open at this end */
+	int reconnected;      /* a connection came up since the last turn */
+	int up;               /* as last told the coordinator */
+	struct sim_frame *pending;
+	int64_t pipe_since, dialed_ms;
+	int64_t attempt_at; /* next connect attempt, or SIM_NEVER */
+	int64_t connect_at; /* a connect in progress completes, or SIM_NEVER */
+	int64_t backoff;
+};
+
+/* The store port of one node, which fails writes while told to. */
+struct sim_db {
+	struct sim *s;
+	struct store *st;
+	struct store_port inner;
+	int active;       /* the fault window is open */
+	unsigned fail_pm; /* per mille of writes that fail in it */
+	int lost;         /* the open batch was lost: writes fail */
+	int ours;         /* the last failure was ours: err says why */
+	char err[160];
+	uint64_t failures; /* writes and commits failed */
+	uint64_t last_id;  /* SIM_SC_IDS */
+};
+
+/* One node's application: libcut's state (cut_int.h's struct cut, the
+ * parts the protocol needs) and the token bank's (simapp.c). */
+struct sim_app {
+	struct sim *s;
+	size_t node;
+	/* The connection to the daemon and its resumption. */
+	uint32_t conn;   /* open, or 0 */
+	int64_t dial_at; /* connects then, if the daemon is up */
+	int opened;      /* the first hello reply was taken */
+	int hello_sent;  /* on conn */
+	int lost, resuming;
+	uint32_t hello_conn;
+	/* Outgoing channels, by index in the hello reply's peers. */
+	size_t npeers;
+	size_t peer[SIM_MAX_NODES];
+	uint64_t sent[SIM_MAX_NODES], limit[SIM_MAX_NODES];
+	uint64_t out_seq[SIM_MAX_NODES], out_taken[SIM_MAX_NODES];
+	struct fifo keep[SIM_MAX_NODES]; /* packed AppSend items, tag seq,
+	                                    tag2 window charge */
+	uint64_t window, cost, max_message;
+	/* The down stream: items waiting for the application (packed
+	 * AppItems), unaligned requests ahead of them. */
+	struct fifo q;
+	char ovt[16][ENGINE_ID_MAX + 1];
+	size_t novt;
+	uint64_t handed, reported, unreported;
+	int64_t taken_at; /* the taken timer, or SIM_NEVER */
+	uint64_t src_taken[SIM_MAX_NODES];
+	size_t srcs[SIM_MAX_NODES], nsrcs; /* in the order first seen */
+	int src_seen[SIM_MAX_NODES];
+	/* The up stream, packed AppItems (field 1 of an AppBatch). */
+	uint8_t *out;
+	size_t out_len, out_cap;
+	/* The token bank and the application's behaviour. */
+	int64_t balance;
+	int64_t next_recv, next_send;
+	int64_t slow_until, stop_until, mute_until;
+	int64_t recv_every; /* while slow */
+	size_t recv_max;    /* items per pass while slow */
+	uint64_t taken_total, sent_total;
+};
+
+/* One node: its daemon (coordinator, database, sockets) and its
+ * application. */
+struct sim_node {
+	size_t idx;
+	const char *name;
+	struct coord *c; /* NULL while down */
+	uint64_t epoch;  /* its run's */
+	int64_t started; /* when it last started */
+	struct store *st;
+	struct sim_db db;
+	int64_t restart_at;     /* while down: when it starts again */
+	int64_t wake;           /* its next timer */
+	uint32_t next_conn;     /* listener and application connection ids */
+	struct sim_queue inbox; /* peer frames arrived, not yet read */
+	uint32_t closed[64];    /* listener connections closed, to tell */
+	size_t nclosed;
+	struct sim_dial dial[SIM_MAX_NODES];
+	/* The application socket: the connection open (0 none), frames for
+	 * it not yet on a connection, frames on it, and the up stream. */
+	uint32_t app_conn, app_removed, app_told;
+	struct sim_queue app_held, app_down, app_up;
+	struct sim_queue app_inbox;
+	int starts; /* coord_start calls due this turn */
+	int flap;   /* reset the application's connection again as soon as
+	               its next hello is in the daemon's socket */
+	/* The snapshots running here, as last seen. */
+	struct sim_seen *live;
+	size_t nlive, caplive;
+	struct sim_app app;
+	uint64_t turns, crashes;
+};
+
+/* The messages of one channel, by seq from 1: their amounts. */
+struct sim_log {
+	int32_t *amount;
+	size_t n, cap;
+};
+
+/* A snapshot this run started, as the checks follow it. */
+struct sim_snap {
+	char id[ENGINE_ID_MAX + 1];
+	size_t initiator;
+	int64_t started, deadline; /* deadline: started + timeout */
+	uint32_t timeout;
+	int final;   /* the one started after the faults healed */
+	int crashed; /* its initiator died before its deadline */
+	int lost_ok; /* ...with its end only in memory: no row is fine */
+};
+
+/* Where a running snapshot was first seen at a node. */
+struct sim_seen {
+	char id[ENGINE_ID_MAX + 1];
+	int64_t since, bound;
+	int mark;
+};
+
+struct sim_stats {
+	uint64_t runs, failed;
+	uint64_t caught; /* runs in which --self-check's check failed */
+	uint64_t started, refused, complete, aborted, final_ok;
+	uint64_t messages, crashes, stops, partitions, drops, storage, slow;
+	uint64_t applinks, frames, turns, recorded, db_failures;
+	int64_t sim_ms;
+	uint64_t reasons[9];
+};
+
+struct sim {
+	const struct sim_options *o;
+	uint64_t seed;
+	struct lab_rng rng;
+	struct config *cfg;
+	size_t n;
+	struct sim_node nodes[SIM_MAX_NODES];
+	struct sim_conn *conns;
+	/* blocked[a][b]: frames from a do not reach b.  lat[a][b]: the
+	 * one-way latency from a to b, in milliseconds. */
+	unsigned char blocked[SIM_MAX_NODES][SIM_MAX_NODES];
+	unsigned char lat[SIM_MAX_NODES][SIM_MAX_NODES];
+	int64_t now, heal_at, settle_at, check_at;
+	int phase; /* 0 faults, 1 healed, 2 traffic stopped */
+	/* The snapshot after the faults heal: where, whether it is still to
+	 * be started, and its index in snaps (SIZE_MAX before). */
+	size_t final_node, final_id;
+	int final_pending;
+	struct cutproto_arena arena;
+	/* Per channel src -> dst: the amount of each message by seq (from
+	 * 1), as the sender's application sent it. */
+	struct sim_log sent[SIM_MAX_NODES][SIM_MAX_NODES];
+	int64_t total; /* tokens in the bank */
+	struct sim_snap *snaps;
+	size_t nsnaps, capsnaps;
+	/* The schedule of faults, and the next snapshot start. */
+	struct sim_event *events;
+	size_t nevents, next_event;
+	int64_t next_start;
+	/* The first failure, and how many there were. */
+	char fail[1024];
+	uint64_t nfail;
+	unsigned caught; /* 1 << enum sim_check of each failed check */
+	struct sim_stats *st;
+};
+
+/* sim.c */
+/* cutlab sim ARGS...: argv holds the arguments after "sim". */
+int sim_main(int argc, char **argv);
+int64_t sim_wall(const struct sim *s);
+uint64_t sim_rand(struct sim *s, uint64_t n);             /* 0 .. n-1 */
+int64_t sim_range(struct sim *s, int64_t lo, int64_t hi); /* lo .. hi */
+/* Records a failed check (the first one is kept whole). */
+void sim_fail(struct sim *s, enum sim_check check, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void sim_trace(struct sim *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The node's coordinator saw snapshot id running (check bookkeeping). */
+void sim_note_running(struct sim *s, size_t node);
+/* A Start call at node n, as control.c makes it. */
+void sim_start_snapshot(struct sim *s, struct sim_node *n);
+
+/* simnet.c */
+void simnet_frame_free(struct sim_frame *f);
+struct sim_frame *simnet_frame_new(size_t len);
+void simnet_queue_push(struct sim_queue *q, struct sim_frame *f);
+struct sim_frame *simnet_queue_pop(struct sim_queue *q);
+void simnet_queue_clear(struct sim_queue *q);
+/* The network's next event after now, or SIM_NEVER. */
+int64_t simnet_next_event(struct sim *s);
+/* Moves frames and close notices due at s->now to their receivers,
+ * and completes dials. */
+void simnet_deliver(struct sim *s);
+/* Node n's daemon: one turn of cutd's loop, at s->now. */
+void simnet_turn(struct sim *s, struct sim_node *n);
+int simnet_due(const struct sim *s, const struct sim_node *n);
+/* Crash and start of a daemon; a reset; a partition. */
+void simnet_crash(struct sim *s, struct sim_node *n);
+int simnet_start(struct sim *s, struct sim_node *n);
+void simnet_reset_random(struct sim *s);
+void simnet_partition(struct sim *s, int one_way);
+void simnet_heal(struct sim *s);
+void simnet_free(struct sim *s);
+/* The application's connection to its daemon opens, or closes (both ends
+ * know at once: IPC). */
+void simnet_app_connect(struct sim *s, struct sim_node *n);
+void simnet_app_close(struct sim *s, struct sim_node *n);
+
+/* simapp.c */
+void simapp_init(struct sim *s, struct sim_app *a, size_t node,
+                 int64_t balance);
+void simapp_fini(struct sim_app *a);
+int64_t simapp_next_event(const struct sim_app *a);
+/* The application's due work at s->now: connect, receive, send, timers. */
+void simapp_step(struct sim *s, struct sim_app *a);
+/* A frame from the daemon arrived (libcut's receiving thread). */
+void simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf,
+                   size_t len);
+/* Its connection closed (the daemon died, or the link was reset). */
+void simapp_conn_closed(struct sim *s, struct sim_app *a);
+/* The channel from -> to, checked at the end: every message sent was
+ * taken, once, in order. */
+uint64_t simapp_taken_from(const struct sim_app *a, size_t from);
+
+/* simdb.c */
+void simdb_init(struct sim_db *d, struct sim *s, struct store *st);
+struct store_port simdb_port(struct sim_db *d);
+/* Ends a batch a crash left open. */
+void simdb_crash(struct sim_db *d);
+
+#endif /* CUT_SIM_H */

@@ -1,0 +1,811 @@
+/*
+ * simnet.c - the simulated network between the daemons, their sockets,
+ * and one turn of each daemon's loop.
+ *
+ * As in cutd (shell/net.c), every node listens on one socket and dials
+ * every other node with a socket that only sends, so frames from p to q
+ * go on p's connection to q's listener.  A connection is TCP as the
+ * daemons see it: FIFO (each frame arrives after the one before it, each
+ * with its own latency and now and then a spike), never losing or
+ * duplicating a frame on its own.  What breaks it:
+ *
+ *   - a reset (a dropped segment, a middlebox, a crash at either end):
+ *     the frames in flight are lost, and each end hears of the close a
+ *     latency later, when the network lets the news through;
+ *   - a close by the dialer, as net.c does when the coordinator finds the
+ *     peer silent: half of them abortive (frames lost), half graceful (the
+ *     frames in flight still arrive, then the listener hears the close),
+ *     so that an old connection's frames can arrive interleaved with the
+ *     new one's;
+ *   - a partition: frames from one group to the other wait in their
+ *     connections (TCP retransmits) and arrive when it heals, if the
+ *     connection is still there; a dial across it hangs until net.c
+ *     replaces the dialer (REDIAL_MS); close notices wait as well.
+ *
+ * A send into a connection holding CONN_FRAMES frames is refused, as nng
+ * refuses one beyond its send buffer: the frame stays pending and goes
+ * first next turn.  Duplicates happen only where the transport makes them:
+ * the links resend after a reconnect, a hello or a silence.
+ *
+ * The application's socket is one IPC connection at a time: frames the
+ * daemon sends while none is open wait in the socket and go to the next
+ * one (pair1 sends to whatever connection is open, replies too); a close
+ * loses what was on the connection both ways.
+ *
+ * simnet_turn() is cutd.c's run() loop body, in its order: net events,
+ * application events, peer frames, application frames, control calls,
+ * timers, application frames out, commit, and the peers' frames only when
+ * the turn's batch committed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sim.h"
+
+/* nng's send buffer (net.c sets NNG_OPT_SENDBUF 64) and its batches. */
+#define CONN_FRAMES      64
+#define RECV_PER_TURN    256
+#define BATCHES_PER_TURN 64
+/* cutd's loop sleeps at most this long; net.c replaces a dialer that has
+ * not connected for REDIAL_MS, and nng redials after RECONN_MIN, doubling
+ * up to RECONN_MAX. */
+#define MAX_SLEEP_MS 1000
+#define REDIAL_MS    1000
+#define RECONN_MIN   100
+#define RECONN_MAX   1000
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+struct sim_frame *
+simnet_frame_new(size_t len)
+{
+	struct sim_frame *f = malloc(sizeof(*f) + (len ? len : 1));
+
+	if (f == NULL)
+		abort(); /* the simulation cannot go on honestly */
+	memset(f, 0, sizeof(*f));
+	f->len = len;
+	return f;
+}
+
+void
+simnet_frame_free(struct sim_frame *f)
+{
+	free(f);
+}
+
+void
+simnet_queue_push(struct sim_queue *q, struct sim_frame *f)
+{
+	f->next = NULL;
+	if (q->tail != NULL)
+		q->tail->next = f;
+	else
+		q->head = f;
+	q->tail = f;
+	q->n++;
+	if (f->at > q->last_at)
+		q->last_at = f->at;
+}
+
+struct sim_frame *
+simnet_queue_pop(struct sim_queue *q)
+{
+	struct sim_frame *f = q->head;
+
+	if (f == NULL)
+		return NULL;
+	if ((q->head = f->next) == NULL)
+		q->tail = NULL;
+	q->n--;
+	f->next = NULL;
+	return f;
+}
+
+void
+simnet_queue_clear(struct sim_queue *q)
+{
+	struct sim_frame *f;
+
+	while ((f = simnet_queue_pop(q)) != NULL)
+		simnet_frame_free(f);
+	q->last_at = 0;
+}
+
+/* The latency of one frame from a to b: the path's, a little jitter,
+ * and once in a while a spike (a retransmission, a full queue). */
+static int64_t
+latency(struct sim *s, size_t a, size_t b)
+{
+	int64_t ms = s->lat[a][b] + sim_range(s, 0, 1);
+
+	if (sim_rand(s, 200) == 0)
+		ms += sim_range(s, 10, 80);
+	return ms;
+}
+
+/* Queues f on connection k, behind what is already on it.  Returns -1
+ * when the connection's buffer is full (f stays the caller's). */
+static int
+conn_send(struct sim *s, struct sim_conn *k, struct sim_frame *f)
+{
+	if (k->dead || k->closing) {
+		/* Into a connection that is gone but not yet known gone. */
+		simnet_frame_free(f);
+		return 0;
+	}
+	if (k->q.n >= CONN_FRAMES)
+		return -1;
+	f->conn = k->id;
+	f->at = s->now + latency(s, k->src, k->dst);
+	if (f->at < k->q.last_at)
+		f->at = k->q.last_at;
+	simnet_queue_push(&k->q, f);
+	s->st->frames++;
+	return 0;
+}
+
+/* Resets k: its frames are lost and both ends hear of it (unless an end
+ * is the one that closed it, or is gone). */
+static void
+conn_reset(struct sim *s, struct sim_conn *k, int src_knows, int dst_knows)
+{
+	simnet_queue_clear(&k->q);
+	k->dead = 1;
+	if (src_knows)
+		k->src_told = 1;
+	else if (k->src_close_at == SIM_NEVER)
+		k->src_close_at = s->now + latency(s, k->dst, k->src);
+	if (dst_knows)
+		k->dst_told = 1;
+	else if (k->dst_close_at == SIM_NEVER)
+		k->dst_close_at = s->now + latency(s, k->src, k->dst);
+}
+
+/* The dialer of src to dst lost its connection now: nng dials again. */
+static void
+dial_lost(struct sim *s, struct sim_dial *d)
+{
+	d->cur = NULL;
+	d->pipes = 0;
+	d->backoff = 2 * RECONN_MIN;
+	d->attempt_at = s->now + RECONN_MIN;
+	d->connect_at = SIM_NEVER;
+}
+
+/* The src end of k learns that it closed. */
+static void
+tell_src(struct sim *s, struct sim_conn *k)
+{
+	struct sim_dial *d = &s->nodes[k->src].dial[k->dst];
+
+	k->src_told = 1;
+	if (d->cur == k) {
+		if (s->o->verbose >= 3)
+			sim_trace(s, "%s: connection %u to %s closed",
+			          s->nodes[k->src].name, k->id,
+			          s->nodes[k->dst].name);
+		dial_lost(s, d);
+	}
+}
+
+/* The dst end of k learns that it closed: the loop tells the
+ * coordinator (net.c's listener_event()). */
+static void
+tell_dst(struct sim *s, struct sim_conn *k)
+{
+	struct sim_node *n = &s->nodes[k->dst];
+
+	k->dst_told = 1;
+	if (n->c == NULL)
+		return;
+	if (s->o->verbose >= 3)
+		sim_trace(s, "%s: connection %u from %s closed", n->name, k->id,
+		          s->nodes[k->src].name);
+	if (n->nclosed == sizeof(n->closed) / sizeof(n->closed[0])) {
+		memmove(n->closed, n->closed + 1,
+		        sizeof(n->closed) - sizeof(n->closed[0]));
+		n->nclosed--;
+	}
+	n->closed[n->nclosed++] = k->id;
+}
+
+/* ---- The application's socket ---- */
+
+/* Puts a frame for the application on its connection, or in the socket
+ * until one opens. */
+static void
+app_send(struct sim *s, struct sim_node *n, struct sim_frame *f)
+{
+	f->at = s->now + 1;
+	if (n->app_conn != 0) {
+		f->conn = n->app_conn;
+		simnet_queue_push(&n->app_down, f);
+	} else {
+		simnet_queue_push(&n->app_held, f);
+	}
+}
+
+/* ---- Time ---- */
+
+int64_t
+simnet_next_event(struct sim *s)
+{
+	int64_t t = SIM_NEVER;
+
+	for (struct sim_conn *k = s->conns; k != NULL; k = k->next) {
+		if (k->q.head != NULL && !s->blocked[k->src][k->dst])
+			t = min64(t, k->q.head->at);
+		if (!k->src_told && !s->blocked[k->dst][k->src])
+			t = min64(t, k->src_close_at);
+		if (!k->dst_told && !s->blocked[k->src][k->dst])
+			t = min64(t, k->dst_close_at);
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		struct sim_node *n = &s->nodes[i];
+		if (n->c == NULL) {
+			t = min64(t, n->restart_at);
+			continue;
+		}
+		t = min64(t, n->wake);
+		for (size_t v = 0; v < s->n; v++) {
+			t = min64(t, n->dial[v].attempt_at);
+			t = min64(t, n->dial[v].connect_at);
+		}
+		if (n->app_down.head != NULL)
+			t = min64(t, n->app_down.head->at);
+		if (n->app_up.head != NULL)
+			t = min64(t, n->app_up.head->at);
+	}
+	return t;
+}
+
+/* Dials of node i: attempts that start, connects that complete. */
+static void
+dials(struct sim *s, size_t i)
+{
+	struct sim_node *n = &s->nodes[i];
+
+	for (size_t v = 0; v < s->n; v++) {
+		struct sim_dial *d = &n->dial[v];
+		struct sim_conn *k;
+		int cut = s->blocked[i][v] || s->blocked[v][i];
+
+		if (v == i)
+			continue;
+		if (d->attempt_at <= s->now) {
+			d->attempt_at = SIM_NEVER;
+			/* A SYN into a partition is answered by nothing: the
+			 * connect hangs until net.c replaces the dialer. */
+			if (!cut)
+				d->connect_at =
+				    s->now + s->lat[i][v] + s->lat[v][i];
+		}
+		if (d->connect_at > s->now)
+			continue;
+		d->connect_at = SIM_NEVER;
+		if (cut || s->nodes[v].c == NULL) {
+			/* Refused (nobody listens) or cut off since. */
+			d->attempt_at = s->now + d->backoff;
+			d->backoff = min64(2 * d->backoff, RECONN_MAX);
+			continue;
+		}
+		if ((k = calloc(1, sizeof(*k))) == NULL)
+			abort();
+		k->id = ++s->nodes[v].next_conn;
+		k->src = i;
+		k->dst = v;
+		k->src_close_at = k->dst_close_at = SIM_NEVER;
+		k->next = s->conns;
+		s->conns = k;
+		if (s->o->verbose >= 3)
+			sim_trace(s, "%s: connected to %s (connection %u)",
+			          n->name, s->nodes[v].name, k->id);
+		d->cur = k;
+		d->pipes = 1;
+		d->reconnected = 1;
+		d->pipe_since = s->now;
+		d->backoff = RECONN_MIN;
+	}
+}
+
+void
+simnet_deliver(struct sim *s)
+{
+	struct sim_conn **kp = &s->conns, *k;
+
+	while ((k = *kp) != NULL) {
+		int to_dst = !s->blocked[k->src][k->dst];
+		struct sim_frame *f;
+
+		while (to_dst && k->q.head != NULL && k->q.head->at <= s->now) {
+			f = simnet_queue_pop(&k->q);
+			simnet_queue_push(&s->nodes[k->dst].inbox, f);
+		}
+		/* A graceful close: the listener hears of it after the last
+		 * frame. */
+		if (k->closing && k->q.head == NULL &&
+		    k->dst_close_at == SIM_NEVER)
+			k->dst_close_at =
+			    (k->q.last_at > s->now ? k->q.last_at : s->now) + 1;
+		if (!k->src_told && k->src_close_at <= s->now &&
+		    !s->blocked[k->dst][k->src])
+			tell_src(s, k);
+		if (!k->dst_told && k->dst_close_at <= s->now && to_dst)
+			tell_dst(s, k);
+		if ((k->dead || k->closing) && k->src_told && k->dst_told &&
+		    k->q.head == NULL) {
+			*kp = k->next;
+			free(k);
+			continue;
+		}
+		kp = &k->next;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		struct sim_node *n = &s->nodes[i];
+		struct sim_frame *f;
+
+		if (n->c == NULL)
+			continue;
+		dials(s, i);
+		while (n->app_up.head != NULL && n->app_up.head->at <= s->now) {
+			f = simnet_queue_pop(&n->app_up);
+			simnet_queue_push(&n->app_inbox, f);
+			if (f->hello && n->flap) {
+				n->flap = 0;
+				sim_trace(s,
+				          "%s's application connection "
+				          "resets again",
+				          n->name);
+				simnet_app_close(s, n);
+			}
+		}
+		while (n->app_down.head != NULL &&
+		       n->app_down.head->at <= s->now) {
+			f = simnet_queue_pop(&n->app_down);
+			simapp_ingest(s, &n->app, f->data, f->len);
+			simnet_frame_free(f);
+		}
+	}
+}
+
+/* ---- The application's connection, from the application's side ---- */
+
+void
+simnet_app_connect(struct sim *s, struct sim_node *n)
+{
+	struct sim_frame *f;
+
+	n->app_conn = ++n->next_conn;
+	n->app.conn = n->app_conn;
+	/* What the daemon's socket held goes to the new connection. */
+	while ((f = simnet_queue_pop(&n->app_held)) != NULL) {
+		f->conn = n->app_conn;
+		if (f->at < s->now + 1)
+			f->at = s->now + 1;
+		simnet_queue_push(&n->app_down, f);
+	}
+}
+
+/* The application's connection closes: both ends know at once (IPC),
+ * and what was on it is lost. */
+void
+simnet_app_close(struct sim *s, struct sim_node *n)
+{
+	if (n->app_conn == 0)
+		return;
+	if (n->c != NULL)
+		n->app_removed = n->app_conn;
+	n->app_conn = 0;
+	simnet_queue_clear(&n->app_down);
+	simnet_queue_clear(&n->app_up);
+	simapp_conn_closed(s, &n->app);
+}
+
+/* ---- One turn of a daemon ---- */
+
+int
+simnet_due(const struct sim *s, const struct sim_node *n)
+{
+	if (n->c == NULL)
+		return 0;
+	if (s->now >= n->wake || n->inbox.head != NULL ||
+	    n->app_inbox.head != NULL || n->nclosed > 0 || n->starts > 0 ||
+	    (n->app_removed != 0 && n->app_removed != n->app_told))
+		return 1;
+	for (size_t v = 0; v < s->n; v++)
+		if (n->dial[v].reconnected ||
+		    (n->dial[v].up && n->dial[v].pipes == 0))
+			return 1;
+	return 0;
+}
+
+/* net.c's net_events() and appsock.c's app_events(). */
+static void
+events(struct sim *s, struct sim_node *n)
+{
+	for (size_t k = 0; k < n->nclosed; k++)
+		coord_peer_conn_closed(n->c, n->closed[k]);
+	n->nclosed = 0;
+	for (size_t v = 0; v < s->n; v++) {
+		struct sim_dial *d = &n->dial[v];
+		if (v == n->idx)
+			continue;
+		if (d->reconnected) {
+			d->reconnected = 0;
+			simnet_frame_free(d->pending);
+			d->pending = NULL;
+			coord_peer_up(n->c, v);
+			d->up = 1;
+		} else if (d->up && d->pipes == 0) {
+			coord_peer_down(n->c, v);
+			d->up = 0;
+		}
+	}
+	if (n->app_removed != 0 && n->app_removed != n->app_told) {
+		n->app_told = n->app_removed;
+		coord_app_closed(n->c, n->app_removed);
+	}
+}
+
+/* net.c's net_recv_all() and appsock.c's app_recv_all(). */
+static void
+receive(struct sim *s, struct sim_node *n)
+{
+	struct sim_frame *f;
+
+	for (int i = 0;
+	     i < RECV_PER_TURN && (f = simnet_queue_pop(&n->inbox)) != NULL;
+	     i++) {
+		Cut__V1__PeerBatch *b =
+		    (Cut__V1__PeerBatch *)cutproto_unpack_arena(
+		        &cut__v1__peer_batch__descriptor, f->len, f->data,
+		        &s->arena);
+		if (b == NULL)
+			sim_fail(s, SIM_C_SIM,
+			         "%s: a peer frame (%zu bytes) does not decode",
+			         n->name, f->len);
+		else
+			coord_peer_input(n->c, f->conn, b);
+		cutproto_arena_reset(&s->arena);
+		simnet_frame_free(f);
+	}
+	for (int i = 0;
+	     i < RECV_PER_TURN && (f = simnet_queue_pop(&n->app_inbox)) != NULL;
+	     i++) {
+		uint32_t before = coord_app_conn(n->c);
+		Cut__V1__AppBatch *b =
+		    (Cut__V1__AppBatch *)cutproto_unpack_arena(
+		        &cut__v1__app_batch__descriptor, f->len, f->data,
+		        &s->arena);
+		if (b == NULL)
+			sim_fail(s, SIM_C_SIM,
+			         "%s: an application frame does not decode",
+			         n->name);
+		else
+			coord_app_input(n->c, f->conn, b);
+		cutproto_arena_reset(&s->arena);
+		/* A new application that closed before its hello was read
+		 * (appsock.c's app_batch()). */
+		if (coord_app_conn(n->c) != before &&
+		    n->app_removed == f->conn) {
+			n->app_told = f->conn;
+			coord_app_closed(n->c, f->conn);
+		}
+		simnet_frame_free(f);
+	}
+}
+
+/* Sends d's pending frame; 1 if it left (or there was none). */
+static int
+send_pending(struct sim *s, struct sim_dial *d)
+{
+	if (d->pending == NULL)
+		return 1;
+	if (d->cur == NULL || conn_send(s, d->cur, d->pending) != 0)
+		return 0;
+	d->pending = NULL;
+	return 1;
+}
+
+/* net.c's flush_one(). */
+static int
+flush_one(struct sim *s, struct sim_node *n, size_t v)
+{
+	struct sim_dial *d = &n->dial[v];
+	size_t len;
+
+	if (!send_pending(s, d))
+		return 0;
+	if ((len = coord_peer_frame(n->c, v, NULL, NULL)) == 0)
+		return 0;
+	d->pending = simnet_frame_new(len);
+	d->pending->len = coord_peer_frame(n->c, v, NULL, d->pending->data);
+	return send_pending(s, d);
+}
+
+/* A close of our own connection: abortive or graceful, at random. */
+static void
+close_own(struct sim *s, struct sim_conn *k)
+{
+	if (sim_rand(s, 2) == 0) {
+		conn_reset(s, k, 1, 0);
+	} else {
+		k->closing = 1;
+		k->src_told = 1;
+	}
+}
+
+/* net.c's redial_if_dead() and renew_dialer(). */
+static void
+net_timers(struct sim *s, struct sim_node *n)
+{
+	for (size_t v = 0; v < s->n; v++) {
+		struct sim_dial *d = &n->dial[v];
+		if (v == n->idx)
+			continue;
+		if (d->pipes > 0 && s->now - d->pipe_since >= DEAD_MS &&
+		    coord_peer_silent(n->c, v)) {
+			sim_trace(s,
+			          "%s: no word from %s for %d ms: "
+			          "connecting again",
+			          n->name, s->nodes[v].name, DEAD_MS);
+			close_own(s, d->cur);
+			dial_lost(s, d);
+			coord_peer_redialed(n->c, v);
+		}
+		if (d->pipes == 0 && s->now - d->dialed_ms >= REDIAL_MS) {
+			d->dialed_ms = s->now;
+			d->backoff = RECONN_MIN;
+			d->connect_at = SIM_NEVER;
+			d->attempt_at = s->now;
+		}
+	}
+}
+
+/* appsock.c's app_flush(). */
+static void
+app_flush(struct sim *s, struct sim_node *n)
+{
+	uint32_t conn;
+	uint8_t *buf;
+	size_t len;
+
+	while (coord_next_app_reply(n->c, &conn, &buf, &len)) {
+		/* pair1 sends to the connection that is open, whichever
+		 * the reply was for. */
+		struct sim_frame *f = simnet_frame_new(len);
+		memcpy(f->data, buf, len);
+		app_send(s, n, f);
+		free(buf);
+	}
+	for (int i = 0; i < BATCHES_PER_TURN; i++) {
+		struct sim_frame *f;
+		if (n->app_conn == 0 && n->app_held.n >= CONN_FRAMES)
+			return;
+		if ((len = coord_app_frame(n->c, NULL)) == 0)
+			return;
+		f = simnet_frame_new(len);
+		f->len = coord_app_frame(n->c, f->data);
+		app_send(s, n, f);
+	}
+}
+
+/* The next turn: cutd.c's next_timeout(), at least a millisecond on. */
+static void
+set_wake(struct sim *s, struct sim_node *n)
+{
+	int64_t ms = coord_next_timer(n->c, MAX_SLEEP_MS);
+
+	for (size_t v = 0; v < s->n; v++) {
+		const struct sim_dial *d = &n->dial[v];
+		if (v == n->idx)
+			continue;
+		if (d->pipes == 0)
+			ms = min64(ms, d->dialed_ms + REDIAL_MS - s->now);
+		else if (d->pending != NULL)
+			ms = min64(ms, 1);
+	}
+	n->wake = s->now + (ms < 1 ? 1 : ms);
+}
+
+void
+simnet_turn(struct sim *s, struct sim_node *n)
+{
+	struct coord *c = n->c;
+
+	n->turns++;
+	s->st->turns++;
+	if (s->o->verbose >= 3)
+		sim_trace(s, "%s: turn", n->name);
+	coord_set_time(c, s->now, sim_wall(s));
+	events(s, n);
+	receive(s, n);
+	for (; n->starts > 0; n->starts--)
+		sim_start_snapshot(s, n);
+	/* The planted bug: node 0 never runs its timers. */
+	if (!(s->o->self_check == SIM_SC_DEADLINE && n->idx == 0))
+		coord_timers(c);
+	net_timers(s, n);
+	app_flush(s, n);
+	coord_commit(c);
+	if (!coord_batch_open(c))
+		for (size_t v = 0; v < s->n; v++) {
+			if (v == n->idx || n->dial[v].pipes == 0)
+				continue;
+			for (int i = 0;
+			     i < BATCHES_PER_TURN && flush_one(s, n, v); i++)
+				;
+		}
+	sim_note_running(s, n->idx);
+	set_wake(s, n);
+}
+
+/* ---- Crashes, starts, resets, partitions ---- */
+
+void
+simnet_crash(struct sim *s, struct sim_node *n)
+{
+	for (struct sim_conn *k = s->conns; k != NULL; k = k->next) {
+		if (k->dead)
+			continue;
+		/* The kernel closes the dead process's sockets: its peers
+		 * hear a reset. */
+		if (k->src == n->idx)
+			conn_reset(s, k, 1, 0);
+		else if (k->dst == n->idx)
+			conn_reset(s, k, 0, 1);
+	}
+	for (size_t v = 0; v < s->n; v++) {
+		struct sim_dial *d = &n->dial[v];
+		simnet_frame_free(d->pending);
+		memset(d, 0, sizeof(*d));
+		d->attempt_at = d->connect_at = SIM_NEVER;
+	}
+	simnet_app_close(s, n);
+	simnet_queue_clear(&n->app_held);
+	simnet_queue_clear(&n->app_inbox);
+	simnet_queue_clear(&n->inbox);
+	n->nclosed = 0;
+	n->app_removed = n->app_told = 0;
+	n->starts = 0;
+	/* No coord_stop(): the process is gone, and so is what it had not
+	 * committed. */
+	coord_free(n->c);
+	n->c = NULL;
+	simdb_crash(&n->db);
+	n->crashes++;
+}
+
+/* cutd.c's start(): a new coordinator with a new epoch on the database
+ * the last run left, its first batch committed, its dialers dialing. */
+int
+simnet_start(struct sim *s, struct sim_node *n)
+{
+	struct errinfo e = {0};
+	uint64_t epoch = 0;
+	int rv;
+
+	while (epoch == 0)
+		epoch = lab_rng_next(&s->rng);
+	if ((rv = coord_new(s->cfg, n->idx, epoch, simdb_port(&n->db), s->now,
+	                    sim_wall(s), &n->c, &e)) != 0) {
+		/* As cutd exits on it and systemd starts it again. */
+		sim_trace(s, "%s: cannot start: %s", n->name, e.text);
+		simdb_crash(&n->db);
+		n->c = NULL;
+		return rv;
+	}
+	n->epoch = epoch;
+	n->started = s->now;
+	coord_set_time(n->c, s->now, sim_wall(s));
+	coord_commit(n->c);
+	for (size_t v = 0; v < s->n; v++) {
+		struct sim_dial *d = &n->dial[v];
+		memset(d, 0, sizeof(*d));
+		d->connect_at = d->attempt_at = SIM_NEVER;
+		if (v == n->idx)
+			continue;
+		d->dialed_ms = s->now;
+		d->backoff = RECONN_MIN;
+		d->attempt_at = s->now;
+	}
+	n->wake = s->now;
+	return 0;
+}
+
+void
+simnet_reset_random(struct sim *s)
+{
+	size_t live = 0, pick;
+	struct sim_conn *k;
+
+	for (k = s->conns; k != NULL; k = k->next)
+		live += !k->dead && !k->closing;
+	if (live == 0)
+		return;
+	pick = (size_t)sim_rand(s, live);
+	for (k = s->conns; k != NULL; k = k->next)
+		if (!k->dead && !k->closing && pick-- == 0)
+			break;
+	sim_trace(s, "reset of %s -> %s (connection %u, %zu frames lost)",
+	          s->nodes[k->src].name, s->nodes[k->dst].name, k->id, k->q.n);
+	conn_reset(s, k, 0, 0);
+	s->st->drops++;
+}
+
+void
+simnet_partition(struct sim *s, int one_way)
+{
+	unsigned char side[SIM_MAX_NODES] = {0};
+	size_t size = (size_t)sim_range(s, 1, (int64_t)s->n - 1), k = 0;
+	char group[SIM_MAX_NODES * 34] = "";
+
+	/* A group of size nodes, drawn, against the rest. */
+	while (k < size) {
+		size_t i = (size_t)sim_rand(s, s->n);
+		if (!side[i]) {
+			side[i] = 1;
+			k++;
+		}
+	}
+	for (size_t a = 0; a < s->n; a++) {
+		if (side[a]) {
+			strcat(group, " ");
+			strcat(group, s->nodes[a].name);
+		}
+		for (size_t b = 0; b < s->n; b++)
+			if (side[a] && !side[b]) {
+				s->blocked[a][b] = 1;
+				if (!one_way)
+					s->blocked[b][a] = 1;
+			}
+	}
+	sim_trace(s, "partition%s:%s against the rest",
+	          one_way ? " (one way: their frames do not get out)" : "",
+	          group);
+	s->st->partitions++;
+}
+
+void
+simnet_heal(struct sim *s)
+{
+	memset(s->blocked, 0, sizeof(s->blocked));
+	/* What waited goes when TCP next retransmits. */
+	for (struct sim_conn *k = s->conns; k != NULL; k = k->next) {
+		int64_t at = s->now + sim_range(s, 1, 200);
+		for (struct sim_frame *f = k->q.head; f != NULL; f = f->next)
+			if (f->at < at)
+				f->at = at;
+		if (k->q.last_at < at && k->q.head != NULL)
+			k->q.last_at = at;
+	}
+	sim_trace(s, "partition healed");
+}
+
+void
+simnet_free(struct sim *s)
+{
+	struct sim_conn *k;
+
+	while ((k = s->conns) != NULL) {
+		s->conns = k->next;
+		simnet_queue_clear(&k->q);
+		free(k);
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		struct sim_node *n = &s->nodes[i];
+		for (size_t v = 0; v < s->n; v++)
+			simnet_frame_free(n->dial[v].pending);
+		simnet_queue_clear(&n->inbox);
+		simnet_queue_clear(&n->app_held);
+		simnet_queue_clear(&n->app_down);
+		simnet_queue_clear(&n->app_up);
+		simnet_queue_clear(&n->app_inbox);
+	}
+}
