@@ -775,17 +775,26 @@ simnet_partition(struct sim *s, int one_way)
 void
 simnet_heal(struct sim *s)
 {
-	memset(s->blocked, 0, sizeof(s->blocked));
+	int any = 0;
+
 	/* What waited goes when TCP next retransmits. */
 	for (struct sim_conn *k = s->conns; k != NULL; k = k->next) {
-		int64_t at = s->now + sim_range(s, 1, 200);
+		int64_t at;
+		if (!s->blocked[k->src][k->dst] || k->q.head == NULL)
+			continue;
+		at = s->now + sim_range(s, 1, 200);
 		for (struct sim_frame *f = k->q.head; f != NULL; f = f->next)
 			if (f->at < at)
 				f->at = at;
-		if (k->q.last_at < at && k->q.head != NULL)
+		if (k->q.last_at < at)
 			k->q.last_at = at;
 	}
-	sim_trace(s, "partition healed");
+	for (size_t a = 0; a < s->n; a++)
+		for (size_t b = 0; b < s->n; b++)
+			any |= s->blocked[a][b];
+	memset(s->blocked, 0, sizeof(s->blocked));
+	if (any)
+		sim_trace(s, "partition healed");
 }
 
 void
