@@ -1,7 +1,8 @@
 /*
  * store.c - the daemon's SQLite database of snapshots.
  *
- * The only file that includes sqlite3.h: SQLite's codes become STORE_E*
+ * With cond.c (conditions, on a read-only connection of their own), the
+ * only file that includes sqlite3.h: SQLite's codes become STORE_E*
  * codes here, and nothing here logs.  The file is in WAL mode, so the
  * sqlite3 shell can read it while the daemon writes; synchronous=NORMAL,
  * so a commit survives a daemon crash (an OS crash may lose the last ones).
