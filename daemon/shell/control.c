@@ -731,6 +731,91 @@ do_delete(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 		cut__v1__delete_request__free_unpacked(rq, NULL);
 }
 
+/* Why a condition cannot be judged on snapshot ss here, in r; 0 if it
+ * can: complete, audited consistent, and initiated here, so that every
+ * part is in this database. */
+static int
+not_judgeable(const struct store_snapshot *ss, struct reply *r)
+{
+	if (ss->status != STORE_COMPLETE)
+		snprintf(r->message, sizeof(r->message),
+		         "snapshot %.64s is %s%s%.100s; a condition is judged on "
+		         "a complete snapshot",
+		         ss->id,
+		         ss->status == STORE_ABORTED ? "aborted" : "in progress",
+		         ss->reason[0] != '\0' ? ": " : "", ss->reason);
+	else if (!ss->is_initiator)
+		snprintf(r->message, sizeof(r->message),
+		         "this node holds only its own part of %.64s; "
+		         "evaluate at its initiator, %.32s",
+		         ss->id, ss->initiator);
+	else if (ss->consistent != 1)
+		snprintf(r->message, sizeof(r->message),
+		         "snapshot %.64s did not pass its audit: %.100s", ss->id,
+		         ss->audit_reason[0] != '\0' ? ss->audit_reason
+		                                     : "not audited");
+	else
+		return 0;
+	r->status = CUT__V1__STATUS_CODE__FAILED_PRECONDITION;
+	return 1;
+}
+
+static void
+do_evaluate(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
+{
+	Cut__V1__EvaluateRequest *rq =
+	    cut__v1__evaluate_request__unpack(NULL, body->len, body->data);
+	Cut__V1__EvaluateReply rp = CUT__V1__EVALUATE_REPLY__INIT;
+	struct cond_result res = {0};
+	struct store_snapshot ss;
+	struct errinfo e = {0};
+	const char *id;
+	int rv;
+
+	if (rq == NULL) {
+		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT, "bad request");
+		return;
+	}
+	id = rq->snapshot_id != NULL && rq->snapshot_id[0] != '\0'
+	         ? rq->snapshot_id
+	         : NULL;
+	if (id != NULL && !engine_id_valid(id)) {
+		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
+		     "bad snapshot id");
+		goto out;
+	}
+	if (id != NULL && (rv = store_get(d->store, id, &ss)) != 0) {
+		if (rv == E_NOENT)
+			fail(r, CUT__V1__STATUS_CODE__NOT_FOUND,
+			     "no such snapshot");
+		else
+			fail(r, err_grpc(rv), store_errmsg(d->store));
+		goto out;
+	}
+	if (id != NULL && not_judgeable(&ss, r))
+		goto out;
+	if ((rv = cond_eval(d->cond, rq->sql, id,
+	                    rq->has_deadline_ms ? rq->deadline_ms : 0, &res,
+	                    &e)) != 0) {
+		fail_err(r, rv, &e);
+		log_info("control: condition on %s: %s", id ? id : "(check)",
+		         e.text);
+		goto out;
+	}
+	rp.held = res.held;
+	rp.rows = res.rows;
+	rp.has_more = res.more;
+	rp.more = res.more;
+	rp.value = res.value;
+	rp.has_checked_only = rp.checked_only = id == NULL;
+	rp.message = id == NULL ? "the condition is valid and reads only"
+	             : res.held ? "the condition holds"
+	                        : "the condition does not hold";
+	set_body(r, &rp.base);
+out:
+	cut__v1__evaluate_request__free_unpacked(rq, NULL);
+}
+
 static void
 status_channels(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 {
@@ -882,6 +967,8 @@ dispatch(struct cutd *d, nng_msg *req, const Cut__V1__RpcRequest *rq,
 		do_wait(d, req, rq->request_id, &rq->body, r);
 	else if (strcmp(m, CUTPROTO_METHOD_DELETE) == 0)
 		do_delete(d, &rq->body, r);
+	else if (strcmp(m, CUTPROTO_METHOD_EVALUATE) == 0)
+		do_evaluate(d, &rq->body, r);
 	else if (strcmp(m, CUTPROTO_METHOD_STATUS) == 0)
 		do_status(d, r);
 	else

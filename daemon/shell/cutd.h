@@ -29,6 +29,7 @@
 #include "coord.h"
 #include "cutproto.h"
 #include "perm.h"
+#include "cond.h"
 #include "store.h"
 
 #define CUTD_VERSION "0.1.0"
@@ -101,6 +102,7 @@ struct cutd {
 	nng_msg *app_pending;
 	struct cutproto_arena arena; /* for unpacking frames */
 	struct store *store;
+	struct cond *cond; /* read-only, for conditions (store/cond.h) */
 	struct tls *tls; /* TLS configurations and the signed hello */
 	uint64_t bad_control;
 	/* Control calls refused by perm.c, and Start calls by the limits. */
