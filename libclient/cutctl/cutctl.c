@@ -73,6 +73,9 @@ static const struct command {
      "write the whole snapshot, states and messages, as JSON", 1},
     {"status", "status", "show this node: peers, channels, counters", 0},
     {"delete", "delete ID", "delete a finished snapshot", 1},
+    {"evaluate", "evaluate ID --condition SQL | --condition-file FILE",
+     "judge the condition on snapshot ID, complete and consistent, at its\n"
+     "      initiator: exit 0 if it holds, 1 if not", 1},
     {"watch",
      "watch [--every DURATION] --condition SQL | --condition-file FILE",
      "take a snapshot every DURATION (default 2s) until the condition\n"
@@ -745,6 +748,11 @@ evaluate(struct ctl *x, const char *id, const char *sql,
 		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
 	if (a.status == CUT__V1__STATUS_CODE__INVALID_ARGUMENT)
 		return fail(EX_DATAERR, "bad condition: %s", a.message);
+	if (a.status == CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED)
+		return fail(EX_TEMPFAIL, "condition stopped: %s", a.message);
+	if (a.status == CUT__V1__STATUS_CODE__FAILED_PRECONDITION &&
+	    x->o->cmd[0] == 'e')
+		return fail(EX_DATAERR, "%s", a.message);
 	if (a.status == CUT__V1__STATUS_CODE__FAILED_PRECONDITION) {
 		fprintf(stderr, "cutctl: %s: skipped: %s\n", id ? id : "",
 		        a.message);
@@ -809,6 +817,34 @@ wait_quietly(struct ctl *x, const char *id, uint64_t end_ms, int *ret_done)
 		if (now_ms() - now < req.timeout_ms / 2)
 			usleep(100 * 1000);
 	}
+}
+
+/* evaluate: the condition on one snapshot. */
+static int
+cmd_evaluate(struct ctl *x)
+{
+	static char sql[CONDITION_MAX + 1];
+	Cut__V1__EvaluateReply *ev;
+	const char *id = x->o->args[0];
+	int rv;
+
+	if ((rv = read_condition(x->o, sql, sizeof(sql))) != 0)
+		return rv;
+	if ((rv = evaluate(x, id, sql, &ev)) != 0)
+		return rv;
+	if (x->o->json)
+		rv = json_out(json_pack(
+		    "{s:o, s:b, s:I, s:b, s:o}", "id", cj_string(id), "held",
+		    ev->held, "rows", (json_int_t)ev->rows, "more", ev->more,
+		    "value", cj_string(ev->value ? ev->value : "")));
+	else
+		printf("%s: %s\nrows %u%s\nvalue %s\n", id,
+		       ev->held ? "holds" : "does not hold", ev->rows,
+		       ev->more ? " or more" : "", ev->value ? ev->value : "");
+	if (rv == 0 && !ev->held)
+		rv = EXIT_NOT_CONSISTENT;
+	protobuf_c_message_free_unpacked(&ev->base, NULL);
+	return rv;
 }
 
 /*
@@ -904,7 +940,7 @@ run(struct ctl *x, const struct command *c)
 {
 	static int (*const fns[])(struct ctl *) = {
 	    cmd_snapshot, cmd_wait,   cmd_list,   cmd_show,
-	    cmd_export,   cmd_status, cmd_delete, cmd_watch,
+	    cmd_export,   cmd_status, cmd_delete, cmd_evaluate, cmd_watch,
 	};
 
 	return fns[c - commands](x);

@@ -42,6 +42,6 @@ started=$(sql 0 "SELECT started_ms FROM snapshots WHERE id = '$id'")
 late=$((started - last_all))
 [ "$late" -le $((2 * EVERY)) ] ||
 	fail "snapshot $id started $late ms after the computation ended (> 2 x $EVERY ms)"
-n=$(grep -c "does not hold" "$T/watch.err")
-echo "ok: $id: terminated at $last_all, snapshot started $late ms later; $n earlier snapshots did not hold"
+held_not=$(grep -c "does not hold" "$T/watch.err")
+echo "ok: $id: terminated at $last_all, snapshot started $late ms later; $held_not earlier snapshots did not hold"
 pass "watch detects termination"
