@@ -362,6 +362,26 @@ add_channel(const struct store_channel *ch, void *arg)
 	return 0;
 }
 
+static int
+add_condition(const char *name, int held, const char *detail, void *arg)
+{
+	struct info_ctx *c = arg;
+	Cut__V1__SnapshotInfo *in = c->info;
+	Cut__V1__ConditionResult *cr;
+
+	if (in->n_conditions == CONFIG_MAX_CONDITIONS)
+		return 0; /* more rows than the file has conditions: old ones */
+	if ((cr = arena_alloc(c->a, sizeof(*cr))) == NULL)
+		return E_NOMEM;
+	cut__v1__condition_result__init(cr);
+	cr->name = arena_dup(c->a, name, strlen(name));
+	cr->has_held = held >= 0;
+	cr->held = held == 1;
+	cr->detail = arena_dup(c->a, detail, strlen(detail));
+	in->conditions[in->n_conditions++] = cr;
+	return 0;
+}
+
 static void
 fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
              Cut__V1__SnapshotInfo *in)
@@ -429,8 +449,14 @@ build_info(struct cutd *d, struct arena *a, const char *id, int states,
 	in->channels = arena_alloc(a, max * sizeof(*in->channels));
 	if (in->nodes == NULL || in->channels == NULL)
 		return E_NOMEM;
+	in->conditions =
+	    arena_alloc(a, CONFIG_MAX_CONDITIONS * sizeof(*in->conditions));
+	if (in->conditions == NULL)
+		return E_NOMEM;
 	if ((rv = store_foreach_state(d->store, id, add_state, &c)) != 0 ||
-	    (rv = store_foreach_channel(d->store, id, add_channel, &c)) != 0)
+	    (rv = store_foreach_channel(d->store, id, add_channel, &c)) != 0 ||
+	    (rv = store_foreach_condition(d->store, id, add_condition,
+	                                  &c)) != 0)
 		return rv;
 	for (size_t i = 0; messages && i < in->n_channels; i++) {
 		c.chan = in->channels[i];
@@ -892,6 +918,41 @@ add_running(const char *id, void *arg)
 		    (char *)id;
 }
 
+/* Each condition of the cluster file: counts and the last result (the
+ * strings are borrowed from d until the reply is packed). */
+static void
+status_conditions(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
+{
+	size_t n = d->cfg->nconds;
+
+	if (n == 0 ||
+	    (rp->conditions = arena_alloc(a, n * sizeof(*rp->conditions))) ==
+	        NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct cond_stat *st = &d->cond_stats[i];
+		Cut__V1__ConditionStatus *cs = arena_alloc(a, sizeof(*cs));
+
+		if (cs == NULL)
+			return;
+		cut__v1__condition_status__init(cs);
+		cs->name = d->cfg->conds[i].name;
+		cs->evaluated = st->evaluated;
+		cs->held = st->held;
+		cs->not_held = st->not_held;
+		cs->failed = st->failed;
+		if (st->last_id[0] != '\0') {
+			cs->last_snapshot_id = (char *)st->last_id;
+			cs->has_last_held = st->last_held >= 0;
+			cs->last_held = st->last_held == 1;
+			cs->last_detail = (char *)st->last_detail;
+			cs->has_last_ms = 1;
+			cs->last_ms = (uint64_t)st->last_ms;
+		}
+		rp->conditions[rp->n_conditions++] = cs;
+	}
+}
+
 static void
 do_status(struct cutd *d, struct reply *r)
 {
@@ -929,6 +990,7 @@ do_status(struct cutd *d, struct reply *r)
 		rp.peers[rp.n_peers++] = ps;
 	}
 	status_channels(d, &a, &rp);
+	status_conditions(d, &a, &rp);
 	coord_foreach_running(d->coord, add_running, &rp);
 	rp.bad_frames_peer = coord_bad_peer(d->coord);
 	rp.bad_frames_app = coord_bad_app(d->coord);

@@ -208,7 +208,7 @@ open_store(struct cutd *d)
 		 * read-only connection cannot create them. */
 		if ((rv = cond_open(path, 2 * d->cfg->max_message + 65536,
 		                    &d->cond, &e)) == 0)
-			return 0;
+			return conds_check(d) ? EX_CONFIG : 0;
 		log_err("%s", e.text);
 		return EX_CANTCREAT;
 	}
@@ -363,6 +363,7 @@ stop(struct cutd *d)
 		commit(d);
 		control_wake(d, cutd_now_ms());
 	}
+	conds_free(d);
 	cond_close(d->cond);
 	store_close(d->store);
 	d->store = NULL;
@@ -561,6 +562,7 @@ run(struct cutd *d, int sfd)
 		app_flush(d);
 		commit(d);
 		control_wake(d, now);
+		conds_turn(d);
 		/* Nothing goes to a peer before what it stands for (a part,
 		 * an ack of what was recorded) is on disk. */
 		if (!coord_batch_open(d->coord))
