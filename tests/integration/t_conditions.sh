@@ -16,6 +16,12 @@ start_app 2 12 --rate 200
 sleep 1
 count() { sql 0 "SELECT count(*) FROM snapshots"; }
 
+expect_rc 64 ctl 0 watch
+expect_rc 64 ctl 0 watch --condition 'SELECT :snapshot' --condition-file "$T/x.sql"
+expect_rc 64 ctl 0 watch --every 50ms --condition 'SELECT :snapshot'
+expect_rc 64 ctl 0 watch --every 2h --condition 'SELECT :snapshot'
+expect_rc 64 ctl 0 evaluate --condition 'SELECT :snapshot'
+
 expect_rc 65 ctl 0 watch --every 200ms --timeout 10s --condition 'SELEC 1'
 grep -q 'syntax error' "$T/err" || fail "no syntax error: $(cat "$T/err")"
 expect_rc 65 ctl 0 watch --timeout 10s --condition 'SELECT 1'
