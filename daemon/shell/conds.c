@@ -111,7 +111,7 @@ conds_turn(struct cutd *d)
 {
 	size_t i = 0;
 
-	if (d->cfg->nconds == 0)
+	if (d->cfg->nconds == 0 || d->cond == NULL)
 		return;
 	if (d->cond_pending == NULL) {
 		d->cond_cap = d->cfg->max_inflight;

@@ -802,6 +802,11 @@ do_evaluate(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT, "bad request");
 		return;
 	}
+	if (d->cond == NULL) { /* a harness with a store and no more */
+		fail(r, CUT__V1__STATUS_CODE__UNAVAILABLE,
+		     "conditions are not available here");
+		goto out;
+	}
 	id = rq->snapshot_id != NULL && rq->snapshot_id[0] != '\0'
 	         ? rq->snapshot_id
 	         : NULL;

@@ -725,12 +725,13 @@ read_condition(const struct opts *o, char *buf, size_t size)
 /*
  * Evaluates sql on snapshot id (NULL: only checks it).  Returns 0 with
  * the reply in *ret (caller frees); or, after saying why, EX_DATAERR for
- * a bad condition, -1 for a snapshot it cannot be judged on (not
- * complete, not consistent: watch takes the next one), or another exit
+ * a bad condition, EX_TEMPFAIL for one stopped at its deadline; for a
+ * snapshot it cannot be judged on (not complete, not consistent), -1 if
+ * skip (watch takes the next one), else EX_DATAERR; or another exit
  * status.
  */
 static int
-evaluate(struct ctl *x, const char *id, const char *sql,
+evaluate(struct ctl *x, const char *id, const char *sql, int skip,
          Cut__V1__EvaluateReply **ret)
 {
 	Cut__V1__EvaluateRequest req = CUT__V1__EVALUATE_REQUEST__INIT;
@@ -750,8 +751,7 @@ evaluate(struct ctl *x, const char *id, const char *sql,
 		return fail(EX_DATAERR, "bad condition: %s", a.message);
 	if (a.status == CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED)
 		return fail(EX_TEMPFAIL, "condition stopped: %s", a.message);
-	if (a.status == CUT__V1__STATUS_CODE__FAILED_PRECONDITION &&
-	    x->o->cmd[0] == 'e')
+	if (a.status == CUT__V1__STATUS_CODE__FAILED_PRECONDITION && !skip)
 		return fail(EX_DATAERR, "%s", a.message);
 	if (a.status == CUT__V1__STATUS_CODE__FAILED_PRECONDITION) {
 		fprintf(stderr, "cutctl: %s: skipped: %s\n", id ? id : "",
@@ -830,7 +830,7 @@ cmd_evaluate(struct ctl *x)
 
 	if ((rv = read_condition(x->o, sql, sizeof(sql))) != 0)
 		return rv;
-	if ((rv = evaluate(x, id, sql, &ev)) != 0)
+	if ((rv = evaluate(x, id, sql, 0, &ev)) != 0)
 		return rv;
 	if (x->o->json)
 		rv = json_out(json_pack(
@@ -875,8 +875,8 @@ cmd_watch(struct ctl *x)
 		end = t0 + (uint64_t)x->o->timeout_ms;
 	/* Before any snapshot: a condition that cannot run is an error
 	 * now, not after the first interval. */
-	if ((rv = evaluate(x, NULL, sql, &ev)) != 0)
-		return rv < 0 ? EX_DATAERR : rv;
+	if ((rv = evaluate(x, NULL, sql, 0, &ev)) != 0)
+		return rv;
 	protobuf_c_message_free_unpacked(&ev->base, NULL);
 	sreq.has_timeout_ms = x->o->deadline_ms > 0;
 	sreq.timeout_ms = (uint32_t)x->o->deadline_ms;
@@ -893,7 +893,7 @@ cmd_watch(struct ctl *x)
 		if ((rv = wait_quietly(x, id, end, &done)) != 0)
 			return rv;
 		if (done == 1) {
-			rv = evaluate(x, id, sql, &ev);
+			rv = evaluate(x, id, sql, 1, &ev);
 			if (rv > 0)
 				return rv;
 			if (rv == 0 && ev->held) {
