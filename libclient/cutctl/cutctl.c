@@ -93,7 +93,7 @@ usage(FILE *f)
 	size_t i;
 
 	fputs("usage: cutctl [--control URL | --cluster FILE --node NAME]\n"
-	      "              [--json] [--timeout MS] COMMAND [ARGS]\n\n"
+	      "              [--json] [--timeout DURATION] COMMAND [ARGS]\n\n"
 	      "commands:\n",
 	      f);
 	for (i = 0; i < NCOMMANDS; i++)
@@ -106,24 +106,27 @@ usage(FILE *f)
 	      "  --node NAME        given by --node\n"
 	      "  --json             print JSON (one document) instead of "
 	      "text\n"
-	      "  --timeout MS       how long to wait for the daemon "
-	      "(default 5000);\n"
+	      "  --timeout DURATION how long to wait for the daemon "
+	      "(default 5000 ms);\n"
 	      "                     for wait and snapshot --wait: for the "
 	      "snapshot\n"
-	      "                     (default: until it finishes)\n"
+	      "                     (default: until it finishes); for watch: "
+	      "the watch\n"
 	      "  --initiator NODE   the same as --node (watch)\n"
 	      "  --every, --condition, --condition-file: see watch;\n"
 	      "                     a DURATION is N, Nms, Ns or Nm (N alone: "
 	      "ms)\n"
 	      "  --help, --version\n\n"
 	      "exit status: 0 ok (watch: the condition held); 1 the snapshot "
-	      "waited for\nwas aborted or inconsistent; 2 watch: --timeout "
-	      "came first; 64 usage;\n65 bad argument, unknown snapshot or "
-	      "bad condition (watch checks it\nbefore the first snapshot); "
-	      "69 daemon\nunavailable; 70 internal error; 75 timed out, "
-	      "over the daemon's limits or\nrefused for now, try again; "
-	      "76 protocol error; 77 permission denied;\n78 bad cluster "
-	      "file or node\n",
+	      "waited for\nwas aborted or inconsistent (evaluate: the "
+	      "condition does not hold); 2 watch:\n--timeout came first; 64 "
+	      "usage; 65 bad argument, unknown snapshot or bad\ncondition "
+	      "(watch checks it before the first snapshot); 66 the condition "
+	      "file\ncannot be read; 69 daemon unavailable; 70 internal "
+	      "error; 75 timed out, over\nthe daemon's limits (a condition "
+	      "past its deadline too) or refused for now,\ntry again; 76 "
+	      "protocol error; 77 permission denied; 78 bad cluster file or "
+	      "node\n",
 	      f);
 }
 
