@@ -228,11 +228,13 @@ prepare(struct cond *c, const char *sql, sqlite3_stmt **ret,
 	for (int i = 1; i <= n; i++) {
 		const char *name = sqlite3_bind_parameter_name(s, i);
 		if (name == NULL || strcmp(name, ":snapshot") != 0) {
+			/* The name is the statement's: said before it goes. */
+			err_set(e, E_INVAL,
+			        "parameter %.64s is not bound; a condition has "
+			        "one parameter, :snapshot",
+			        name != NULL ? name : "?");
 			sqlite3_finalize(s);
-			return err_set(e, E_INVAL,
-			               "parameter %s is not bound; a condition "
-			               "has one parameter, :snapshot",
-			               name != NULL ? name : "?");
+			return E_INVAL;
 		}
 	}
 	if (n == 0) {
