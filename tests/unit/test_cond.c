@@ -171,6 +171,8 @@ Test(cond, bad_conditions)
 	cr_assert_eq(eval("SELECT 1", NULL, &r, &e), E_INVAL);
 	cr_assert(strstr(e.text, ":snapshot") != NULL);
 	cr_assert_eq(eval("SELECT :snapshot, ?2", NULL, &r, &e), E_INVAL);
+	cr_assert(strstr(e.text, "parameter ?2 is not bound") != NULL, "%s",
+	          e.text);
 	cr_assert_eq(eval("SELECT :other", NULL, &r, &e), E_INVAL);
 	cr_assert_eq(eval("", NULL, &r, &e), E_INVAL);
 	cr_assert_eq(eval("-- only a comment", NULL, &r, &e), E_INVAL);
