@@ -13,8 +13,9 @@
  * snapshot that starts and ends within one turn would be missed; with
  * peers, that cannot happen (markers take a round trip).
  *
- * Conditions run in the event loop: with n conditions a snapshot's end
- * can hold the loop up for n times COND_DEADLINE_MS at worst.
+ * Conditions run in the event loop, so together they get COND_BUDGET_MS
+ * per snapshot (each at most COND_DEADLINE_MS): that bounds how long a
+ * snapshot's end can hold the loop up.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,9 @@
 #include "conds.h"
 #include "cutd.h"
 #include "log.h"
+
+/* The time all conditions together may take on one snapshot. */
+#define COND_BUDGET_MS COND_DEADLINE_MAX_MS
 
 int
 conds_check(struct cutd *d)
@@ -58,12 +62,15 @@ note_running(const char *id, void *arg)
 	         sizeof(d->cond_pending[0]), "%s", id);
 }
 
-/* Judges every condition on snapshot id and records the results. */
+/* Judges every condition on snapshot id and records the results.  All
+ * of them share COND_BUDGET_MS, so that one snapshot's end never stalls
+ * the loop for longer than that; those left without time are recorded
+ * as not judged. */
 static void
 judge(struct cutd *d, const char *id)
 {
 	const struct config *cfg = d->cfg;
-	int64_t now = cutd_wall_ms();
+	int64_t now = cutd_wall_ms(), t0 = cutd_now_ms();
 
 	for (size_t i = 0; i < cfg->nconds; i++) {
 		struct cond_stat *cs = &d->cond_stats[i];
@@ -72,8 +79,19 @@ judge(struct cutd *d, const char *id)
 		const char *detail;
 		int held, rv;
 
-		if ((rv = cond_eval(d->cond, cfg->conds[i].sql, id, 0, &r,
-		                    &e)) != 0) {
+		int64_t left = COND_BUDGET_MS - (cutd_now_ms() - t0);
+
+		if (left <= 0)
+			rv = err_set(&e, E_LIMIT,
+			             "not judged: the conditions' %d ms on this "
+			             "snapshot were used up",
+			             COND_BUDGET_MS);
+		else
+			rv = cond_eval(d->cond, cfg->conds[i].sql, id,
+			               left < COND_DEADLINE_MS ? (uint32_t)left
+			                                       : 0,
+			               &r, &e);
+		if (rv != 0) {
 			held = -1;
 			detail = e.text;
 			cs->failed++;

@@ -23,7 +23,9 @@
 /* The longest condition text, in bytes. */
 #define COND_SQL_MAX 65536
 /* The longest deadline a caller may ask for, and the default. */
-#define COND_DEADLINE_MAX_MS 5000
+/* Under the 2.5 s in which a daemon must hear from a peer (status,
+ * impostor connections): a condition stalls the daemon's loop. */
+#define COND_DEADLINE_MAX_MS 2000
 #define COND_DEADLINE_MS     1000
 /* Rows counted past the first (the rest are not read). */
 #define COND_ROWS_MAX 1000
