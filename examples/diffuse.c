@@ -123,8 +123,8 @@ on_message(void *arg, const struct cut_msg *m)
 	n->pending[t]++;
 	n->npending++;
 	if (n->log != NULL)
-		fprintf(n->log, "%lld recv %s %ld\n", wall_ms(), cut_msg_from(m),
-		        t);
+		fprintf(n->log, "%lld recv %s %ld\n", wall_ms(),
+		        cut_msg_from(m), t);
 }
 
 /* Called between two deliveries: pending is exactly what this node has
@@ -167,8 +167,8 @@ work_one(struct node *n)
 		return 0;
 	if (t > 1 && npeers > 0) {
 		const char *to = cut_peer(n->c, next_random(n) % npeers);
-		len = snprintf(payload, sizeof(payload), "{\"ttl\": %ld}",
-		               t - 1);
+		len =
+		    snprintf(payload, sizeof(payload), "{\"ttl\": %ld}", t - 1);
 		rv = cut_send(n->c, to, payload, (size_t)len,
 		              "application/json");
 		if (rv == CUT_ETIMEDOUT)

@@ -82,10 +82,11 @@ judge(struct cutd *d, const char *id)
 		int64_t left = COND_BUDGET_MS - (cutd_now_ms() - t0);
 
 		if (left <= 0)
-			rv = err_set(&e, E_LIMIT,
-			             "not judged: the conditions' %d ms on this "
-			             "snapshot were used up",
-			             COND_BUDGET_MS);
+			rv =
+			    err_set(&e, E_LIMIT,
+			            "not judged: the conditions' %d ms on this "
+			            "snapshot were used up",
+			            COND_BUDGET_MS);
 		else
 			rv = cond_eval(d->cond, cfg->conds[i].sql, id,
 			               left < COND_DEADLINE_MS ? (uint32_t)left

@@ -455,8 +455,8 @@ build_info(struct cutd *d, struct arena *a, const char *id, int states,
 		return E_NOMEM;
 	if ((rv = store_foreach_state(d->store, id, add_state, &c)) != 0 ||
 	    (rv = store_foreach_channel(d->store, id, add_channel, &c)) != 0 ||
-	    (rv = store_foreach_condition(d->store, id, add_condition,
-	                                  &c)) != 0)
+	    (rv = store_foreach_condition(d->store, id, add_condition, &c)) !=
+	        0)
 		return rv;
 	for (size_t i = 0; messages && i < in->n_channels; i++) {
 		c.chan = in->channels[i];
@@ -764,12 +764,13 @@ static int
 not_judgeable(const struct store_snapshot *ss, struct reply *r)
 {
 	if (ss->status != STORE_COMPLETE)
-		snprintf(r->message, sizeof(r->message),
-		         "snapshot %.64s is %s%s%.100s; a condition is judged on "
-		         "a complete snapshot",
-		         ss->id,
-		         ss->status == STORE_ABORTED ? "aborted" : "in progress",
-		         ss->reason[0] != '\0' ? ": " : "", ss->reason);
+		snprintf(
+		    r->message, sizeof(r->message),
+		    "snapshot %.64s is %s%s%.100s; a condition is judged on "
+		    "a complete snapshot",
+		    ss->id,
+		    ss->status == STORE_ABORTED ? "aborted" : "in progress",
+		    ss->reason[0] != '\0' ? ": " : "", ss->reason);
 	else if (!ss->is_initiator)
 		snprintf(r->message, sizeof(r->message),
 		         "this node holds only its own part of %.64s; "
@@ -777,7 +778,8 @@ not_judgeable(const struct store_snapshot *ss, struct reply *r)
 		         ss->id, ss->initiator);
 	else if (ss->consistent != 1)
 		snprintf(r->message, sizeof(r->message),
-		         "snapshot %.64s did not pass its audit: %.100s", ss->id,
+		         "snapshot %.64s did not pass its audit: %.100s",
+		         ss->id,
 		         ss->audit_reason[0] != '\0' ? ss->audit_reason
 		                                     : "not audited");
 	else
@@ -930,9 +932,8 @@ status_conditions(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 {
 	size_t n = d->cfg->nconds;
 
-	if (n == 0 ||
-	    (rp->conditions = arena_alloc(a, n * sizeof(*rp->conditions))) ==
-	        NULL)
+	if (n == 0 || (rp->conditions =
+	                   arena_alloc(a, n * sizeof(*rp->conditions))) == NULL)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct cond_stat *st = &d->cond_stats[i];

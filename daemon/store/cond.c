@@ -96,8 +96,8 @@ action_name(int action)
 }
 
 static int
-authorize(void *arg, int action, const char *a1, const char *a2,
-          const char *db, const char *trigger)
+authorize(void *arg, int action, const char *a1, const char *a2, const char *db,
+          const char *trigger)
 {
 	struct cond *c = arg;
 
@@ -118,10 +118,11 @@ authorize(void *arg, int action, const char *a1, const char *a2,
 		return SQLITE_DENY;
 	default:
 		if (c->denied[0] == '\0')
-			snprintf(c->denied, sizeof(c->denied), "%s%s%s",
-			         action_name(action),
-			         action == SQLITE_PRAGMA && a1 != NULL ? " " : "",
-			         action == SQLITE_PRAGMA && a1 != NULL ? a1 : "");
+			snprintf(
+			    c->denied, sizeof(c->denied), "%s%s%s",
+			    action_name(action),
+			    action == SQLITE_PRAGMA && a1 != NULL ? " " : "",
+			    action == SQLITE_PRAGMA && a1 != NULL ? a1 : "");
 		return SQLITE_DENY;
 	}
 }
@@ -141,8 +142,9 @@ cond_open(const char *path, size_t max_value, struct cond **ret,
 	                     NULL);
 	if (rc != SQLITE_OK) {
 		err_set(e, E_IO, "cannot open %s read-only for conditions: %s",
-		        path, c->db != NULL ? sqlite3_errmsg(c->db)
-		                            : sqlite3_errstr(rc));
+		        path,
+		        c->db != NULL ? sqlite3_errmsg(c->db)
+		                      : sqlite3_errstr(rc));
 		cond_close(c);
 		return E_IO;
 	}
@@ -191,8 +193,7 @@ prepare_failed(struct cond *c, struct errinfo *e)
 /* Prepares sql, one read-only statement whose only parameter is
  * :snapshot, into *ret. */
 static int
-prepare(struct cond *c, const char *sql, sqlite3_stmt **ret,
-        struct errinfo *e)
+prepare(struct cond *c, const char *sql, sqlite3_stmt **ret, struct errinfo *e)
 {
 	sqlite3_stmt *s = NULL, *more = NULL;
 	const char *tail = NULL;

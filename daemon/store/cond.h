@@ -34,9 +34,9 @@
 struct cond;
 
 struct cond_result {
-	int held;       /* the first row's first column is true */
-	uint32_t rows;  /* rows returned, counted up to COND_ROWS_MAX */
-	int more;       /* there were more than that */
+	int held;        /* the first row's first column is true */
+	uint32_t rows;   /* rows returned, counted up to COND_ROWS_MAX */
+	int more;        /* there were more than that */
 	char value[256]; /* the first row's columns as text, "" if no row */
 };
 
@@ -57,7 +57,6 @@ void cond_close(struct cond *c);
  * running (SQLite's words); E_LIMIT when it runs past its deadline.
  */
 int cond_eval(struct cond *c, const char *sql, const char *snapshot_id,
-              uint32_t deadline_ms, struct cond_result *ret,
-              struct errinfo *e);
+              uint32_t deadline_ms, struct cond_result *ret, struct errinfo *e);
 
 #endif /* CUT_COND_H */

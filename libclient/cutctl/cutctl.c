@@ -75,7 +75,8 @@ static const struct command {
     {"delete", "delete ID", "delete a finished snapshot", 1},
     {"evaluate", "evaluate ID --condition SQL | --condition-file FILE",
      "judge the condition on snapshot ID, complete and consistent, at its\n"
-     "      initiator: exit 0 if it holds, 1 if not", 1},
+     "      initiator: exit 0 if it holds, 1 if not",
+     1},
     {"watch",
      "watch [--every DURATION] --condition SQL | --condition-file FILE",
      "take a snapshot every DURATION (default 2s) until the condition\n"
@@ -230,8 +231,9 @@ duration(const char *name, const char *v, long min, long max, long *ret)
 		return fail(EX_USAGE, "bad %s value \"%s\" (N, Nms, Ns or Nm)",
 		            name, v);
 	if (n < 0 || n > max / unit || n * unit < min)
-		return fail(EX_USAGE, "%s \"%s\" is out of range (%ld ms .. "
-		                      "%ld ms)",
+		return fail(EX_USAGE,
+		            "%s \"%s\" is out of range (%ld ms .. "
+		            "%ld ms)",
 		            name, v, min, max);
 	*ret = n * unit;
 	return 0;
@@ -700,7 +702,8 @@ read_condition(const struct opts *o, char *buf, size_t size)
 		                      "--condition-file FILE (one of them)");
 	if (o->condition != NULL) {
 		if (strlen(o->condition) >= size)
-			return fail(EX_DATAERR, "the condition is over %zu bytes",
+			return fail(EX_DATAERR,
+			            "the condition is over %zu bytes",
 			            size - 1);
 		snprintf(buf, size, "%s", o->condition);
 		return 0;
@@ -802,7 +805,8 @@ wait_quietly(struct ctl *x, const char *id, uint64_t end_ms, int *ret_done)
 		s = (Cut__V1__SnapshotInfo *)body;
 		if (s != NULL && rpc_check_snapshot(s) != 0) {
 			protobuf_c_message_free_unpacked(body, NULL);
-			return fail(EX_PROTOCOL, "bad snapshot from the daemon");
+			return fail(EX_PROTOCOL,
+			            "bad snapshot from the daemon");
 		}
 		if (s != NULL &&
 		    s->status != CUT__V1__SNAPSHOT_INFO__STATUS__IN_PROGRESS) {
@@ -810,7 +814,7 @@ wait_quietly(struct ctl *x, const char *id, uint64_t end_ms, int *ret_done)
 			if (!*ret_done)
 				fprintf(stderr, "cutctl: %s: skipped: %s\n", id,
 				        s->reason[0] != '\0' ? s->reason
-				        : s->audit != NULL ? s->audit->reason
+				        : s->audit != NULL   ? s->audit->reason
 				                           : "not consistent");
 			protobuf_c_message_free_unpacked(body, NULL);
 			return 0;
@@ -942,8 +946,8 @@ static int
 run(struct ctl *x, const struct command *c)
 {
 	static int (*const fns[])(struct ctl *) = {
-	    cmd_snapshot, cmd_wait,   cmd_list,   cmd_show,
-	    cmd_export,   cmd_status, cmd_delete, cmd_evaluate, cmd_watch,
+	    cmd_snapshot, cmd_wait,   cmd_list,     cmd_show,  cmd_export,
+	    cmd_status,   cmd_delete, cmd_evaluate, cmd_watch,
 	};
 
 	return fns[c - commands](x);

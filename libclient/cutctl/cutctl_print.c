@@ -526,8 +526,7 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 			fputs("conditions (held / not held / not judged, and "
 			      "the last):\n",
 			      f);
-		fprintf(f,
-		        "  %-16s %" PRIu64 " / %" PRIu64 " / %" PRIu64 "  ",
+		fprintf(f, "  %-16s %" PRIu64 " / %" PRIu64 " / %" PRIu64 "  ",
 		        c->name, c->held, c->not_held, c->failed);
 		if (c->last_snapshot_id == NULL)
 			fputs("none judged yet\n", f);
@@ -610,18 +609,20 @@ status_json(const Cut__V1__StatusReply *s)
 		for (i = 0; i < s->n_conditions; i++) {
 			const Cut__V1__ConditionStatus *c = s->conditions[i];
 			int last = c->last_snapshot_id != NULL;
-			json_t *co = json_pack(
-			    "{s:o, s:o, s:o, s:o, s:o}", "name",
-			    cj_string(c->name), "evaluated", juint(c->evaluated),
-			    "held", juint(c->held), "not_held",
-			    juint(c->not_held), "failed", juint(c->failed));
+			json_t *co = json_pack("{s:o, s:o, s:o, s:o, s:o}",
+			                       "name", cj_string(c->name),
+			                       "evaluated", juint(c->evaluated),
+			                       "held", juint(c->held),
+			                       "not_held", juint(c->not_held),
+			                       "failed", juint(c->failed));
 			co = cj_set(co, "last_snapshot_id",
 			            cj_string(c->last_snapshot_id));
 			co = cj_set(co, "last_held",
 			            last && c->has_last_held
 			                ? json_boolean(c->last_held)
 			                : json_null());
-			co = cj_set(co, "last_detail", cj_string(c->last_detail));
+			co = cj_set(co, "last_detail",
+			            cj_string(c->last_detail));
 			co = cj_set(co, "last_ms",
 			            last ? juint(c->last_ms) : json_null());
 			a = cj_append(a, co);

@@ -24,9 +24,14 @@ static struct cond *c;
 static void
 setup(void)
 {
-	struct store_channel ch = {.src = "p1", .dst = "p0", .m = 3, .n = 4,
-	                           .recorded = 1, .first_seq = 4,
-	                           .last_seq = 4, .consecutive = 1};
+	struct store_channel ch = {.src = "p1",
+	                           .dst = "p0",
+	                           .m = 3,
+	                           .n = 4,
+	                           .recorded = 1,
+	                           .first_seq = 4,
+	                           .last_seq = 4,
+	                           .consecutive = 1};
 	struct errinfo e = {0};
 	char err[256] = "";
 	const char *j = "application/json";
@@ -36,13 +41,14 @@ setup(void)
 	snprintf(path, sizeof(path), "%s/cut.db", dir);
 	cr_assert_eq(store_open(path, &st, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(store_snapshot_create(st, ID, "p0", 1, 1, 2), 0);
-	cr_assert_eq(store_put_state(st, ID, "p0", j, "{\"idle\": true}", 14,
-	                             2), 0);
-	cr_assert_eq(store_put_state(st, ID, "p1", j, "{\"idle\": false}",
-	                             15, 2), 0);
+	cr_assert_eq(
+	    store_put_state(st, ID, "p0", j, "{\"idle\": true}", 14, 2), 0);
+	cr_assert_eq(
+	    store_put_state(st, ID, "p1", j, "{\"idle\": false}", 15, 2), 0);
 	cr_assert_eq(store_put_channel(st, ID, &ch), 0);
-	cr_assert_eq(store_put_message(st, ID, "p1", "p0", 4, j,
-	                               "{\"amount\": 4}", 13), 0);
+	cr_assert_eq(
+	    store_put_message(st, ID, "p1", "p0", 4, j, "{\"amount\": 4}", 13),
+	    0);
 	cr_assert_eq(store_finish(st, ID, STORE_COMPLETE, NULL, 3), 0);
 	cr_assert_eq(cond_open(path, 1 << 20, &c, &e), 0, "%s", e.text);
 }
@@ -65,8 +71,7 @@ teardown(void)
 TestSuite(cond, .init = setup, .fini = teardown);
 
 static int
-eval(const char *sql, const char *id, struct cond_result *r,
-     struct errinfo *e)
+eval(const char *sql, const char *id, struct cond_result *r, struct errinfo *e)
 {
 	memset(r, 0, sizeof(*r));
 	memset(e, 0, sizeof(*e));
@@ -94,7 +99,8 @@ Test(cond, holds_by_the_first_column)
 	cr_assert_not(r.held);
 	/* No row, a NULL, a zero real: false; a non-zero real: true. */
 	eval("SELECT 1 FROM recorded_states WHERE snapshot_id = :snapshot"
-	     " AND 0", ID, &r, &e);
+	     " AND 0",
+	     ID, &r, &e);
 	cr_assert_not(r.held);
 	cr_assert_eq(r.rows, 0);
 	cr_assert_str_eq(r.value, "");
@@ -106,7 +112,8 @@ Test(cond, holds_by_the_first_column)
 	cr_assert(r.held);
 	/* Another snapshot's id sees none of these rows. */
 	eval("SELECT count(*) FROM recorded_states WHERE snapshot_id ="
-	     " :snapshot", "p0:2", &r, &e);
+	     " :snapshot",
+	     "p0:2", &r, &e);
 	cr_assert_not(r.held);
 }
 
@@ -164,8 +171,8 @@ Test(cond, bad_conditions)
 
 	cr_assert_eq(eval("SELEC 1", NULL, &r, &e), E_INVAL);
 	cr_assert(strstr(e.text, "syntax error") != NULL, "%s", e.text);
-	cr_assert_eq(eval("SELECT x FROM nosuch WHERE :snapshot", NULL, &r,
-	                  &e), E_INVAL);
+	cr_assert_eq(eval("SELECT x FROM nosuch WHERE :snapshot", NULL, &r, &e),
+	             E_INVAL);
 	cr_assert(strstr(e.text, "no such table: nosuch") != NULL, "%s",
 	          e.text);
 	cr_assert_eq(eval("SELECT 1", NULL, &r, &e), E_INVAL);
@@ -176,15 +183,16 @@ Test(cond, bad_conditions)
 	cr_assert_eq(eval("SELECT :other", NULL, &r, &e), E_INVAL);
 	cr_assert_eq(eval("", NULL, &r, &e), E_INVAL);
 	cr_assert_eq(eval("-- only a comment", NULL, &r, &e), E_INVAL);
-	cr_assert_eq(eval("SELECT :snapshot; SELECT 2", NULL, &r, &e),
-	             E_INVAL);
+	cr_assert_eq(eval("SELECT :snapshot; SELECT 2", NULL, &r, &e), E_INVAL);
 	cr_assert(strstr(e.text, "one statement") != NULL, "%s", e.text);
 	/* A trailing ';' and comment are fine; so is checking alone. */
-	cr_assert_eq(eval("SELECT :snapshot; -- done\n", NULL, &r, &e), 0,
-	             "%s", e.text);
+	cr_assert_eq(eval("SELECT :snapshot; -- done\n", NULL, &r, &e), 0, "%s",
+	             e.text);
 	/* Fails while running: SQLite's words. */
-	cr_assert_eq(eval("SELECT json_extract('{', '$') WHERE :snapshot IS NOT NULL",
-	                  ID, &r, &e), E_INVAL);
+	cr_assert_eq(
+	    eval("SELECT json_extract('{', '$') WHERE :snapshot IS NOT NULL",
+	         ID, &r, &e),
+	    E_INVAL);
 	cr_assert(strstr(e.text, "malformed JSON") != NULL, "%s", e.text);
 }
 
@@ -194,9 +202,10 @@ Test(cond, deadline_and_rows)
 	struct errinfo e = {0};
 	int rv;
 
-	rv = cond_eval(c, "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT"
-	                  " x + 1 FROM n) SELECT count(*) FROM n WHERE"
-	                  " :snapshot IS NOT NULL",
+	rv = cond_eval(c,
+	               "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT"
+	               " x + 1 FROM n) SELECT count(*) FROM n WHERE"
+	               " :snapshot IS NOT NULL",
 	               ID, 200, &r, &e);
 	cr_assert_eq(rv, E_LIMIT, "%d %s", rv, e.text);
 	cr_assert(strstr(e.text, "deadline of 200 ms") != NULL, "%s", e.text);

@@ -1064,9 +1064,9 @@ Test(config, conditions)
 	cr_assert_not_null(f);
 	fputs("SELECT 1 WHERE :snapshot IS NOT NULL\n", f);
 	fclose(f);
-	cfg = load_ok(CLUSTER NODE("p0", "1")
-	              "[condition inline]\nsql = SELECT :snapshot\n"
-	              "[condition fromfile]\nfile = t.sql\n");
+	cfg = load_ok(CLUSTER NODE(
+	    "p0", "1") "[condition inline]\nsql = SELECT :snapshot\n"
+	               "[condition fromfile]\nfile = t.sql\n");
 	cr_assert_eq(cfg->nconds, 2);
 	cr_assert_str_eq(cfg->conds[0].name, "inline");
 	cr_assert_str_eq(cfg->conds[0].sql, "SELECT :snapshot");
@@ -1075,15 +1075,15 @@ Test(config, conditions)
 	cr_assert_str_eq(cfg->conds[1].sql,
 	                 "SELECT 1 WHERE :snapshot IS NOT NULL\n");
 	config_free(cfg);
-	expect_errors(CLUSTER NODE("p0", "1")    /* 1-4 */
-	              "[condition both]\n"       /* 5 */
-	              "sql = SELECT 1\n"         /* 6 */
-	              "file = t.sql\n"           /* 7 */
-	              "[condition none]\n"       /* 8 */
-	              "[condition gone]\n"       /* 9 */
-	              "file = no-such.sql\n"     /* 10 */
-	              "[condition both]\n"       /* 11 */
-	              "[condition bad name]\n"   /* 12 */
+	expect_errors(CLUSTER NODE("p0", "1")      /* 1-4 */
+	              "[condition both]\n"         /* 5 */
+	              "sql = SELECT 1\n"           /* 6 */
+	              "file = t.sql\n"             /* 7 */
+	              "[condition none]\n"         /* 8 */
+	              "[condition gone]\n"         /* 9 */
+	              "file = no-such.sql\n"       /* 10 */
+	              "[condition both]\n"         /* 11 */
+	              "[condition bad name]\n"     /* 12 */
 	              "[condition x]\nsize = 1\n", /* 13-14 */
 	              "c.ini:7: [condition both] needs one of 'sql' and "
 	              "'file'\n"
