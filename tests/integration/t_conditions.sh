@@ -75,7 +75,10 @@ expect_rc 75 ctl 0 evaluate "$id" --condition \
 	"WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n WHERE :snapshot IS NOT NULL"
 t1=$(date +%s)
 grep -q 'deadline of 1000 ms' "$T/err" || fail "$(cat "$T/err")"
-[ $((t1 - t0)) -le 4 ] || fail "the runaway query took $((t1 - t0)) s"
+# The daemon's words say its deadline stopped it (a call that timed out
+# would say otherwise); the wall clock only that it did not run on: on a
+# loaded machine starting cutctl alone can take seconds.
+[ $((t1 - t0)) -le 15 ] || fail "the runaway query took $((t1 - t0)) s"
 expect_rc 0 ctl 0 status
 id2=$(snapshot 0)
 check_snapshot 0 "$id2" 44
