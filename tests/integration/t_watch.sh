@@ -42,6 +42,10 @@ started=$(sql 0 "SELECT started_ms FROM snapshots WHERE id = '$id'")
 late=$((started - last_all))
 [ "$late" -le $((2 * EVERY)) ] ||
 	fail "snapshot $id started $late ms after the computation ended (> 2 x $EVERY ms)"
+# A snapshot started after the end must hold (every node records after
+# its own end): watch stopped at the first such one, or one before.
+missed=$(sql 0 "SELECT count(*) FROM snapshots WHERE started_ms > $last_all AND started_ms < $started AND status = 'complete' AND consistent = 1")
+[ "$missed" = 0 ] || fail "$missed snapshots started after the end and before $id did not stop watch"
 held_not=$(grep -c "does not hold" "$T/watch.err")
 echo "ok: $id: terminated at $last_all, snapshot started $late ms later; $held_not earlier snapshots did not hold"
 pass "watch detects termination"
