@@ -32,6 +32,7 @@
 #define CUTPROTO_METHOD_LIST   "/cut.v1.Snapshots/List"
 #define CUTPROTO_METHOD_WAIT   "/cut.v1.Snapshots/Wait"
 #define CUTPROTO_METHOD_DELETE "/cut.v1.Snapshots/Delete"
+#define CUTPROTO_METHOD_EVALUATE "/cut.v1.Snapshots/Evaluate"
 #define CUTPROTO_METHOD_STATUS "/cut.v1.Node/Status"
 
 /*

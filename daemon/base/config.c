@@ -6,7 +6,9 @@
  * and key, with its line.  Problems are collected, never fatal, so that
  * one run reports everything (up to CONFIG_MAX_ERRORS), sorted by line.
  */
+#include <errno.h>
 #include <grp.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +19,7 @@
 #define IPC_PATH_MAX 107 /* sizeof(sun_path) - 1 */
 #define VALUE_MAX    256 /* longer than any line config_ini.c passes on */
 
-enum sect { S_NONE, S_CLUSTER, S_NODE, S_CHANNELS, S_IGNORE };
+enum sect { S_NONE, S_CLUSTER, S_NODE, S_CHANNELS, S_CONDITION, S_IGNORE };
 enum {
 	CK_NAME,
 	CK_DEADLINE,
@@ -92,6 +94,7 @@ struct parser {
 	struct nodeinfo *ninfo;
 	struct rawchan *raw;
 	size_t nraw, rawcap;
+	int condline[CONFIG_MAX_CONDITIONS][2]; /* lines of sql, file */
 	struct config *cfg;
 };
 
@@ -469,6 +472,114 @@ channel_key(struct parser *p, const char *name, const char *value, int line)
 	p->errs.oom |= r->src == NULL || r->dst == NULL;
 }
 
+static void
+begin_condition(struct parser *p, const char *name, int line)
+{
+	struct config *cfg = p->cfg;
+	struct config_condition *c;
+
+	p->sect = S_IGNORE;
+	if (!is_node_name(name)) {
+		report(p, line,
+		       "a condition section needs a name of 1 to %d characters "
+		       "from A-Z a-z 0-9 _ . -, as in [condition terminated]",
+		       CONFIG_NAME_MAX);
+		return;
+	}
+	for (size_t i = 0; i < cfg->nconds; i++)
+		if (strcmp(cfg->conds[i].name, name) == 0) {
+			report(p, line,
+			       "duplicate condition %s (first at line %d)",
+			       name, cfg->conds[i].line);
+			return;
+		}
+	if (cfg->nconds == CONFIG_MAX_CONDITIONS) {
+		report(p, line, "too many conditions: at most %d are allowed",
+		       CONFIG_MAX_CONDITIONS);
+		return;
+	}
+	c = &cfg->conds[cfg->nconds];
+	if ((c->name = strdup(name)) == NULL) {
+		p->errs.oom = 1;
+		return;
+	}
+	c->line = line;
+	cfg->nconds++;
+	p->sect = S_CONDITION;
+}
+
+static void
+condition_key(struct parser *p, const char *name, const char *value,
+              int line)
+{
+	static const char *const keys[] = {"sql", "file"};
+	struct config_condition *c = &p->cfg->conds[p->cfg->nconds - 1];
+	int k = claim_key(p, keys, 2, p->condline[p->cfg->nconds - 1], name,
+	                  "[condition]", line);
+
+	if (k < 0)
+		return;
+	if (*value == '\0') {
+		report(p, line, "%s needs a value", name);
+		return;
+	}
+	set_str(p, k == 0 ? &c->sql : &c->file, value);
+}
+
+/* Reads condition c's file, relative to the cluster file's directory. */
+static void
+read_condition(struct parser *p, struct config_condition *c, int line)
+{
+	const char *path = p->cfg->path, *slash = strrchr(path, '/');
+	char full[4096];
+	FILE *f;
+	size_t n;
+
+	if (c->file[0] == '/' || slash == NULL)
+		snprintf(full, sizeof(full), "%s", c->file);
+	else
+		snprintf(full, sizeof(full), "%.*s/%s",
+		         (int)(slash - path), path, c->file);
+	if ((f = fopen(full, "r")) == NULL) {
+		report(p, line, "[condition %s] file %s: %s", c->name, full,
+		       strerror(errno));
+		return;
+	}
+	if ((c->sql = malloc(CONFIG_CONDITION_MAX + 1)) == NULL) {
+		fclose(f);
+		p->errs.oom = 1;
+		return;
+	}
+	n = fread(c->sql, 1, CONFIG_CONDITION_MAX + 1, f);
+	if (ferror(f))
+		report(p, line, "[condition %s] file %s: cannot read it",
+		       c->name, full);
+	else if (n > CONFIG_CONDITION_MAX)
+		report(p, line, "[condition %s] file %s is over %d bytes",
+		       c->name, full, CONFIG_CONDITION_MAX);
+	else if (memchr(c->sql, '\0', n) != NULL)
+		report(p, line, "[condition %s] file %s holds a NUL byte",
+		       c->name, full);
+	c->sql[n <= CONFIG_CONDITION_MAX ? n : CONFIG_CONDITION_MAX] = '\0';
+	fclose(f);
+}
+
+static void
+finish_conditions(struct parser *p)
+{
+	for (size_t i = 0; i < p->cfg->nconds; i++) {
+		struct config_condition *c = &p->cfg->conds[i];
+		int *lines = p->condline[i];
+
+		if ((lines[0] != 0) == (lines[1] != 0))
+			report(p, lines[0] ? lines[1] : c->line,
+			       "[condition %s] needs one of 'sql' and 'file'",
+			       c->name);
+		else if (lines[1] != 0 && c->file != NULL)
+			read_condition(p, c, lines[1]);
+	}
+}
+
 /* config_ini_handler.section: name is NULL for a broken header. */
 static void
 on_section(void *user, const char *name, int line)
@@ -485,10 +596,13 @@ on_section(void *user, const char *name, int line)
 	else if (starts_with(name, "node") &&
 	         (name[4] == '\0' || name[4] == ' ' || name[4] == '\t'))
 		begin_node(p, name + 4 + strspn(name + 4, " \t"), line);
+	else if (starts_with(name, "condition") &&
+	         (name[9] == '\0' || name[9] == ' ' || name[9] == '\t'))
+		begin_condition(p, name + 9 + strspn(name + 9, " \t"), line);
 	else {
 		report(p, line,
-		       "unknown section [%s]; expected [cluster], [node NAME] "
-		       "or [channels]",
+		       "unknown section [%s]; expected [cluster], [node NAME], "
+		       "[channels] or [condition NAME]",
 		       name);
 		p->sect = S_IGNORE;
 	}
@@ -506,6 +620,8 @@ on_key(void *user, const char *name, const char *value, int line)
 		node_key(p, name, value, line);
 	else if (p->sect == S_CHANNELS)
 		channel_key(p, name, value, line);
+	else if (p->sect == S_CONDITION)
+		condition_key(p, name, value, line);
 	else if (p->sect == S_NONE)
 		report(p, line,
 		       "key '%s' is outside any section; put it under "
@@ -771,6 +887,7 @@ finish(struct parser *p, int nlines)
 	check_endpoints(p);
 	check_tls(p, eof);
 	finish_channels(p);
+	finish_conditions(p);
 }
 
 static int
@@ -795,9 +912,10 @@ parser_init(struct parser *p, const char *path)
 	cfg->run_dir = strdup("/run/cutd");
 	cfg->state_dir = strdup("/var/lib/cutd");
 	cfg->nodes = calloc(CONFIG_MAX_NODES, sizeof(*cfg->nodes));
+	cfg->conds = calloc(CONFIG_MAX_CONDITIONS, sizeof(*cfg->conds));
 	p->ninfo = calloc(CONFIG_MAX_NODES, sizeof(*p->ninfo));
 	p->errs.oom = !cfg->path || !cfg->run_dir || !cfg->state_dir ||
-	              !cfg->nodes || !p->ninfo;
+	              !cfg->nodes || !p->ninfo || !cfg->conds;
 	return p->errs.oom ? E_NOMEM : 0;
 }
 
@@ -852,6 +970,12 @@ config_free(struct config *cfg)
 			free(*node_field(&cfg->nodes[i], k));
 	}
 	free(cfg->nodes);
+	for (i = 0; cfg->conds != NULL && i < cfg->nconds; i++) {
+		free(cfg->conds[i].name);
+		free(cfg->conds[i].sql);
+		free(cfg->conds[i].file);
+	}
+	free(cfg->conds);
 	free(cfg->chans);
 	free(cfg->path);
 	free(cfg->cluster);
@@ -962,6 +1086,12 @@ config_print(const struct config *cfg, FILE *out)
 		fprintf(out, "  allow_mixed_transports = true\n");
 	print_nodes(cfg, out);
 	print_channels(cfg, out);
+	for (size_t i = 0; i < cfg->nconds; i++)
+		fprintf(out, "condition %s: %s%s%zu bytes of SQL\n",
+		        cfg->conds[i].name,
+		        cfg->conds[i].file != NULL ? cfg->conds[i].file : "",
+		        cfg->conds[i].file != NULL ? ", " : "",
+		        strlen(cfg->conds[i].sql));
 	return ferror(out) || fflush(out) != 0 ? E_IO : 0;
 }
 

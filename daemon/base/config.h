@@ -120,6 +120,20 @@
 #define CONFIG_CLUSTER_MAX 64 /* longest cluster name */
 #define CONFIG_MAX_NODES   256
 #define CONFIG_MAX_ERRORS  20
+#define CONFIG_MAX_CONDITIONS 16
+#define CONFIG_CONDITION_MAX  (60 * 1024) /* longest condition, bytes */
+
+/* A [condition NAME] section: a query the daemon judges on every complete
+ * snapshot it initiated (README, Conditions).  sql is the text, given
+ * inline (sql = ...) or read from file at load (file = ..., relative to
+ * the cluster file's directory).  Whether it prepares is the daemon's to
+ * say: the base layer knows no SQL. */
+struct config_condition {
+	char *name;
+	char *sql;
+	char *file; /* as given, or NULL */
+	int line;   /* of its header */
+};
 
 struct config_node {
 	char *name;
@@ -161,6 +175,8 @@ struct config {
 	struct config_channel *chans; /* in the order of the file */
 	size_t nchans;
 	int chans_declared; /* 1 if the file has [channels]; else every pair */
+	struct config_condition *conds; /* in the order of the file */
+	size_t nconds;
 };
 
 /*

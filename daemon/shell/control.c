@@ -362,6 +362,26 @@ add_channel(const struct store_channel *ch, void *arg)
 	return 0;
 }
 
+static int
+add_condition(const char *name, int held, const char *detail, void *arg)
+{
+	struct info_ctx *c = arg;
+	Cut__V1__SnapshotInfo *in = c->info;
+	Cut__V1__ConditionResult *cr;
+
+	if (in->n_conditions == CONFIG_MAX_CONDITIONS)
+		return 0; /* more rows than the file has conditions: old ones */
+	if ((cr = arena_alloc(c->a, sizeof(*cr))) == NULL)
+		return E_NOMEM;
+	cut__v1__condition_result__init(cr);
+	cr->name = arena_dup(c->a, name, strlen(name));
+	cr->has_held = held >= 0;
+	cr->held = held == 1;
+	cr->detail = arena_dup(c->a, detail, strlen(detail));
+	in->conditions[in->n_conditions++] = cr;
+	return 0;
+}
+
 static void
 fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
              Cut__V1__SnapshotInfo *in)
@@ -429,8 +449,14 @@ build_info(struct cutd *d, struct arena *a, const char *id, int states,
 	in->channels = arena_alloc(a, max * sizeof(*in->channels));
 	if (in->nodes == NULL || in->channels == NULL)
 		return E_NOMEM;
+	in->conditions =
+	    arena_alloc(a, CONFIG_MAX_CONDITIONS * sizeof(*in->conditions));
+	if (in->conditions == NULL)
+		return E_NOMEM;
 	if ((rv = store_foreach_state(d->store, id, add_state, &c)) != 0 ||
-	    (rv = store_foreach_channel(d->store, id, add_channel, &c)) != 0)
+	    (rv = store_foreach_channel(d->store, id, add_channel, &c)) != 0 ||
+	    (rv = store_foreach_condition(d->store, id, add_condition, &c)) !=
+	        0)
 		return rv;
 	for (size_t i = 0; messages && i < in->n_channels; i++) {
 		c.chan = in->channels[i];
@@ -731,6 +757,98 @@ do_delete(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 		cut__v1__delete_request__free_unpacked(rq, NULL);
 }
 
+/* Why a condition cannot be judged on snapshot ss here, in r; 0 if it
+ * can: complete, audited consistent, and initiated here, so that every
+ * part is in this database. */
+static int
+not_judgeable(const struct store_snapshot *ss, struct reply *r)
+{
+	if (ss->status != STORE_COMPLETE)
+		snprintf(
+		    r->message, sizeof(r->message),
+		    "snapshot %.64s is %s%s%.100s; a condition is judged on "
+		    "a complete snapshot",
+		    ss->id,
+		    ss->status == STORE_ABORTED ? "aborted" : "in progress",
+		    ss->reason[0] != '\0' ? ": " : "", ss->reason);
+	else if (!ss->is_initiator)
+		snprintf(r->message, sizeof(r->message),
+		         "this node holds only its own part of %.64s; "
+		         "evaluate at its initiator, %.32s",
+		         ss->id, ss->initiator);
+	else if (ss->consistent != 1)
+		snprintf(r->message, sizeof(r->message),
+		         "snapshot %.64s did not pass its audit: %.100s",
+		         ss->id,
+		         ss->audit_reason[0] != '\0' ? ss->audit_reason
+		                                     : "not audited");
+	else
+		return 0;
+	r->status = CUT__V1__STATUS_CODE__FAILED_PRECONDITION;
+	return 1;
+}
+
+static void
+do_evaluate(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
+{
+	Cut__V1__EvaluateRequest *rq =
+	    cut__v1__evaluate_request__unpack(NULL, body->len, body->data);
+	Cut__V1__EvaluateReply rp = CUT__V1__EVALUATE_REPLY__INIT;
+	struct cond_result res = {0};
+	struct store_snapshot ss;
+	struct errinfo e = {0};
+	const char *id;
+	int rv;
+
+	if (rq == NULL) {
+		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT, "bad request");
+		return;
+	}
+	if (d->cond == NULL) { /* a harness with a store and no more */
+		fail(r, CUT__V1__STATUS_CODE__UNAVAILABLE,
+		     "conditions are not available here");
+		goto out;
+	}
+	id = rq->snapshot_id != NULL && rq->snapshot_id[0] != '\0'
+	         ? rq->snapshot_id
+	         : NULL;
+	if (id != NULL && !engine_id_valid(id)) {
+		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
+		     "bad snapshot id");
+		goto out;
+	}
+	if (id != NULL && (rv = store_get(d->store, id, &ss)) != 0) {
+		if (rv == E_NOENT)
+			fail(r, CUT__V1__STATUS_CODE__NOT_FOUND,
+			     "no such snapshot");
+		else
+			fail(r, err_grpc(rv), store_errmsg(d->store));
+		goto out;
+	}
+	if (id != NULL && not_judgeable(&ss, r))
+		goto out;
+	if ((rv = cond_eval(d->cond, rq->sql, id,
+	                    rq->has_deadline_ms ? rq->deadline_ms : 0, &res,
+	                    &e)) != 0) {
+		fail_err(r, rv, &e);
+		log_info("control: condition on %s: %s", id ? id : "(check)",
+		         e.text);
+		goto out;
+	}
+	rp.held = res.held;
+	rp.rows = res.rows;
+	rp.has_more = res.more;
+	rp.more = res.more;
+	rp.value = res.value;
+	rp.has_checked_only = rp.checked_only = id == NULL;
+	rp.message = id == NULL ? "the condition is valid and reads only"
+	             : res.held ? "the condition holds"
+	                        : "the condition does not hold";
+	set_body(r, &rp.base);
+out:
+	cut__v1__evaluate_request__free_unpacked(rq, NULL);
+}
+
 static void
 status_channels(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 {
@@ -807,6 +925,40 @@ add_running(const char *id, void *arg)
 		    (char *)id;
 }
 
+/* Each condition of the cluster file: counts and the last result (the
+ * strings are borrowed from d until the reply is packed). */
+static void
+status_conditions(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
+{
+	size_t n = d->cfg->nconds;
+
+	if (n == 0 || (rp->conditions =
+	                   arena_alloc(a, n * sizeof(*rp->conditions))) == NULL)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct cond_stat *st = &d->cond_stats[i];
+		Cut__V1__ConditionStatus *cs = arena_alloc(a, sizeof(*cs));
+
+		if (cs == NULL)
+			return;
+		cut__v1__condition_status__init(cs);
+		cs->name = d->cfg->conds[i].name;
+		cs->evaluated = st->evaluated;
+		cs->held = st->held;
+		cs->not_held = st->not_held;
+		cs->failed = st->failed;
+		if (st->last_id[0] != '\0') {
+			cs->last_snapshot_id = (char *)st->last_id;
+			cs->has_last_held = st->last_held >= 0;
+			cs->last_held = st->last_held == 1;
+			cs->last_detail = (char *)st->last_detail;
+			cs->has_last_ms = 1;
+			cs->last_ms = (uint64_t)st->last_ms;
+		}
+		rp->conditions[rp->n_conditions++] = cs;
+	}
+}
+
 static void
 do_status(struct cutd *d, struct reply *r)
 {
@@ -844,6 +996,7 @@ do_status(struct cutd *d, struct reply *r)
 		rp.peers[rp.n_peers++] = ps;
 	}
 	status_channels(d, &a, &rp);
+	status_conditions(d, &a, &rp);
 	coord_foreach_running(d->coord, add_running, &rp);
 	rp.bad_frames_peer = coord_bad_peer(d->coord);
 	rp.bad_frames_app = coord_bad_app(d->coord);
@@ -882,6 +1035,8 @@ dispatch(struct cutd *d, nng_msg *req, const Cut__V1__RpcRequest *rq,
 		do_wait(d, req, rq->request_id, &rq->body, r);
 	else if (strcmp(m, CUTPROTO_METHOD_DELETE) == 0)
 		do_delete(d, &rq->body, r);
+	else if (strcmp(m, CUTPROTO_METHOD_EVALUATE) == 0)
+		do_evaluate(d, &rq->body, r);
 	else if (strcmp(m, CUTPROTO_METHOD_STATUS) == 0)
 		do_status(d, r);
 	else

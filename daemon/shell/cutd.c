@@ -202,8 +202,16 @@ open_store(struct cutd *d)
 	int rv;
 
 	make_parent(path);
-	if ((rv = store_open(path, &d->store, err, sizeof(err))) == 0)
-		return 0;
+	if ((rv = store_open(path, &d->store, err, sizeof(err))) == 0) {
+		struct errinfo e = {0};
+		/* After store_open(), which made the file and its WAL: a
+		 * read-only connection cannot create them. */
+		if ((rv = cond_open(path, 2 * d->cfg->max_message + 65536,
+		                    &d->cond, &e)) == 0)
+			return conds_check(d) ? EX_CONFIG : 0;
+		log_err("%s", e.text);
+		return EX_CANTCREAT;
+	}
 	log_err("cannot open the database %s: %s", path, err);
 	if (rv == E_CORRUPT)
 		log_err("the database is damaged and cutd will not run on it. "
@@ -386,6 +394,8 @@ stop(struct cutd *d)
 		commit(d);
 		control_wake(d, cutd_now_ms());
 	}
+	conds_free(d);
+	cond_close(d->cond);
 	store_close(d->store);
 	d->store = NULL;
 	if (close_sockets(d) != 0)
@@ -583,6 +593,7 @@ run(struct cutd *d, int sfd)
 		app_flush(d);
 		commit(d);
 		control_wake(d, now);
+		conds_turn(d);
 		/* Nothing goes to a peer before what it stands for (a part,
 		 * an ack of what was recorded) is on disk. */
 		if (!coord_batch_open(d->coord))

@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cond.h"
+#include "conds.h"
 #include "config.h"
 #include "coord.h"
 #include "cutproto.h"
@@ -101,6 +103,12 @@ struct cutd {
 	nng_msg *app_pending;
 	struct cutproto_arena arena; /* for unpacking frames */
 	struct store *store;
+	struct cond *cond; /* read-only, for conditions (store/cond.h) */
+	/* The cluster file's conditions (conds.c): their counts, and the
+	 * snapshots started here not yet seen to end. */
+	struct cond_stat cond_stats[CONFIG_MAX_CONDITIONS];
+	char (*cond_pending)[ENGINE_ID_MAX + 1];
+	size_t ncond_pending, cond_cap;
 	struct tls *tls; /* TLS configurations and the signed hello */
 	uint64_t bad_control;
 	/* Control calls refused by perm.c, and Start calls by the limits. */

@@ -26,7 +26,10 @@ perm_method_class(const char *method)
 	for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++)
 		if (strcmp(method, readers[i]) == 0)
 			return PERM_READ;
-	if (strcmp(method, CUTPROTO_METHOD_START) == 0)
+	/* Evaluate holds up the daemon's loop for up to its deadline, and
+	 * a watcher calls it with Start: whoever may start snapshots. */
+	if (strcmp(method, CUTPROTO_METHOD_START) == 0 ||
+	    strcmp(method, CUTPROTO_METHOD_EVALUATE) == 0)
 		return PERM_START;
 	return PERM_ADMIN;
 }
@@ -74,9 +77,11 @@ perm_explain(char *buf, size_t len, enum perm_verdict v, const char *method,
              const struct perm_caller *c)
 {
 	char who[160];
-	const char *what = perm_method_class(method) == PERM_START
-	                       ? "starts a snapshot"
-	                       : "changes or deletes what the daemon holds";
+	const char *what = perm_method_class(method) != PERM_START
+	                       ? "changes or deletes what the daemon holds"
+	                   : strcmp(method, CUTPROTO_METHOD_EVALUATE) == 0
+	                       ? "runs a query in the daemon"
+	                       : "starts a snapshot";
 
 	if (admin_group != NULL)
 		snprintf(

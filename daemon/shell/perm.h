@@ -8,7 +8,7 @@
  *
  *   class        methods                    allowed
  *   PERM_READ    Status, List, Get, Wait    anyone who could connect
- *   PERM_START   Start                      the admins (below), and the
+ *   PERM_START   Start, Evaluate            the admins (below), and the
  *                                           uid of the application
  *                                           connected to this daemon
  *   PERM_ADMIN   Delete, and any method     the daemon's own uid, root,

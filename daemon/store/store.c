@@ -1,7 +1,8 @@
 /*
  * store.c - the daemon's SQLite database of snapshots.
  *
- * The only file that includes sqlite3.h: SQLite's codes become STORE_E*
+ * With cond.c (conditions, on a read-only connection of their own), the
+ * only file that includes sqlite3.h: SQLite's codes become STORE_E*
  * codes here, and nothing here logs.  The file is in WAL mode, so the
  * sqlite3 shell can read it while the daemon writes; synchronous=NORMAL,
  * so a commit survives a daemon crash (an OS crash may lose the last ones).
@@ -29,6 +30,11 @@
  * (application/json or type/subtype+json, parameters ignored) and its
  * bytes are UTF-8 without NUL that json_valid() accepts, so json_extract()
  * works on it; otherwise a BLOB.  Either way its bytes are those given.
+ *   snapshot_conditions: snapshot_id, name (a [condition NAME] of the
+ *     cluster file), held (1, 0, or NULL when it could not be judged),
+ *     detail (its first row as text, or why not), evaluated_ms.  Only
+ *     at a snapshot's initiator.  Made by migrate_conditions(), apart
+ *     from the numbered migrations: see there.
  * Views: snapshot_summary (snapshots plus started_at, finished_at in ISO
  * 8601 UTC, duration_ms, nodes_recorded, channels_recorded, in_transit),
  * recorded_states (node_states plus is_json, size in bytes, recorded_at),
@@ -186,7 +192,8 @@ static const char *const migrations[] = {
 // clang-format off
 enum { S_EXISTS, S_CREATE, S_MESSAGE, S_STATE, S_CHANNEL, S_FINISH,
        S_ABORT_ALL, S_AUDIT, S_DELETE, S_GET, S_LIST, S_STATES, S_CHANNELS,
-       S_MESSAGES, S_NEXT_ID, S_RECREATE, S_PROBE, S_COUNT };
+       S_MESSAGES, S_NEXT_ID, S_RECREATE, S_PROBE, S_COND_PUT, S_CONDS,
+       S_COUNT };
 // clang-format on
 
 static const char *const statements[S_COUNT] = {
@@ -229,6 +236,11 @@ static const char *const statements[S_COUNT] = {
     [S_RECREATE] = "INSERT OR IGNORE INTO snapshots (id, initiator, role,"
                    " started_ms, parts_expected) VALUES (?1, ?2, ?3, ?4, ?5)",
     [S_PROBE] = "INSERT OR REPLACE INTO meta (key, value) VALUES ('probe', ?1)",
+    [S_COND_PUT] = "INSERT OR REPLACE INTO snapshot_conditions (snapshot_id,"
+                   " name, held, detail, evaluated_ms) VALUES (?1, ?2,"
+                   " CASE WHEN ?3 >= 0 THEN ?3 END, ?4, ?5)",
+    [S_CONDS] = "SELECT name, coalesce(held, -1), detail FROM"
+                " snapshot_conditions WHERE snapshot_id = ?1 ORDER BY name",
 };
 
 static const char *const status_names[] = {"in_progress", "complete",
@@ -732,6 +744,29 @@ fail:
 	return rv;
 }
 
+/*
+ * The table of condition results, made if it is missing, on every open.
+ * It is not a numbered migration on purpose: the schema version is being
+ * moved on elsewhere at the same time, and a table that any version may
+ * lack and that CREATE TABLE IF NOT EXISTS makes when it does can join
+ * whichever version comes without renumbering anything.  A database
+ * without it (from an older cutd) gains it here; one that has it is left
+ * alone, so opening is idempotent.  Readers of an older cutd ignore it.
+ */
+static int
+migrate_conditions(struct store *st)
+{
+	return exec(st,
+	            "CREATE TABLE IF NOT EXISTS snapshot_conditions ("
+	            " snapshot_id TEXT NOT NULL"
+	            "  REFERENCES snapshots (id) ON DELETE CASCADE,"
+	            " name TEXT NOT NULL,"
+	            " held INTEGER CHECK (held IN (0, 1)),"
+	            " detail TEXT NOT NULL, evaluated_ms INTEGER NOT NULL,"
+	            " PRIMARY KEY (snapshot_id, name)) STRICT",
+	            NULL);
+}
+
 /* Why path cannot be written, if the file system says: SQLite reports a
  * read-only file system or directory as "unable to open database file"
  * or "attempt to write a readonly database". */
@@ -766,7 +801,7 @@ store_open(const char *path, struct store **ret_store, char *errbuf,
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return E_NOMEM;
 	if ((rv = connect_db(st, path)) != 0 || (rv = quick_check(st)) != 0 ||
-	    (rv = migrate(st)) != 0)
+	    (rv = migrate(st)) != 0 || (rv = migrate_conditions(st)) != 0)
 		goto fail;
 	for (i = 0; i < S_COUNT; i++) {
 		rc = sqlite3_prepare_v3(st->db, statements[i], -1,
@@ -1093,6 +1128,31 @@ store_foreach_message(struct store *st, const char *id, const char *src,
 		if ((rv = column_bytes(&q, 2, &p, &len)) == 0)
 			rv = cb((uint64_t)sqlite3_column_int64(q.s, 0),
 			        text(q.s, 1), p, len, arg);
+	return query_end(&q, rv);
+}
+
+int
+store_put_condition(struct store *st, const char *id, const char *name,
+                    int held, const char *detail, int64_t evaluated_ms)
+{
+	if (held < -1 || held > 1)
+		return fail(st, E_INVAL, "bad held value %d", held);
+	return put(st, S_COND_PUT, "INiti", id, name, (int64_t)held,
+	           detail != NULL ? detail : "", evaluated_ms);
+}
+
+int
+store_foreach_condition(struct store *st, const char *id,
+                        int (*cb)(const char *name, int held,
+                                  const char *detail, void *arg),
+                        void *arg)
+{
+	struct query q;
+	int rv = query_start(&q, st, S_CONDS, "I", id);
+
+	while (rv == 0 && query_next(&q))
+		rv = cb(text(q.s, 0), sqlite3_column_int(q.s, 1), text(q.s, 2),
+		        arg);
 	return query_end(&q, rv);
 }
 

@@ -187,6 +187,20 @@ int store_foreach_message(struct store *st, const char *id, const char *src,
                                     const void *payload, size_t len, void *arg),
                           void *arg);
 
+/* Records the result of condition name on snapshot id, replacing an
+ * earlier one: held 1 or 0, or -1 when it could not be judged (detail
+ * says why).  E_NOENT if the snapshot is unknown.  Not part of the
+ * coordinator's port: the shell judges conditions after a snapshot's end
+ * is committed, and writes this outside the turn's batch. */
+int store_put_condition(struct store *st, const char *id, const char *name,
+                        int held, const char *detail, int64_t evaluated_ms);
+
+/* Every condition result of id, by name (held as above). */
+int store_foreach_condition(struct store *st, const char *id,
+                            int (*cb)(const char *name, int held,
+                                      const char *detail, void *arg),
+                            void *arg);
+
 /* The store as the coordinator's port (store_port.h). */
 struct store_port store_port(struct store *st);
 

@@ -7,6 +7,7 @@
  * cutctl speaks the control protocol itself, through the same rpc.c that
  * libcut uses, so that it sees every field the daemon sends.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,12 +32,23 @@
 /* Exit status when the snapshot waited for was aborted or is not
  * consistent: a result, but not the one a script hopes for. */
 #define EXIT_NOT_CONSISTENT 1
+/* Exit status of watch when its --timeout came and the condition had not
+ * held on any snapshot. */
+#define EXIT_NOT_HELD 2
+/* The longest condition watch sends: the daemon reads control requests
+ * of up to 64 KiB. */
+#define CONDITION_MAX (60 * 1024)
+/* watch's interval: the default and the shortest. */
+#define EVERY_MS     2000
+#define EVERY_MIN_MS 100
 
 struct opts {
 	const char *control, *cluster, *node;
 	int json, wait, help;
 	long timeout_ms; /* -1: not given */
 	long limit, deadline_ms;
+	long every_ms; /* watch */
+	const char *condition, *condition_file;
 	const char *cmd;
 	const char *args[4];
 	int nargs;
@@ -61,6 +73,18 @@ static const struct command {
      "write the whole snapshot, states and messages, as JSON", 1},
     {"status", "status", "show this node: peers, channels, counters", 0},
     {"delete", "delete ID", "delete a finished snapshot", 1},
+    {"evaluate", "evaluate ID --condition SQL | --condition-file FILE",
+     "judge the condition on snapshot ID, complete and consistent, at its\n"
+     "      initiator: exit 0 if it holds, 1 if not",
+     1},
+    {"watch",
+     "watch [--every DURATION] --condition SQL | --condition-file FILE",
+     "take a snapshot every DURATION (default 2s) until the condition\n"
+     "      holds on one (complete, consistent); print its id.  The\n"
+     "      condition is a SELECT naming the snapshot as :snapshot; it holds\n"
+     "      when its first row's first column is true.  --timeout DURATION\n"
+     "      bounds the whole watch (exit 2 when it ends first)",
+     0},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -70,7 +94,7 @@ usage(FILE *f)
 	size_t i;
 
 	fputs("usage: cutctl [--control URL | --cluster FILE --node NAME]\n"
-	      "              [--json] [--timeout MS] COMMAND [ARGS]\n\n"
+	      "              [--json] [--timeout DURATION] COMMAND [ARGS]\n\n"
 	      "commands:\n",
 	      f);
 	for (i = 0; i < NCOMMANDS; i++)
@@ -83,18 +107,27 @@ usage(FILE *f)
 	      "  --node NAME        given by --node\n"
 	      "  --json             print JSON (one document) instead of "
 	      "text\n"
-	      "  --timeout MS       how long to wait for the daemon "
-	      "(default 5000);\n"
+	      "  --timeout DURATION how long to wait for the daemon "
+	      "(default 5000 ms);\n"
 	      "                     for wait and snapshot --wait: for the "
 	      "snapshot\n"
-	      "                     (default: until it finishes)\n"
+	      "                     (default: until it finishes); for watch: "
+	      "the watch\n"
+	      "  --initiator NODE   the same as --node (watch)\n"
+	      "  --every, --condition, --condition-file: see watch;\n"
+	      "                     a DURATION is N, Nms, Ns or Nm (N alone: "
+	      "ms)\n"
 	      "  --help, --version\n\n"
-	      "exit status: 0 ok; 1 the snapshot waited for was aborted or\n"
-	      "inconsistent; 64 usage; 65 bad argument or unknown snapshot; "
-	      "69 daemon\nunavailable; 70 internal error; 75 timed out, "
-	      "over the daemon's limits or\nrefused for now, try again; "
-	      "76 protocol error; 77 permission denied;\n78 bad cluster "
-	      "file or node\n",
+	      "exit status: 0 ok (watch: the condition held); 1 the snapshot "
+	      "waited for\nwas aborted or inconsistent (evaluate: the "
+	      "condition does not hold); 2 watch:\n--timeout came first; 64 "
+	      "usage; 65 bad argument, unknown snapshot or bad\ncondition "
+	      "(watch checks it before the first snapshot); 66 the condition "
+	      "file\ncannot be read; 69 daemon unavailable; 70 internal "
+	      "error; 75 timed out, over\nthe daemon's limits (a condition "
+	      "past its deadline too) or refused for now,\ntry again; 76 "
+	      "protocol error; 77 permission denied; 78 bad cluster file or "
+	      "node\n",
 	      f);
 }
 
@@ -179,6 +212,33 @@ value(int argc, char **argv, int *i, const char *eq)
 	return *i + 1 < argc ? argv[++*i] : NULL;
 }
 
+/* Parses a duration, N followed by ms, s, m or nothing (ms), into *ret
+ * milliseconds in min..max; returns 0 or EX_USAGE. */
+static int
+duration(const char *name, const char *v, long min, long max, long *ret)
+{
+	char *end;
+	long n, unit = 1;
+
+	if (v == NULL || *v < '0' || *v > '9')
+		return fail(EX_USAGE, "bad %s value \"%s\"", name, v);
+	n = strtol(v, &end, 10);
+	if (strcmp(end, "s") == 0)
+		unit = 1000;
+	else if (strcmp(end, "m") == 0)
+		unit = 60000;
+	else if (*end != '\0' && strcmp(end, "ms") != 0)
+		return fail(EX_USAGE, "bad %s value \"%s\" (N, Nms, Ns or Nm)",
+		            name, v);
+	if (n < 0 || n > max / unit || n * unit < min)
+		return fail(EX_USAGE,
+		            "%s \"%s\" is out of range (%ld ms .. "
+		            "%ld ms)",
+		            name, v, min, max);
+	*ret = n * unit;
+	return 0;
+}
+
 /* Parses a numeric option's value into *ret; returns 0 or EX_USAGE. */
 static int
 numeric(const char *name, const char *v, long min, long max, long *ret)
@@ -214,7 +274,10 @@ option(struct opts *o, int argc, char **argv, int *i)
 	}
 	if (strcmp(name, "--control") != 0 && strcmp(name, "--cluster") != 0 &&
 	    strcmp(name, "--node") != 0 && strcmp(name, "--timeout") != 0 &&
-	    strcmp(name, "--limit") != 0 && strcmp(name, "--deadline") != 0)
+	    strcmp(name, "--limit") != 0 && strcmp(name, "--deadline") != 0 &&
+	    strcmp(name, "--every") != 0 && strcmp(name, "--condition") != 0 &&
+	    strcmp(name, "--condition-file") != 0 &&
+	    strcmp(name, "--initiator") != 0)
 		return fail(EX_USAGE, "unknown option %s (see cutctl --help)",
 		            name);
 	if ((v = value(argc, argv, i, eq)) == NULL)
@@ -223,10 +286,17 @@ option(struct opts *o, int argc, char **argv, int *i)
 		o->control = v;
 	else if (strcmp(name, "--cluster") == 0)
 		o->cluster = v;
-	else if (strcmp(name, "--node") == 0)
+	else if (strcmp(name, "--node") == 0 ||
+	         strcmp(name, "--initiator") == 0)
 		o->node = v;
+	else if (strcmp(name, "--condition") == 0)
+		o->condition = v;
+	else if (strcmp(name, "--condition-file") == 0)
+		o->condition_file = v;
+	else if (strcmp(name, "--every") == 0)
+		return duration(name, v, EVERY_MIN_MS, 86400000, &o->every_ms);
 	else if (strcmp(name, "--timeout") == 0)
-		return numeric(name, v, 1, 86400000, &o->timeout_ms);
+		return duration(name, v, 1, 86400000, &o->timeout_ms);
 	else if (strcmp(name, "--limit") == 0)
 		return numeric(name, v, 0, 1000000, &o->limit);
 	else
@@ -619,13 +689,265 @@ cmd_delete(struct ctl *x)
 	return rv;
 }
 
+/* The condition of watch, from --condition or --condition-file, into
+ * buf; returns 0 or an exit status. */
+static int
+read_condition(const struct opts *o, char *buf, size_t size)
+{
+	FILE *f;
+	size_t n;
+
+	if ((o->condition == NULL) == (o->condition_file == NULL))
+		return fail(EX_USAGE, "watch needs --condition SQL or "
+		                      "--condition-file FILE (one of them)");
+	if (o->condition != NULL) {
+		if (strlen(o->condition) >= size)
+			return fail(EX_DATAERR,
+			            "the condition is over %zu bytes",
+			            size - 1);
+		snprintf(buf, size, "%s", o->condition);
+		return 0;
+	}
+	if ((f = fopen(o->condition_file, "r")) == NULL)
+		return fail(EX_NOINPUT, "%s: %s", o->condition_file,
+		            strerror(errno));
+	n = fread(buf, 1, size, f);
+	if (ferror(f)) {
+		fclose(f);
+		return fail(EX_NOINPUT, "%s: cannot read it",
+		            o->condition_file);
+	}
+	fclose(f);
+	if (n >= size)
+		return fail(EX_DATAERR, "%s: the condition is over %zu bytes",
+		            o->condition_file, size - 1);
+	buf[n] = '\0';
+	if (strlen(buf) != n)
+		return fail(EX_DATAERR, "%s: holds a NUL byte",
+		            o->condition_file);
+	return 0;
+}
+
+/*
+ * Evaluates sql on snapshot id (NULL: only checks it).  Returns 0 with
+ * the reply in *ret (caller frees); or, after saying why, EX_DATAERR for
+ * a bad condition, EX_TEMPFAIL for one stopped at its deadline; for a
+ * snapshot it cannot be judged on (not complete, not consistent), -1 if
+ * skip (watch takes the next one), else EX_DATAERR; or another exit
+ * status.
+ */
+static int
+evaluate(struct ctl *x, const char *id, const char *sql, int skip,
+         Cut__V1__EvaluateReply **ret)
+{
+	Cut__V1__EvaluateRequest req = CUT__V1__EVALUATE_REQUEST__INIT;
+	struct rpc_answer a = {0};
+	int rv;
+
+	*ret = NULL;
+	req.snapshot_id = (char *)(id != NULL ? id : "");
+	req.sql = (char *)sql;
+	if (x->rpc == NULL && (rv = rpc_open(x->url, &x->rpc)) != 0)
+		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
+	if ((rv = rpc_call(x->rpc, CUTPROTO_METHOD_EVALUATE, &req.base,
+	                   &cut__v1__evaluate_reply__descriptor,
+	                   DEFAULT_TIMEOUT_MS, &a)) != 0)
+		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
+	if (a.status == CUT__V1__STATUS_CODE__INVALID_ARGUMENT)
+		return fail(EX_DATAERR, "bad condition: %s", a.message);
+	if (a.status == CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED)
+		return fail(EX_TEMPFAIL, "condition stopped: %s", a.message);
+	if (a.status == CUT__V1__STATUS_CODE__FAILED_PRECONDITION && !skip)
+		return fail(EX_DATAERR, "%s", a.message);
+	if (a.status == CUT__V1__STATUS_CODE__FAILED_PRECONDITION) {
+		fprintf(stderr, "cutctl: %s: skipped: %s\n", id ? id : "",
+		        a.message);
+		rpc_answer_clear(&a);
+		return -1;
+	}
+	if ((rv = rpc_status_error(a.status)) != 0) {
+		rpc_answer_clear(&a);
+		return refused(rv, &a);
+	}
+	if (a.body == NULL)
+		return fail(EX_PROTOCOL, "the daemon's reply has no body");
+	*ret = (Cut__V1__EvaluateReply *)a.body;
+	return 0;
+}
+
+/* Waits for snapshot id to end, until end_ms; returns 0 with its status
+ * in *ret_done (1 complete and consistent, 0 not, -1 still in progress at
+ * end_ms), or an exit status. */
+static int
+wait_quietly(struct ctl *x, const char *id, uint64_t end_ms, int *ret_done)
+{
+	Cut__V1__WaitRequest req = CUT__V1__WAIT_REQUEST__INIT;
+	ProtobufCMessage *body;
+	Cut__V1__SnapshotInfo *s;
+	uint64_t now;
+	int rv;
+
+	req.snapshot_id = (char *)id;
+	for (;;) {
+		now = now_ms();
+		if (end_ms != 0 && now >= end_ms) {
+			*ret_done = -1;
+			return 0;
+		}
+		req.timeout_ms = QUIET_SLICE_MS;
+		if (end_ms != 0 && end_ms - now < req.timeout_ms)
+			req.timeout_ms = (uint32_t)(end_ms - now);
+		rv = call(x, CUTPROTO_METHOD_WAIT, &req.base,
+		          &cut__v1__snapshot_info__descriptor,
+		          (int)req.timeout_ms + DEFAULT_TIMEOUT_MS, 1, &body);
+		if (rv != 0)
+			return rv;
+		s = (Cut__V1__SnapshotInfo *)body;
+		if (s != NULL && rpc_check_snapshot(s) != 0) {
+			protobuf_c_message_free_unpacked(body, NULL);
+			return fail(EX_PROTOCOL,
+			            "bad snapshot from the daemon");
+		}
+		if (s != NULL &&
+		    s->status != CUT__V1__SNAPSHOT_INFO__STATUS__IN_PROGRESS) {
+			*ret_done = outcome(s) == EX_OK;
+			if (!*ret_done)
+				fprintf(stderr, "cutctl: %s: skipped: %s\n", id,
+				        s->reason[0] != '\0' ? s->reason
+				        : s->audit != NULL   ? s->audit->reason
+				                           : "not consistent");
+			protobuf_c_message_free_unpacked(body, NULL);
+			return 0;
+		}
+		if (body != NULL)
+			protobuf_c_message_free_unpacked(body, NULL);
+		if (now_ms() - now < req.timeout_ms / 2)
+			usleep(100 * 1000);
+	}
+}
+
+/* evaluate: the condition on one snapshot. */
+static int
+cmd_evaluate(struct ctl *x)
+{
+	static char sql[CONDITION_MAX + 1];
+	Cut__V1__EvaluateReply *ev;
+	const char *id = x->o->args[0];
+	int rv;
+
+	if ((rv = read_condition(x->o, sql, sizeof(sql))) != 0)
+		return rv;
+	if ((rv = evaluate(x, id, sql, 0, &ev)) != 0)
+		return rv;
+	if (x->o->json)
+		rv = json_out(json_pack(
+		    "{s:o, s:b, s:I, s:b, s:o}", "id", cj_string(id), "held",
+		    ev->held, "rows", (json_int_t)ev->rows, "more", ev->more,
+		    "value", cj_string(ev->value ? ev->value : "")));
+	else
+		printf("%s: %s\nrows %u%s\nvalue %s\n", id,
+		       ev->held ? "holds" : "does not hold", ev->rows,
+		       ev->more ? " or more" : "", ev->value ? ev->value : "");
+	if (rv == 0 && !ev->held)
+		rv = EXIT_NOT_CONSISTENT;
+	protobuf_c_message_free_unpacked(&ev->base, NULL);
+	return rv;
+}
+
+/*
+ * watch: checks the condition, then takes a snapshot every interval
+ * (Start and Wait, as `snapshot --wait` does) and evaluates the condition
+ * on each that is complete and consistent, until it holds (exit 0, the
+ * id on stdout) or --timeout ends the watch (EXIT_NOT_HELD).  The
+ * interval runs from one Start to the next; a snapshot that takes longer
+ * is followed by the next at once.
+ */
+static int
+cmd_watch(struct ctl *x)
+{
+	static char sql[CONDITION_MAX + 1];
+	Cut__V1__StartRequest sreq = CUT__V1__START_REQUEST__INIT;
+	Cut__V1__EvaluateReply *ev;
+	Cut__V1__StartReply *rep;
+	ProtobufCMessage *body;
+	long every = x->o->every_ms > 0 ? x->o->every_ms : EVERY_MS;
+	uint64_t t0 = now_ms(), end = 0, tick, now;
+	unsigned taken = 0;
+	char id[80];
+	int rv, done = 0;
+
+	if ((rv = read_condition(x->o, sql, sizeof(sql))) != 0)
+		return rv;
+	if (x->o->timeout_ms > 0)
+		end = t0 + (uint64_t)x->o->timeout_ms;
+	/* Before any snapshot: a condition that cannot run is an error
+	 * now, not after the first interval. */
+	if ((rv = evaluate(x, NULL, sql, 0, &ev)) != 0)
+		return rv;
+	protobuf_c_message_free_unpacked(&ev->base, NULL);
+	sreq.has_timeout_ms = x->o->deadline_ms > 0;
+	sreq.timeout_ms = (uint32_t)x->o->deadline_ms;
+	for (;;) {
+		tick = now_ms();
+		if ((rv = call(x, CUTPROTO_METHOD_START, &sreq.base,
+		               &cut__v1__start_reply__descriptor,
+		               DEFAULT_TIMEOUT_MS, 0, &body)) != 0)
+			return rv;
+		rep = (Cut__V1__StartReply *)body;
+		snprintf(id, sizeof(id), "%s", rep->snapshot_id);
+		protobuf_c_message_free_unpacked(body, NULL);
+		taken++;
+		if ((rv = wait_quietly(x, id, end, &done)) != 0)
+			return rv;
+		if (done == 1) {
+			rv = evaluate(x, id, sql, 1, &ev);
+			if (rv > 0)
+				return rv;
+			if (rv == 0 && ev->held) {
+				if (x->o->json)
+					rv = json_out(json_pack(
+					    "{s:o, s:b, s:I, s:o, s:I}", "id",
+					    cj_string(id), "held", 1, "rows",
+					    (json_int_t)ev->rows, "value",
+					    cj_string(ev->value ? ev->value
+					                        : ""),
+					    "snapshots", (json_int_t)taken));
+				else
+					printf("%s\n", id);
+				protobuf_c_message_free_unpacked(&ev->base,
+				                                 NULL);
+				return rv;
+			}
+			if (rv == 0) {
+				fprintf(stderr,
+				        "cutctl: %s: does not hold (%s)\n", id,
+				        ev->value != NULL ? ev->value : "");
+				protobuf_c_message_free_unpacked(&ev->base,
+				                                 NULL);
+			}
+		}
+		now = now_ms();
+		if (end != 0 && now >= end)
+			return fail(EXIT_NOT_HELD,
+			            "the condition did not hold on any of %u "
+			            "snapshots in %ld ms",
+			            taken, x->o->timeout_ms);
+		if (now < tick + (uint64_t)every) {
+			uint64_t wake = tick + (uint64_t)every;
+			if (end != 0 && wake > end)
+				wake = end;
+			usleep((useconds_t)(wake - now) * 1000);
+		}
+	}
+}
+
 /* Runs the command; returns the exit status. */
 static int
 run(struct ctl *x, const struct command *c)
 {
 	static int (*const fns[])(struct ctl *) = {
-	    cmd_snapshot, cmd_wait,   cmd_list,   cmd_show,
-	    cmd_export,   cmd_status, cmd_delete,
+	    cmd_snapshot, cmd_wait,   cmd_list,     cmd_show,  cmd_export,
+	    cmd_status,   cmd_delete, cmd_evaluate, cmd_watch,
 	};
 
 	return fns[c - commands](x);

@@ -13,7 +13,13 @@
  *   wait ID
  *   list                {"snapshots": [SUMMARY...]}      newest first
  *   show ID             SUMMARY + {"nodes": [NODE...],
- *                                  "channels": [CHANNEL...]}
+ *                                  "channels": [CHANNEL...]}, and
+ *                       "conditions": [{"name": S, "held": B|null,
+ *                       "detail": S}...] when the daemon judged any
+ *   evaluate ID         {"id": S, "held": B, "rows": N, "more": B,
+ *                        "value": S}
+ *   watch               {"id": S, "held": true, "rows": N, "value": S,
+ *                        "snapshots": N}
  *   export ID           as show, and each CHANNEL has "messages":
  *                       [{"seq": N, "content_type": S|null,
  *                         "payload": PAYLOAD}...]
@@ -38,7 +44,12 @@
  *                        "calls_denied", "starts_limited",
  *                        "tls_listener_failures",
  *                        "auth_failures_unknown",
- *                        "unauthenticated_batches": N}
+ *                        "unauthenticated_batches": N,
+ *                        and with [condition] sections "conditions":
+ *                        [{"name": S, "evaluated", "held", "not_held",
+ *                          "failed": N, "last_snapshot_id": S|null,
+ *                          "last_held": B|null, "last_detail": S|null,
+ *                          "last_ms": N|null}...]}
  *   delete ID           {"deleted": S}
  *
  *   SUMMARY  {"id", "initiator": S, "status": "in_progress"|"complete"|
@@ -209,6 +220,19 @@ snapshot_json(const Cut__V1__SnapshotInfo *s, enum detail d)
 		o = cj_set(o, "nodes", nodes_json(s));
 		o = cj_set(o, "channels", channels_json(s, d));
 	}
+	if (d != DETAIL_SUMMARY && s->n_conditions > 0) {
+		json_t *a = json_array();
+		for (size_t i = 0; i < s->n_conditions; i++) {
+			const Cut__V1__ConditionResult *c = s->conditions[i];
+			a = cj_append(
+			    a, json_pack("{s:o, s:o, s:o}", "name",
+			                 cj_string(c->name), "held",
+			                 c->has_held ? json_boolean(c->held)
+			                             : json_null(),
+			                 "detail", cj_string(c->detail)));
+		}
+		o = cj_set(o, "conditions", a);
+	}
 	return o;
 }
 
@@ -357,6 +381,14 @@ print_snapshot_human(FILE *f, const Cut__V1__SnapshotInfo *s)
 	fputc('\n', f);
 	nodes_human(f, s);
 	channels_human(f, s);
+	if (s->n_conditions > 0)
+		fprintf(f, "conditions (%zu)\n", s->n_conditions);
+	for (size_t i = 0; i < s->n_conditions; i++)
+		fprintf(f, "  %-16s %-14s %s\n", s->conditions[i]->name,
+		        !s->conditions[i]->has_held ? "not judged"
+		        : s->conditions[i]->held    ? "holds"
+		                                    : "does not hold",
+		        s->conditions[i]->detail);
 }
 
 void
@@ -488,6 +520,23 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 		        " unauthenticated batches dropped\n",
 		        s->tls_listener_failures, s->auth_failures_unknown,
 		        s->unauthenticated_batches);
+	for (i = 0; i < s->n_conditions; i++) {
+		const Cut__V1__ConditionStatus *c = s->conditions[i];
+		if (i == 0)
+			fputs("conditions (held / not held / not judged, and "
+			      "the last):\n",
+			      f);
+		fprintf(f, "  %-16s %" PRIu64 " / %" PRIu64 " / %" PRIu64 "  ",
+		        c->name, c->held, c->not_held, c->failed);
+		if (c->last_snapshot_id == NULL)
+			fputs("none judged yet\n", f);
+		else
+			fprintf(f, "%s %s (%s)\n", c->last_snapshot_id,
+			        !c->has_last_held ? "not judged"
+			        : c->last_held    ? "holds"
+			                          : "does not hold",
+			        c->last_detail != NULL ? c->last_detail : "");
+	}
 }
 
 static json_t *
@@ -553,6 +602,32 @@ status_json(const Cut__V1__StatusReply *s)
 	o = cj_set(o, "starts_limited", juint(s->starts_limited));
 	o = cj_set(o, "tls_listener_failures", juint(s->tls_listener_failures));
 	o = cj_set(o, "auth_failures_unknown", juint(s->auth_failures_unknown));
-	return cj_set(o, "unauthenticated_batches",
-	              juint(s->unauthenticated_batches));
+	o = cj_set(o, "unauthenticated_batches",
+	           juint(s->unauthenticated_batches));
+	if (s->n_conditions > 0) {
+		json_t *a = json_array();
+		for (i = 0; i < s->n_conditions; i++) {
+			const Cut__V1__ConditionStatus *c = s->conditions[i];
+			int last = c->last_snapshot_id != NULL;
+			json_t *co = json_pack("{s:o, s:o, s:o, s:o, s:o}",
+			                       "name", cj_string(c->name),
+			                       "evaluated", juint(c->evaluated),
+			                       "held", juint(c->held),
+			                       "not_held", juint(c->not_held),
+			                       "failed", juint(c->failed));
+			co = cj_set(co, "last_snapshot_id",
+			            cj_string(c->last_snapshot_id));
+			co = cj_set(co, "last_held",
+			            last && c->has_last_held
+			                ? json_boolean(c->last_held)
+			                : json_null());
+			co = cj_set(co, "last_detail",
+			            cj_string(c->last_detail));
+			co = cj_set(co, "last_ms",
+			            last ? juint(c->last_ms) : json_null());
+			a = cj_append(a, co);
+		}
+		o = cj_set(o, "conditions", a);
+	}
+	return o;
 }

@@ -167,6 +167,18 @@ start_app() {
 	eval "APP_$n=$!"
 }
 
+# start_diffuse I [diffuse options...]: examples/diffuse at pI (APP_I),
+# logging every event to $T/diffuse-pI.txt.
+start_diffuse() {
+	n=$1
+	shift
+	"$BIN/examples/diffuse" --app "ipc://$T/p$n.app" --node "p$n" \
+		--seed "$((n + 1))" --log "$T/diffuse-p$n.txt" "$@" \
+		>"$T/diffuse-p$n.out" 2>>"$T/diffuse-p$n.log" &
+	PIDS="$PIDS $!"
+	eval "APP_$n=$!"
+}
+
 # start_streams RATE [cutbench options...]: one cutbench application per
 # node (APP_i, output in $T/appI.out), each sending numbered 64-byte
 # messages to every other node at RATE messages a second in all, and

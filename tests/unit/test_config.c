@@ -278,7 +278,7 @@ Test(config, inih_grammar)
 	              "[cluster]\n"           /* 8 */
 	              "[node p1]\n",          /* 9: no keys */
 	              "c.ini:5: unknown section []; expected [cluster], "
-	              "[node NAME] or [channels]\n"
+	              "[node NAME], [channels] or [condition NAME]\n"
 	              "c.ini:7: duplicate [cluster] section (first at line 1)\n"
 	              "c.ini:8: duplicate [cluster] section (first at line 1)\n"
 	              "c.ini:9: [node p1] has no 'peer' key\n");
@@ -320,7 +320,7 @@ Test(config, unknown_sections_and_keys)
 	              "under [cluster], [node NAME] or [channels]\n"
 	              "c.ini:4: unknown key 'colour' in [cluster]\n"
 	              "c.ini:5: unknown section [nodes]; expected [cluster], "
-	              "[node NAME] or [channels]\n"
+	              "[node NAME], [channels] or [condition NAME]\n"
 	              "c.ini:9: unknown key 'colour' in [node p0]\n"
 	              "c.ini:11: unknown key 'chan' in [channels]\n");
 }
@@ -1052,4 +1052,50 @@ Test(config, tls_same_topology)
 	config_free(a);
 	config_free(b);
 	config_free(c);
+}
+
+/* [condition NAME]: sql inline or from a file beside the cluster file;
+ * exactly one of them; the file must exist and fit. */
+Test(config, conditions)
+{
+	struct config *cfg;
+	FILE *f = fopen("t.sql", "w");
+
+	cr_assert_not_null(f);
+	fputs("SELECT 1 WHERE :snapshot IS NOT NULL\n", f);
+	fclose(f);
+	cfg = load_ok(CLUSTER NODE(
+	    "p0", "1") "[condition inline]\nsql = SELECT :snapshot\n"
+	               "[condition fromfile]\nfile = t.sql\n");
+	cr_assert_eq(cfg->nconds, 2);
+	cr_assert_str_eq(cfg->conds[0].name, "inline");
+	cr_assert_str_eq(cfg->conds[0].sql, "SELECT :snapshot");
+	cr_assert_null(cfg->conds[0].file);
+	cr_assert_str_eq(cfg->conds[1].name, "fromfile");
+	cr_assert_str_eq(cfg->conds[1].sql,
+	                 "SELECT 1 WHERE :snapshot IS NOT NULL\n");
+	config_free(cfg);
+	expect_errors(CLUSTER NODE("p0", "1")      /* 1-4 */
+	              "[condition both]\n"         /* 5 */
+	              "sql = SELECT 1\n"           /* 6 */
+	              "file = t.sql\n"             /* 7 */
+	              "[condition none]\n"         /* 8 */
+	              "[condition gone]\n"         /* 9 */
+	              "file = no-such.sql\n"       /* 10 */
+	              "[condition both]\n"         /* 11 */
+	              "[condition bad name]\n"     /* 12 */
+	              "[condition x]\nsize = 1\n", /* 13-14 */
+	              "c.ini:7: [condition both] needs one of 'sql' and "
+	              "'file'\n"
+	              "c.ini:8: [condition none] needs one of 'sql' and "
+	              "'file'\n"
+	              "c.ini:10: [condition gone] file no-such.sql: No such "
+	              "file or directory\n"
+	              "c.ini:11: duplicate condition both (first at line 5)\n"
+	              "c.ini:12: a condition section needs a name of 1 to 32 "
+	              "characters from A-Z a-z 0-9 _ . -, as in [condition "
+	              "terminated]\n"
+	              "c.ini:13: [condition x] needs one of 'sql' and 'file'\n"
+	              "c.ini:14: unknown key 'size' in [condition]\n");
+	unlink("t.sql");
 }

@@ -47,6 +47,8 @@ Test(perm, method_classes)
 		cr_assert_eq(perm_method_class(readers[i]), PERM_READ, "%s",
 		             readers[i]);
 	cr_assert_eq(perm_method_class(CUTPROTO_METHOD_START), PERM_START);
+	/* Evaluate stalls the loop up to its deadline: who may Start. */
+	cr_assert_eq(perm_method_class(CUTPROTO_METHOD_EVALUATE), PERM_START);
 	cr_assert_eq(perm_method_class(CUTPROTO_METHOD_DELETE), PERM_ADMIN);
 	/* Unknown methods are closed until classified. */
 	cr_assert_eq(perm_method_class("/cut.v1.Snapshots/Future"), PERM_ADMIN);

@@ -669,6 +669,9 @@ Test(control, method_table)
 	    {&cut__v1__snapshots__descriptor, CUTPROTO_METHOD_DELETE,
 	     &cut__v1__delete_request__descriptor,
 	     &cut__v1__delete_reply__descriptor},
+	    {&cut__v1__snapshots__descriptor, CUTPROTO_METHOD_EVALUATE,
+	     &cut__v1__evaluate_request__descriptor,
+	     &cut__v1__evaluate_reply__descriptor},
 	    {&cut__v1__node__descriptor, CUTPROTO_METHOD_STATUS,
 	     &cut__v1__status_request__descriptor,
 	     &cut__v1__status_reply__descriptor},
@@ -677,7 +680,7 @@ Test(control, method_table)
 
 	cr_assert_str_eq(cut__v1__snapshots__descriptor.name,
 	                 "cut.v1.Snapshots");
-	cr_assert_eq(cut__v1__snapshots__descriptor.n_methods, 5);
+	cr_assert_eq(cut__v1__snapshots__descriptor.n_methods, 6);
 	cr_assert_str_eq(cut__v1__node__descriptor.name, "cut.v1.Node");
 	cr_assert_eq(cut__v1__node__descriptor.n_methods, 1);
 	for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
@@ -695,7 +698,7 @@ Test(control, method_table)
 			             path);
 		}
 	}
-	cr_assert_eq(found, 6);
+	cr_assert_eq(found, 7);
 }
 
 Test(control, status_reply_round_trip)

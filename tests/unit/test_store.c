@@ -1112,3 +1112,55 @@ Test(store, in_memory_databases_work_and_are_separate)
 	store_close(a);
 	store_close(b);
 }
+
+static int
+collect_condition(const char *name, int held, const char *detail, void *arg)
+{
+	char *out = arg;
+	size_t n = strlen(out);
+
+	snprintf(out + n, 256 - n, "%s=%d:%s;", name, held, detail);
+	return 0;
+}
+
+/* snapshot_conditions: made on every open if missing (a database that
+ * lost it gains it back; one that has it keeps its rows), replaced by
+ * name, and deleted with its snapshot. */
+Test(store, conditions_table)
+{
+	struct store *st = open_store();
+	char out[256] = "";
+	int64_t n = 0;
+
+	cr_assert_eq(store_snapshot_create(st, "p0:1", "p0", 1, 1, 1), 0);
+	cr_assert_eq(store_put_condition(st, "p0:1", "idle", 0, "0|3", 5), 0);
+	cr_assert_eq(store_put_condition(st, "p0:1", "idle", 1, "1|3", 6), 0);
+	cr_assert_eq(store_put_condition(st, "p0:1", "bank", -1,
+	                                 "the condition failed: x", 6), 0);
+	cr_assert_eq(store_put_condition(st, "p0:9", "idle", 1, "", 6),
+	             E_NOENT);
+	cr_assert_eq(store_put_condition(st, "p0:1", "idle", 2, "", 6),
+	             E_INVAL);
+	cr_assert_eq(store_foreach_condition(st, "p0:1", collect_condition,
+	                                     out), 0);
+	cr_assert_str_eq(out, "bank=-1:the condition failed: x;idle=1:1|3;");
+	store_close(st);
+	/* Opened again: the rows stay. */
+	st = open_store();
+	out[0] = '\0';
+	store_foreach_condition(st, "p0:1", collect_condition, out);
+	cr_assert_str_eq(out, "bank=-1:the condition failed: x;idle=1:1|3;");
+	store_close(st);
+	/* A database without the table (as an older cutd left it) gains it. */
+	query("DROP TABLE snapshot_conditions", NULL, NULL, 0);
+	st = open_store();
+	cr_assert_eq(query("SELECT count(*) FROM snapshot_conditions", &n,
+	                   NULL, 0), 1);
+	cr_assert_eq(n, 0);
+	cr_assert_eq(store_put_condition(st, "p0:1", "idle", 1, "", 7), 0);
+	cr_assert_eq(store_delete(st, "p0:1"), 0);
+	cr_assert_eq(query("SELECT count(*) FROM snapshot_conditions", &n,
+	                   NULL, 0), 1);
+	cr_assert_eq(n, 0);
+	store_close(st);
+}
