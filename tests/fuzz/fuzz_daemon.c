@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "appsock.h"
+#include "control.h"
 #include "fuzz_daemon.h"
+#include "net.h"
 #include "tls.h"
 
 struct fuzz_daemon *
