@@ -19,14 +19,17 @@ perm_method_class(const char *method)
 {
 	static const char *const readers[] = {
 	    CUTPROTO_METHOD_GET, CUTPROTO_METHOD_LIST, CUTPROTO_METHOD_WAIT,
-	    CUTPROTO_METHOD_STATUS};
+	    CUTPROTO_METHOD_STATUS, CUTPROTO_METHOD_SCHEDULE_SHOW};
 
 	if (method == NULL)
 		return PERM_ADMIN;
 	for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++)
 		if (strcmp(method, readers[i]) == 0)
 			return PERM_READ;
-	if (strcmp(method, CUTPROTO_METHOD_START) == 0)
+	/* Pausing and resuming the schedule is no more than starting. */
+	if (strcmp(method, CUTPROTO_METHOD_START) == 0 ||
+	    strcmp(method, CUTPROTO_METHOD_SCHEDULE_PAUSE) == 0 ||
+	    strcmp(method, CUTPROTO_METHOD_SCHEDULE_RESUME) == 0)
 		return PERM_START;
 	return PERM_ADMIN;
 }
