@@ -587,6 +587,47 @@ pb_abort(struct pb *b, uint64_t seq, const char *id, const char *reason,
 }
 
 void
+pb_outcome(struct pb *b, uint64_t seq, const char *id, int complete,
+           const char *reason, int consistent, uint32_t parts)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerOutcome o = CUT__V1__PEER_OUTCOME__INIT;
+
+	o.seq = seq;
+	o.snapshot_id = (char *)id;
+	o.complete = complete != 0;
+	o.reason = (char *)reason;
+	o.has_consistent = consistent >= 0;
+	o.consistent = consistent == 1;
+	o.has_parts = 1;
+	o.parts = parts;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_OUTCOME;
+	it.outcome = &o;
+	pb_item(b, &it);
+}
+
+void
+pb_forget(struct pb *b, uint64_t seq, const char *id, int forgotten)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerForget f = CUT__V1__PEER_FORGET__INIT;
+	Cut__V1__PeerForgotten g = CUT__V1__PEER_FORGOTTEN__INIT;
+
+	if (forgotten) {
+		g.seq = seq;
+		g.snapshot_id = (char *)id;
+		it.item_case = CUT__V1__PEER_ITEM__ITEM_FORGOTTEN;
+		it.forgotten = &g;
+	} else {
+		f.seq = seq;
+		f.snapshot_id = (char *)id;
+		it.item_case = CUT__V1__PEER_ITEM__ITEM_FORGET;
+		it.forget = &f;
+	}
+	pb_item(b, &it);
+}
+
+void
 pb_renumber(struct pb *b, uint64_t seq)
 {
 	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
