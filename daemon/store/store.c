@@ -8,7 +8,7 @@
  * The database, its -wal and its -shm are 0640 or tighter, whatever the
  * umask (narrow_modes()).
  *
- * Schema version 2 (PRAGMA user_version).  STRICT tables; a snapshot's
+ * Schema version 3 (PRAGMA user_version).  STRICT tables; a snapshot's
  * rows in the other tables go with it.  Times are Unix milliseconds.
  *   meta: key, value; never deleted.  'last_snapshot' is the counter of
  *     the last snapshot id this node issued (store_next_id()); 'probe' is
@@ -25,6 +25,13 @@
  *     consecutive (1 if recorded in order without gaps).
  *   channel_messages: snapshot_id, src, dst, seq (numbered by the sender
  *     on src -> dst, from 1), content_type, payload.
+ *   Version 3 (migrate_2_3()): snapshots gains keep (1: retention never
+ *     deletes it), part_status (a participant's own part's end, once
+ *     status holds the initiator's outcome), outcome_ms (when that
+ *     outcome arrived, NULL before) and outcome_parts; forget_pending:
+ *     node, snapshot_id, queued_ms, the deletions of this node's
+ *     snapshots that node has not confirmed yet.  New files are made
+ *     with auto_vacuum = INCREMENTAL (store_reclaim()).
  * A state or payload is TEXT when its content type is JSON
  * (application/json or type/subtype+json, parameters ignored) and its
  * bytes are UTF-8 without NUL that json_valid() accepts, so json_extract()
