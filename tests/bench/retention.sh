@@ -2,7 +2,7 @@
 # retention.sh [SNAPSHOTS [KEEP [INTERVAL]]]: the database size under a
 # schedule with retention, a soak run outside the suite.  A 3-node cluster
 # on loopback (tokenbank applications trading at 50 messages a second
-# each), [schedule] initiator = rotate every INTERVAL (default 50ms),
+# each), [schedule] initiator = rotate every INTERVAL (default 100ms, the shortest),
 # [retention] keep_last = KEEP (default 20), until the schedule has
 # started SNAPSHOTS snapshots (default 10000).  Every 1000 it prints p0's
 # database and WAL sizes, its page and free-list counts and how many
@@ -12,7 +12,7 @@
 #   BIN=build sh tests/bench/retention.sh 2000 5 100ms
 N=${1:-10000}
 KEEP=${2:-20}
-IV=${3:-50ms}
+IV=${3:-100ms}
 BIN=${BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build}
 SECTIONS="[schedule]
 interval = $IV
