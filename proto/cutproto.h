@@ -34,6 +34,10 @@
 #define CUTPROTO_METHOD_DELETE "/cut.v1.Snapshots/Delete"
 #define CUTPROTO_METHOD_EVALUATE "/cut.v1.Snapshots/Evaluate"
 #define CUTPROTO_METHOD_STATUS "/cut.v1.Node/Status"
+#define CUTPROTO_METHOD_KEEP   "/cut.v1.Snapshots/Keep"
+#define CUTPROTO_METHOD_SCHEDULE_SHOW   "/cut.v1.Schedule/Show"
+#define CUTPROTO_METHOD_SCHEDULE_PAUSE  "/cut.v1.Schedule/Pause"
+#define CUTPROTO_METHOD_SCHEDULE_RESUME "/cut.v1.Schedule/Resume"
 
 /*
  * Unpacks the len bytes at data as a message of type desc (for instance

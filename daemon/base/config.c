@@ -19,7 +19,22 @@
 #define IPC_PATH_MAX 107 /* sizeof(sun_path) - 1 */
 #define VALUE_MAX    256 /* longer than any line config_ini.c passes on */
 
-enum sect { S_NONE, S_CLUSTER, S_NODE, S_CHANNELS, S_CONDITION, S_IGNORE };
+enum sect {
+	S_NONE,
+	S_CLUSTER,
+	S_NODE,
+	S_CHANNELS,
+	S_SCHEDULE,
+	S_RETENTION,
+	S_CONDITION,
+	S_IGNORE
+};
+enum { SK_INTERVAL, SK_INITIATOR, SK_TIMEOUT, SK_N };
+enum { RK_LAST, RK_FOR, RK_ABORTED, RK_N };
+static const char *const schedule_keys[SK_N] = {"interval", "initiator",
+                                                "timeout"};
+static const char *const retention_keys[RK_N] = {"keep_last", "keep_for",
+                                                 "keep_aborted"};
 enum {
 	CK_NAME,
 	CK_DEADLINE,
@@ -91,6 +106,9 @@ struct parser {
 	size_t node; /* in S_NODE, the current node */
 	int cluster_line, channels_line;
 	int ckeyline[CK_N];
+	int schedule_line, retention_line;
+	int skeyline[SK_N], rkeyline[RK_N];
+	char *sched_initiator; /* resolved once the nodes are known */
 	struct nodeinfo *ninfo;
 	struct rawchan *raw;
 	size_t nraw, rawcap;
@@ -580,6 +598,143 @@ finish_conditions(struct parser *p)
 	}
 }
 
+/*
+ * Parses a duration: a whole number and a unit, ms, s, m, h or d, as in
+ * 500ms, 10s, 5m.  A unit is required, so that nobody reads 10 as
+ * seconds.  Returns 0 with milliseconds in *ret, or -1.
+ */
+static int
+duration(const char *s, uint64_t *ret)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ms;
+	} units[] = {{"ms", 1},          {"s", 1000},        {"m", 60000},
+	             {"h", 3600000},     {"d", 86400000}};
+	uint64_t v = 0;
+	size_t i = 0;
+
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	for (; s[i] >= '0' && s[i] <= '9'; i++) {
+		if (v > UINT64_MAX / 100)
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++)
+		if (strcmp(s + i, units[u].unit) == 0) {
+			if (v > UINT64_MAX / units[u].ms)
+				return -1;
+			*ret = v * units[u].ms;
+			return 0;
+		}
+	return -1;
+}
+
+static int
+duration_key(struct parser *p, const char *name, const char *value,
+             uint64_t lo, uint64_t hi, uint64_t *ret, int line)
+{
+	uint64_t v;
+
+	if (duration(value, &v) == 0 && v >= lo && v <= hi) {
+		*ret = v;
+		return 0;
+	}
+	report(p, line,
+	       "%s must be a duration such as 500ms, 10s, 5m, 1h or 7d, from "
+	       "%llums to %llums, not '%s'",
+	       name, (unsigned long long)lo, (unsigned long long)hi, value);
+	return -1;
+}
+
+static void
+schedule_key(struct parser *p, const char *name, const char *value, int line)
+{
+	struct config *cfg = p->cfg;
+	uint64_t v;
+
+	switch (claim_key(p, schedule_keys, SK_N, p->skeyline, name,
+	                  "[schedule]", line)) {
+	case SK_INTERVAL:
+		/* 100 ms: a turn of every daemon is a few ms; a day is a
+		 * schedule's longest useful tick. */
+		if (duration_key(p, name, value, 100, 86400000, &v, line) == 0)
+			cfg->sched_interval_ms = (unsigned)v;
+		break;
+	case SK_INITIATOR:
+		if (strcmp(value, "rotate") == 0 || is_node_name(value))
+			set_str(p, &p->sched_initiator, value);
+		else
+			report(p, line,
+			       "initiator must be a node name or 'rotate', not "
+			       "'%s'",
+			       value);
+		break;
+	case SK_TIMEOUT:
+		if (duration_key(p, name, value, 100, 3600000, &v, line) == 0)
+			cfg->sched_timeout_ms = (unsigned)v;
+		break;
+	}
+}
+
+static void
+retention_key(struct parser *p, const char *name, const char *value, int line)
+{
+	struct config *cfg = p->cfg;
+	unsigned long n;
+	uint64_t v;
+
+	switch (claim_key(p, retention_keys, RK_N, p->rkeyline, name,
+	                  "[retention]", line)) {
+	case RK_LAST:
+		if (number_key(p, name, value, 1, 1000000, &n, line) == 0)
+			cfg->keep_last = (unsigned)n;
+		break;
+	case RK_FOR:
+		if (duration_key(p, name, value, 1000, 3650ull * 86400000, &v,
+		                 line) == 0)
+			cfg->keep_for_ms = v;
+		break;
+	case RK_ABORTED:
+		if (duration_key(p, name, value, 0, 3650ull * 86400000, &v,
+		                 line) == 0)
+			cfg->keep_aborted_ms = v;
+		break;
+	}
+}
+
+/* The schedule's initiator names a node of the file, and the schedule
+ * has an interval. */
+static void
+finish_schedule(struct parser *p)
+{
+	struct config *cfg = p->cfg;
+	int k;
+
+	if (p->schedule_line == 0)
+		return;
+	if (p->skeyline[SK_INTERVAL] == 0) {
+		report(p, p->schedule_line, "[schedule] has no 'interval' key");
+		return;
+	}
+	if (p->sched_initiator == NULL) {
+		if (p->skeyline[SK_INITIATOR] == 0)
+			report(p, p->schedule_line,
+			       "[schedule] has no 'initiator' key (a node "
+			       "name or 'rotate')");
+		return;
+	}
+	if (strcmp(p->sched_initiator, "rotate") == 0)
+		cfg->sched_initiator = SCHED_ROTATE;
+	else if ((k = config_node_index(cfg, p->sched_initiator)) >= 0)
+		cfg->sched_initiator = k;
+	else
+		report(p, p->skeyline[SK_INITIATOR],
+		       "initiator '%s' is not a node of the file",
+		       p->sched_initiator);
+}
+
 /* config_ini_handler.section: name is NULL for a broken header. */
 static void
 on_section(void *user, const char *name, int line)
@@ -593,6 +748,12 @@ on_section(void *user, const char *name, int line)
 	else if (strcmp(name, "channels") == 0)
 		begin_once(p, S_CHANNELS, &p->channels_line, "[channels]",
 		           line);
+	else if (strcmp(name, "schedule") == 0)
+		begin_once(p, S_SCHEDULE, &p->schedule_line, "[schedule]",
+		           line);
+	else if (strcmp(name, "retention") == 0)
+		begin_once(p, S_RETENTION, &p->retention_line, "[retention]",
+		           line);
 	else if (starts_with(name, "node") &&
 	         (name[4] == '\0' || name[4] == ' ' || name[4] == '\t'))
 		begin_node(p, name + 4 + strspn(name + 4, " \t"), line);
@@ -602,7 +763,7 @@ on_section(void *user, const char *name, int line)
 	else {
 		report(p, line,
 		       "unknown section [%s]; expected [cluster], [node NAME], "
-		       "[channels] or [condition NAME]",
+		       "[channels], [schedule], [retention] or [condition NAME]",
 		       name);
 		p->sect = S_IGNORE;
 	}
@@ -622,10 +783,15 @@ on_key(void *user, const char *name, const char *value, int line)
 		channel_key(p, name, value, line);
 	else if (p->sect == S_CONDITION)
 		condition_key(p, name, value, line);
+	else if (p->sect == S_SCHEDULE)
+		schedule_key(p, name, value, line);
+	else if (p->sect == S_RETENTION)
+		retention_key(p, name, value, line);
 	else if (p->sect == S_NONE)
 		report(p, line,
 		       "key '%s' is outside any section; put it under "
-		       "[cluster], [node NAME] or [channels]",
+		       "[cluster], [node NAME], [channels], [schedule] or "
+		       "[retention]",
 		       name);
 	/* In S_IGNORE, its header was reported. */
 }
@@ -888,6 +1054,7 @@ finish(struct parser *p, int nlines)
 	check_tls(p, eof);
 	finish_channels(p);
 	finish_conditions(p);
+	finish_schedule(p);
 }
 
 static int
@@ -908,6 +1075,8 @@ parser_init(struct parser *p, const char *path)
 	cfg->max_inflight = 16;
 	cfg->start_rate = 10;
 	cfg->start_burst = 20;
+	cfg->sched_initiator = SCHED_ROTATE;
+	cfg->keep_aborted_ms = 3600000;
 	cfg->path = strdup(path);
 	cfg->run_dir = strdup("/run/cutd");
 	cfg->state_dir = strdup("/var/lib/cutd");
@@ -930,6 +1099,7 @@ parser_fini(struct parser *p)
 	}
 	free(p->raw);
 	free(p->ninfo);
+	free(p->sched_initiator);
 	config_ini_errors_fini(&p->errs);
 	config_free(p->cfg);
 }
@@ -1084,6 +1254,20 @@ config_print(const struct config *cfg, FILE *out)
 		fprintf(out, "  tls_ca      = %s\n", cfg->tls_ca);
 	if (cfg->allow_mixed)
 		fprintf(out, "  allow_mixed_transports = true\n");
+	if (cfg->sched_interval_ms != 0)
+		fprintf(out, "  schedule    = every %u ms by %s, timeout %u ms\n",
+		        cfg->sched_interval_ms,
+		        cfg->sched_initiator == SCHED_ROTATE
+		            ? "each node in turn (rotate)"
+		            : cfg->nodes[cfg->sched_initiator].name,
+		        cfg->sched_timeout_ms ? cfg->sched_timeout_ms
+		                              : cfg->deadline_ms);
+	if (cfg->keep_last != 0 || cfg->keep_for_ms != 0)
+		fprintf(out,
+		        "  retention   = keep_last %u, keep_for %llu ms, "
+		        "keep_aborted %llu ms\n",
+		        cfg->keep_last, (unsigned long long)cfg->keep_for_ms,
+		        (unsigned long long)cfg->keep_aborted_ms);
 	print_nodes(cfg, out);
 	print_channels(cfg, out);
 	for (size_t i = 0; i < cfg->nconds; i++)

@@ -112,6 +112,7 @@
 #include "cuterr.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Calls that can fail return 0 or an E_* code (cuterr.h). */
@@ -177,7 +178,21 @@ struct config {
 	int chans_declared; /* 1 if the file has [channels]; else every pair */
 	struct config_condition *conds; /* in the order of the file */
 	size_t nconds;
+	/* [schedule]: a snapshot every sched_interval_ms (0: no schedule),
+	 * started by node sched_initiator, or by each node in turn
+	 * (SCHED_ROTATE), with timeout sched_timeout_ms (0: deadline_ms). */
+	unsigned sched_interval_ms;
+	long sched_initiator;
+	unsigned sched_timeout_ms;
+	/* [retention], applied by each initiator to its own snapshots: the
+	 * newest keep_last complete ones (0: no count rule) and those that
+	 * ended within keep_for_ms (0: no age rule) stay, aborted ones for
+	 * keep_aborted_ms; retention is off when neither rule is set. */
+	unsigned keep_last;
+	uint64_t keep_for_ms, keep_aborted_ms;
 };
+
+#define SCHED_ROTATE (-1L)
 
 /*
  * Reads and validates the cluster file at path.  On success, stores a new

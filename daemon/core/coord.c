@@ -59,6 +59,8 @@ coord_new(const struct config *cfg, size_t self, uint64_t epoch,
 		coord_free(c);
 		return rv;
 	}
+	sched_init(c);
+	c->retain_due = 1; /* what an earlier run left to delete */
 	*ret = c;
 	return 0;
 }
@@ -201,6 +203,7 @@ coord_commit(struct coord *c)
 	}
 	if (c->degraded[0] != '\0' && c->now - c->retry_ms >= 1000)
 		snap_storage_retry(c);
+	sched_committed(c);
 	return 0;
 }
 
@@ -215,12 +218,13 @@ coord_timers(struct coord *c)
 {
 	snap_timers(c);
 	peer_timers(c);
+	sched_timers(c);
 }
 
 int
 coord_next_timer(struct coord *c, int max)
 {
-	return peer_next_timer(c, snap_next_timer(c, max));
+	return sched_next_timer(c, peer_next_timer(c, snap_next_timer(c, max)));
 }
 
 uint64_t
@@ -371,8 +375,7 @@ coord_delete(struct coord *c, const char *id, struct errinfo *e)
 	if (c->degraded[0] != '\0')
 		return err_set(e, E_STORAGE, "storage degraded: %.200s",
 		               c->degraded);
-	coord_db(c);
-	if ((rv = DB(c, remove, id)) == E_NOENT)
+	if ((rv = sched_delete(c, id)) == E_NOENT)
 		return err_set(e, rv, "no such snapshot");
 	if (rv != 0)
 		return err_set(e, rv, "storage: %.200s", DB_ERR(c));

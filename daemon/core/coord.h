@@ -226,6 +226,30 @@ uint64_t coord_bad_app(const struct coord *c);
 /* Snapshots in progress as the engine counts them. */
 size_t coord_in_progress(const struct coord *c);
 
+/* Marks stored snapshot id kept (retention never deletes it) or not:
+ * E_NOENT if unknown, E_STORAGE while degraded. */
+int coord_keep(struct coord *c, const char *id, int keep, struct errinfo *e);
+/* Deletions of this node's snapshots not yet confirmed by a node. */
+uint64_t coord_forgets_pending(struct coord *c);
+
+/* ---- The schedule ([schedule] in the cluster file) ---- */
+
+struct coord_sched_view {
+	int configured; /* the file has a [schedule]; the rest is 0 if not */
+	unsigned interval_ms, timeout_ms;
+	const char *initiator; /* a node name or "rotate"; borrowed */
+	int paused;
+	/* Ticks that were this node's; snapshots started, ticks skipped
+	 * (the last one still ran), passed while paused, failed starts. */
+	uint64_t ticks, started, skipped, paused_ticks, failed;
+	const char *last_id; /* "" if none; borrowed until the next call */
+	int64_t next_tick_ms; /* wall clock of the next tick of ours */
+};
+void coord_schedule_view(struct coord *c, struct coord_sched_view *ret);
+/* Pauses (paused 1) or resumes this node's share of the schedule:
+ * E_STATE without a [schedule]. */
+int coord_schedule_pause(struct coord *c, int paused, struct errinfo *e);
+
 /* ---- Time and storage ---- */
 
 /* Deadlines, resends and expiry. */

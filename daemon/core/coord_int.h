@@ -138,6 +138,17 @@ struct snap {
 	int unsaved;
 };
 
+/* The schedule at this node (coord_sched.c). */
+struct coord_sched {
+	int paused;
+	int64_t last_tick; /* the last wall-clock tick seen */
+	uint64_t ticks, started, skipped, paused_ticks, failed;
+	char last_id[ENGINE_ID_MAX + 1]; /* the last scheduled start */
+};
+
+/* Deletions kept per node until it confirms them. */
+#define FORGET_MAX 4096
+
 struct coord {
 	const struct config *cfg;
 	size_t self;
@@ -189,6 +200,13 @@ struct coord {
 	struct snap *snaps;
 	uint64_t next_snap; /* the last snapshot id counter issued */
 	uint64_t bad_peer, bad_app;
+
+	/* coord_sched.c: the schedule; retention due (an own snapshot
+	 * ended) and when it last ran; free pages to give back once the
+	 * turn commits, and when that was last done. */
+	struct coord_sched sched;
+	int retain_due, reclaim_due;
+	int64_t retain_ms, reclaim_ms;
 };
 
 /* The store port's calls, on c's database.  What DB() calls goes through
@@ -312,6 +330,32 @@ int snap_storage_retry(struct coord *c);
 /* 1 if s ended in the turn's batch and that end cannot be read as it is
  * yet: a completion not committed, or any end in a lost turn. */
 int snap_end_pending(const struct coord *c, const struct snap *s);
+
+/* The index of the node that initiated id (its name up to the last
+ * ':'), or -1. */
+long snap_initiator_of(struct coord *c, const char *id);
+
+/* coord_sched.c */
+void sched_init(struct coord *c);
+void sched_timers(struct coord *c);
+int sched_next_timer(struct coord *c, int max);
+/* After coord_commit(): gives back the pages deletions freed. */
+void sched_committed(struct coord *c);
+/* The initiator tells every other node how s ended (consistent -1: not
+ * audited). */
+void sched_tell_outcome(struct coord *c, const struct snap *s, int complete,
+                        const char *reason, int consistent,
+                        const char *audit_reason);
+int sched_outcome(struct coord *c, size_t from, const Cut__V1__PeerOutcome *o);
+/* Deletes stored snapshot id: this node's own everywhere, another's
+ * here only. */
+int sched_delete(struct coord *c, const char *id);
+int sched_forget(struct coord *c, size_t from, const Cut__V1__PeerForget *f);
+int sched_forgotten(struct coord *c, size_t from,
+                    const Cut__V1__PeerForgotten *g);
+/* node's epoch became known or changed: its link starts afresh, so the
+ * deletions it has not confirmed go again. */
+void sched_peer_epoch(struct coord *c, size_t node);
 
 /* coord_asm.c */
 /* Sends this node's complete part of s to its initiator. */

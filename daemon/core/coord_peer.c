@@ -371,6 +371,15 @@ dispatch(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it)
 		rv = snap_abort_msg(c, p->node, it->abort->snapshot_id,
 		                    it->abort->reason, it->abort->root_cause);
 		break;
+	case CUT__V1__PEER_ITEM__ITEM_OUTCOME:
+		rv = sched_outcome(c, p->node, it->outcome);
+		break;
+	case CUT__V1__PEER_ITEM__ITEM_FORGET:
+		rv = sched_forget(c, p->node, it->forget);
+		break;
+	case CUT__V1__PEER_ITEM__ITEM_FORGOTTEN:
+		rv = sched_forgotten(c, p->node, it->forgotten);
+		break;
 	case CUT__V1__PEER_ITEM__ITEM_RENUMBER:
 		log_notice("the channel from %s numbers from 1 again: its "
 		           "daemon and application both started afresh",
@@ -400,6 +409,12 @@ item_seq(const Cut__V1__PeerItem *it)
 		return it->abort->seq;
 	case CUT__V1__PEER_ITEM__ITEM_RENUMBER:
 		return it->renumber->seq;
+	case CUT__V1__PEER_ITEM__ITEM_OUTCOME:
+		return it->outcome->seq;
+	case CUT__V1__PEER_ITEM__ITEM_FORGET:
+		return it->forget->seq;
+	case CUT__V1__PEER_ITEM__ITEM_FORGOTTEN:
+		return it->forgotten->seq;
 	default:
 		return 0;
 	}
@@ -559,6 +574,7 @@ check_header(struct coord *c, const Cut__V1__PeerBatch *b, uint32_t conn)
 			link_rewind(p->out);
 		}
 		p->epoch = b->epoch;
+		sched_peer_epoch(c, p->node);
 	}
 	p->last_seen_ms = c->wall;
 	p->heard_ms = c->now;

@@ -478,8 +478,8 @@ snap_data(struct coord *c, size_t from, uint64_t app_seq,
 }
 
 /* The initiator's name is the id up to its last ':'. */
-static int
-initiator_of(struct coord *c, const char *id)
+long
+snap_initiator_of(struct coord *c, const char *id)
 {
 	char name[CONFIG_NAME_MAX + 1];
 	const char *colon = strrchr(id, ':');
@@ -503,7 +503,7 @@ snap_marker(struct coord *c, size_t from, const char *id, uint64_t n,
 
 	if (in < 0)
 		return E_NOCHAN;
-	if (!engine_id_valid(id) || (init = initiator_of(c, id)) < 0)
+	if (!engine_id_valid(id) || (init = (int)snap_initiator_of(c, id)) < 0)
 		return E_INVAL;
 	if ((s = snap_find(c, id)) == NULL) {
 		if ((size_t)init == c->self)
@@ -584,6 +584,10 @@ abort_snap(struct coord *c, struct snap *s, const char *reason)
 				log_err("snapshot %s: cannot tell %s it was "
 				        "aborted; it ends at its deadline",
 				        s->id, c->cfg->nodes[v].name);
+	/* After the aborts, so that a participant has stopped recording
+	 * when it stores the outcome. */
+	if (s->initiator == c->self)
+		sched_tell_outcome(c, s, 0, reason, -1, NULL);
 }
 
 /* Keeps a node's reason for the initiator's verdict.  A root cause (an

@@ -45,6 +45,14 @@ struct store_snapshot {
 	uint64_t messages; /* recorded channel messages stored here */
 	int consistent;    /* audit verdict: 1, 0, or -1 before the audit */
 	char audit_reason[512];
+	/* Schema 3. */
+	int keep; /* retention never deletes it */
+	/* A participant: its own part's end (STORE_IN_PROGRESS: no outcome
+	 * heard yet, status is then the part's), when the initiator's
+	 * outcome arrived (0: not yet) and how many parts it holds. */
+	enum store_status part_status;
+	int64_t outcome_ms;
+	uint32_t outcome_parts;
 };
 
 /* One recorded channel: src -> dst, as its receiver recorded it. */
@@ -61,6 +69,9 @@ struct store_channel {
 typedef int (*store_state_fn)(const char *node, const char *content_type,
                               const void *state, size_t len, void *arg);
 typedef int (*store_channel_fn)(const struct store_channel *ch, void *arg);
+typedef int (*store_forget_fn)(const char *node, const char *id, void *arg);
+typedef int (*store_retain_fn)(const char *id, int complete, int keep,
+                               int64_t ended_ms, void *arg);
 typedef int (*store_message_fn)(uint64_t seq, const char *content_type,
                                 const void *payload, size_t len, void *arg);
 
@@ -102,6 +113,21 @@ struct store_port_ops {
 	                       void *arg);
 	int (*foreach_message)(void *db, const char *id, const char *src,
 	                       const char *dst, store_message_fn fn, void *arg);
+	/* Schema 3: outcomes, keep marks, deletions owed to participants,
+	 * retention. */
+	int (*set_outcome)(void *db, const char *id, enum store_status status,
+	                   const char *reason, int consistent,
+	                   const char *audit_reason, uint32_t parts,
+	                   int64_t outcome_ms);
+	int (*set_keep)(void *db, const char *id, int keep);
+	int (*forget_add)(void *db, const char *node, const char *id,
+	                  int64_t now_ms);
+	int (*forget_done)(void *db, const char *node, const char *id);
+	int (*forget_foreach)(void *db, store_forget_fn fn, void *arg);
+	int (*forget_count)(void *db, const char *node, uint64_t *ret);
+	int (*retain_foreach)(void *db, store_retain_fn fn, void *arg);
+	int (*reclaim)(void *db);
+	int (*get)(void *db, const char *id, struct store_snapshot *ret);
 };
 
 struct store_port {

@@ -268,6 +268,93 @@ p_foreach_message(void *db, const char *id, const char *src, const char *dst,
 	return INNER(d, foreach_message, id, src, dst, fn, arg);
 }
 
+/* Schema 3's calls: writes fail as the others do in a fault window,
+ * reads pass. */
+static int
+p_set_outcome(void *db, const char *id, enum store_status status,
+              const char *reason, int consistent, const char *audit_reason,
+              uint32_t parts, int64_t outcome_ms)
+{
+	struct sim_db *d = db;
+	int rv;
+
+	return (rv = write_fails(d)) != 0
+	           ? rv
+	           : INNER(d, set_outcome, id, status, reason, consistent,
+	                   audit_reason, parts, outcome_ms);
+}
+
+static int
+p_set_keep(void *db, const char *id, int keep)
+{
+	struct sim_db *d = db;
+	int rv;
+
+	return (rv = write_fails(d)) != 0 ? rv : INNER(d, set_keep, id, keep);
+}
+
+static int
+p_forget_add(void *db, const char *node, const char *id, int64_t now_ms)
+{
+	struct sim_db *d = db;
+	int rv;
+
+	return (rv = write_fails(d)) != 0
+	           ? rv
+	           : INNER(d, forget_add, node, id, now_ms);
+}
+
+static int
+p_forget_done(void *db, const char *node, const char *id)
+{
+	struct sim_db *d = db;
+	int rv;
+
+	return (rv = write_fails(d)) != 0 ? rv
+	                                  : INNER(d, forget_done, node, id);
+}
+
+static int
+p_forget_foreach(void *db, store_forget_fn fn, void *arg)
+{
+	struct sim_db *d = db;
+
+	return INNER(d, forget_foreach, fn, arg);
+}
+
+static int
+p_forget_count(void *db, const char *node, uint64_t *ret)
+{
+	struct sim_db *d = db;
+
+	return INNER(d, forget_count, node, ret);
+}
+
+static int
+p_retain_foreach(void *db, store_retain_fn fn, void *arg)
+{
+	struct sim_db *d = db;
+
+	return INNER(d, retain_foreach, fn, arg);
+}
+
+static int
+p_reclaim(void *db)
+{
+	struct sim_db *d = db;
+	int rv;
+
+	return (rv = write_fails(d)) != 0 ? rv : INNER0(d, reclaim);
+}
+
+static int
+p_get(void *db, const char *id, struct store_snapshot *ret)
+{
+	struct sim_db *d = db;
+
+	return INNER(d, get, id, ret);
+}
+
 static const struct store_port_ops ops = {
     .errmsg = p_errmsg,
     .begin = p_begin,
@@ -288,6 +375,15 @@ static const struct store_port_ops ops = {
     .foreach_state = p_foreach_state,
     .foreach_channel = p_foreach_channel,
     .foreach_message = p_foreach_message,
+    .set_outcome = p_set_outcome,
+    .set_keep = p_set_keep,
+    .forget_add = p_forget_add,
+    .forget_done = p_forget_done,
+    .forget_foreach = p_forget_foreach,
+    .forget_count = p_forget_count,
+    .retain_foreach = p_retain_foreach,
+    .reclaim = p_reclaim,
+    .get = p_get,
 };
 
 void

@@ -405,6 +405,25 @@ fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
 	if (v.known && v.initiator)
 		in->parts_received = v.parts_received;
 	in->channels_recording = v.channels_recording;
+	in->has_holds_all = 1;
+	in->holds_all = ss->is_initiator;
+	in->has_keep = 1;
+	in->keep = ss->keep != 0;
+	if (!ss->is_initiator) {
+		/* A participant says what the initiator said, once it has
+		 * heard it; its own part's end stays beside it. */
+		in->has_outcome_known = 1;
+		in->outcome_known = ss->outcome_ms != 0;
+		if (ss->outcome_ms != 0)
+			in->parts_received = ss->outcome_parts;
+		if (ss->part_status != STORE_IN_PROGRESS || ss->status !=
+		                                                STORE_IN_PROGRESS)
+			in->part_status =
+			    (ss->outcome_ms != 0 ? ss->part_status
+			                         : ss->status) == STORE_COMPLETE
+			        ? "complete"
+			        : "aborted";
+	}
 	if (ss->consistent >= 0) {
 		Cut__V1__AuditVerdict *v = arena_alloc(a, sizeof(*v));
 		if (v != NULL) {
@@ -850,6 +869,75 @@ out:
 }
 
 static void
+do_keep(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
+{
+	Cut__V1__KeepRequest *rq =
+	    cut__v1__keep_request__unpack(NULL, body->len, body->data);
+	Cut__V1__KeepReply rp = CUT__V1__KEEP_REPLY__INIT;
+	struct errinfo e = {0};
+	int rv;
+
+	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
+		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
+		     "bad request or snapshot id");
+	} else if ((rv = coord_keep(d->coord, rq->snapshot_id, rq->keep,
+	                            &e)) != 0) {
+		fail_err(r, rv, &e);
+	} else {
+		rp.snapshot_id = rq->snapshot_id;
+		rp.keep = rq->keep;
+		set_body(r, &rp.base);
+	}
+	if (rq != NULL)
+		cut__v1__keep_request__free_unpacked(rq, NULL);
+}
+
+/* Fills ss from the coordinator's view; strings are borrowed from it
+ * until the reply is packed. */
+static void
+schedule_status(struct cutd *d, Cut__V1__ScheduleStatus *ss)
+{
+	struct coord_sched_view v;
+
+	coord_schedule_view(d->coord, &v);
+	cut__v1__schedule_status__init(ss);
+	if ((ss->configured = v.configured) == 0)
+		return;
+	ss->has_interval_ms = ss->has_timeout_ms = ss->has_paused = 1;
+	ss->has_ticks = ss->has_started = ss->has_skipped = 1;
+	ss->has_paused_ticks = ss->has_failed = ss->has_next_tick_ms = 1;
+	ss->interval_ms = v.interval_ms;
+	ss->initiator = (char *)v.initiator;
+	ss->timeout_ms = v.timeout_ms;
+	ss->paused = v.paused;
+	ss->ticks = v.ticks;
+	ss->started = v.started;
+	ss->skipped = v.skipped;
+	ss->paused_ticks = v.paused_ticks;
+	ss->failed = v.failed;
+	if (v.last_id[0] != '\0')
+		ss->last_snapshot_id = (char *)v.last_id;
+	ss->next_tick_ms = (uint64_t)v.next_tick_ms;
+}
+
+/* Show, Pause (pause 1) or Resume (pause 0). */
+static void
+do_schedule(struct cutd *d, int pause, struct reply *r)
+{
+	Cut__V1__ScheduleStatus ss;
+	struct errinfo e = {0};
+	int rv;
+
+	if (pause >= 0 &&
+	    (rv = coord_schedule_pause(d->coord, pause, &e)) != 0) {
+		fail_err(r, rv, &e);
+		return;
+	}
+	schedule_status(d, &ss);
+	set_body(r, &ss.base);
+}
+
+static void
 status_channels(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 {
 	rp->channels =
@@ -965,6 +1053,7 @@ do_status(struct cutd *d, struct reply *r)
 	Cut__V1__StatusReply rp = CUT__V1__STATUS_REPLY__INIT;
 	struct arena a = {0};
 	struct tls_status ts;
+	Cut__V1__ScheduleStatus sched;
 	size_t n = d->cfg->nnodes;
 
 	rp.node = (char *)d->name;
@@ -1007,6 +1096,11 @@ do_status(struct cutd *d, struct reply *r)
 	rp.starts_limited = d->starts_limited;
 	if (coord_degraded(d->coord)[0] != '\0')
 		rp.storage_degraded = (char *)coord_degraded(d->coord);
+	schedule_status(d, &sched);
+	if (sched.configured)
+		rp.schedule = &sched;
+	rp.has_forgets_pending = 1;
+	rp.forgets_pending = coord_forgets_pending(d->coord);
 	tls_status(d->tls, &ts);
 	rp.has_tls_listener_failures = rp.has_auth_failures_unknown =
 	    rp.has_unauthenticated_batches = 1;
@@ -1039,6 +1133,14 @@ dispatch(struct cutd *d, nng_msg *req, const Cut__V1__RpcRequest *rq,
 		do_evaluate(d, &rq->body, r);
 	else if (strcmp(m, CUTPROTO_METHOD_STATUS) == 0)
 		do_status(d, r);
+	else if (strcmp(m, CUTPROTO_METHOD_KEEP) == 0)
+		do_keep(d, &rq->body, r);
+	else if (strcmp(m, CUTPROTO_METHOD_SCHEDULE_SHOW) == 0)
+		do_schedule(d, -1, r);
+	else if (strcmp(m, CUTPROTO_METHOD_SCHEDULE_PAUSE) == 0)
+		do_schedule(d, 1, r);
+	else if (strcmp(m, CUTPROTO_METHOD_SCHEDULE_RESUME) == 0)
+		do_schedule(d, 0, r);
 	else
 		fail(r, CUT__V1__STATUS_CODE__UNIMPLEMENTED, "unknown method");
 	return r->deferred;
@@ -1194,7 +1296,8 @@ control_request(struct cutd *d, nng_msg *req)
 		send_reply(d, req, rq->request_id, &r);
 		nng_msg_free(req);
 	} else if (!dispatch(d, req, rq, &r)) {
-		if (strcmp(rq->method, CUTPROTO_METHOD_DELETE) == 0 &&
+		if ((strcmp(rq->method, CUTPROTO_METHOD_DELETE) == 0 ||
+		     strcmp(rq->method, CUTPROTO_METHOD_KEEP) == 0) &&
 		    r.status == CUT__V1__STATUS_CODE__OK &&
 		    coord_batch_open(d->coord)) {
 			hold(d, req, rq->request_id, &r);

@@ -19,7 +19,7 @@ perm_method_class(const char *method)
 {
 	static const char *const readers[] = {
 	    CUTPROTO_METHOD_GET, CUTPROTO_METHOD_LIST, CUTPROTO_METHOD_WAIT,
-	    CUTPROTO_METHOD_STATUS};
+	    CUTPROTO_METHOD_STATUS, CUTPROTO_METHOD_SCHEDULE_SHOW};
 
 	if (method == NULL)
 		return PERM_ADMIN;
@@ -27,9 +27,12 @@ perm_method_class(const char *method)
 		if (strcmp(method, readers[i]) == 0)
 			return PERM_READ;
 	/* Evaluate holds up the daemon's loop for up to its deadline, and
-	 * a watcher calls it with Start: whoever may start snapshots. */
+	 * a watcher calls it with Start: whoever may start snapshots.
+	 * Pausing and resuming the schedule is no more than starting. */
 	if (strcmp(method, CUTPROTO_METHOD_START) == 0 ||
-	    strcmp(method, CUTPROTO_METHOD_EVALUATE) == 0)
+	    strcmp(method, CUTPROTO_METHOD_EVALUATE) == 0 ||
+	    strcmp(method, CUTPROTO_METHOD_SCHEDULE_PAUSE) == 0 ||
+	    strcmp(method, CUTPROTO_METHOD_SCHEDULE_RESUME) == 0)
 		return PERM_START;
 	return PERM_ADMIN;
 }

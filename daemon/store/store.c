@@ -9,7 +9,7 @@
  * The database, its -wal and its -shm are 0640 or tighter, whatever the
  * umask (narrow_modes()).
  *
- * Schema version 2 (PRAGMA user_version).  STRICT tables; a snapshot's
+ * Schema version 3 (PRAGMA user_version).  STRICT tables; a snapshot's
  * rows in the other tables go with it.  Times are Unix milliseconds.
  *   meta: key, value; never deleted.  'last_snapshot' is the counter of
  *     the last snapshot id this node issued (store_next_id()); 'probe' is
@@ -26,6 +26,13 @@
  *     consecutive (1 if recorded in order without gaps).
  *   channel_messages: snapshot_id, src, dst, seq (numbered by the sender
  *     on src -> dst, from 1), content_type, payload.
+ *   Version 3 (migrate_2_3()): snapshots gains keep (1: retention never
+ *     deletes it), part_status (a participant's own part's end, once
+ *     status holds the initiator's outcome), outcome_ms (when that
+ *     outcome arrived, NULL before) and outcome_parts; forget_pending:
+ *     node, snapshot_id, queued_ms, the deletions of this node's
+ *     snapshots that node has not confirmed yet.  New files are made
+ *     with auto_vacuum = INCREMENTAL (store_reclaim()).
  * A state or payload is TEXT when its content type is JSON
  * (application/json or type/subtype+json, parameters ignored) and its
  * bytes are UTF-8 without NUL that json_valid() accepts, so json_extract()
@@ -99,7 +106,11 @@
 	"CAST(round((julianday('now') - 2440587.5) * 86400000) AS INTEGER)"
 
 /* Run on every connection; says 1 if the file is in WAL mode. */
+/* auto_vacuum first: it takes effect only on a file without tables, and
+ * only before the file is put in WAL mode (an older file keeps NONE, and
+ * SQLite reuses its free pages anyway; see store_reclaim()). */
 #define SETUP_SQL                                                              \
+	"PRAGMA auto_vacuum = INCREMENTAL;"                                    \
 	"PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;"               \
 	"PRAGMA journal_mode = WAL;"                                           \
 	"SELECT journal_mode = 'wal' FROM pragma_journal_mode"
@@ -173,7 +184,9 @@ static const char *const migrations[] = {
     "PRAGMA user_version = 2;",
 };
 
-#define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
+/* The steps written as SQL above; later ones are functions (migrate()). */
+#define SQL_STEPS      ((int)(sizeof(migrations) / sizeof(migrations[0])))
+#define SCHEMA_VERSION 3
 
 /* A value bound as TEXT stays TEXT only if it is JSON; see bind_value(). */
 #define VALUE_SQL(p)                                                           \
@@ -186,14 +199,17 @@ static const char *const migrations[] = {
 	" WHEN 'complete' THEN 1 WHEN 'aborted' THEN 2 ELSE 0 END, reason,"    \
 	" started_ms, finished_ms, parts_expected, nodes_recorded,"            \
 	" channels_recorded, in_transit, coalesce(consistent, -1),"            \
-	" audit_reason FROM snapshot_summary"
+	" audit_reason, keep, CASE part_status WHEN 'complete' THEN 1"         \
+	" WHEN 'aborted' THEN 2 ELSE 0 END, coalesce(outcome_ms, 0),"          \
+	" coalesce(outcome_parts, 0) FROM snapshot_summary"
 
 /* The statements prepared at open, kept in struct store. */
 // clang-format off
 enum { S_EXISTS, S_CREATE, S_MESSAGE, S_STATE, S_CHANNEL, S_FINISH,
        S_ABORT_ALL, S_AUDIT, S_DELETE, S_GET, S_LIST, S_STATES, S_CHANNELS,
        S_MESSAGES, S_NEXT_ID, S_RECREATE, S_PROBE, S_COND_PUT, S_CONDS,
-       S_COUNT };
+       S_OUTCOME, S_KEEP, S_FORGET_ADD, S_FORGET_DONE, S_FORGET_LIST,
+       S_FORGET_COUNT, S_RETAIN_LIST, S_COUNT };
 // clang-format on
 
 static const char *const statements[S_COUNT] = {
@@ -241,6 +257,28 @@ static const char *const statements[S_COUNT] = {
                    " CASE WHEN ?3 >= 0 THEN ?3 END, ?4, ?5)",
     [S_CONDS] = "SELECT name, coalesce(held, -1), detail FROM"
                 " snapshot_conditions WHERE snapshot_id = ?1 ORDER BY name",
+    /* A participant's part keeps its own end in part_status; status,
+     * reason and the verdict become the initiator's. */
+    [S_OUTCOME] = "UPDATE snapshots SET part_status = coalesce(part_status,"
+                  " CASE status WHEN 'in_progress' THEN 'aborted' ELSE status"
+                  " END), status = ?2, reason = ?3,"
+                  " consistent = CASE WHEN ?4 >= 0 THEN ?4 END,"
+                  " audit_reason = ?5, outcome_ms = ?6, outcome_parts = ?7,"
+                  " finished_ms = coalesce(finished_ms, ?6)"
+                  " WHERE id = ?1 AND role = 'participant'",
+    [S_KEEP] = "UPDATE snapshots SET keep = ?2 WHERE id = ?1",
+    [S_FORGET_ADD] = "INSERT OR IGNORE INTO forget_pending (node,"
+                     " snapshot_id, queued_ms) VALUES (?1, ?2, ?3)",
+    [S_FORGET_DONE] = "DELETE FROM forget_pending WHERE node = ?1 AND"
+                      " snapshot_id = ?2",
+    [S_FORGET_LIST] = "SELECT node, snapshot_id FROM forget_pending"
+                      " ORDER BY queued_ms, snapshot_id",
+    [S_FORGET_COUNT] = "SELECT count(*) FROM forget_pending WHERE node = ?1",
+    /* This node's own ended snapshots, newest first, for retention. */
+    [S_RETAIN_LIST] = "SELECT id, status = 'complete', keep,"
+                      " coalesce(finished_ms, started_ms) FROM snapshots"
+                      " WHERE role = 'initiator' AND status != 'in_progress'"
+                      " ORDER BY started_ms DESC, id DESC",
 };
 
 static const char *const status_names[] = {"in_progress", "complete",
@@ -478,6 +516,10 @@ read_snapshot(sqlite3_stmt *s, struct store_snapshot *snap)
 	snap->messages = (uint64_t)sqlite3_column_int64(s, 10);
 	snap->consistent = sqlite3_column_int(s, 11);
 	copy_text(snap->audit_reason, sizeof(snap->audit_reason), s, 12);
+	snap->keep = sqlite3_column_int(s, 13);
+	snap->part_status = (enum store_status)sqlite3_column_int(s, 14);
+	snap->outcome_ms = sqlite3_column_int64(s, 15);
+	snap->outcome_parts = (uint32_t)sqlite3_column_int64(s, 16);
 }
 
 /* Column col of q's row as its exact bytes, TEXT or BLOB alike.  The
@@ -713,6 +755,83 @@ quick_check(struct store *st)
 	return 0;
 }
 
+/* 1 if table has column col (PRAGMA table_info), so that a step that
+ * adds it can run again on a file that has it. */
+static int
+has_column(struct store *st, const char *table, const char *col, int *ret)
+{
+	char sql[160];
+	long long n = 0;
+	int rv;
+
+	snprintf(sql, sizeof(sql),
+	         "SELECT count(*) FROM pragma_table_info('%s') WHERE name = "
+	         "'%s'",
+	         table, col);
+	if ((rv = exec(st, sql, &n)) == 0)
+		*ret = n > 0;
+	return rv;
+}
+
+/*
+ * Version 2 -> 3 (schedules, retention, outcomes): on snapshots, keep
+ * (1: retention never deletes it), part_status (a participant's own
+ * part's end, once status holds the initiator's outcome), outcome_ms
+ * (when the initiator's outcome arrived; NULL: not yet) and
+ * outcome_parts (the parts the initiator holds); forget_pending, the
+ * deletions the initiator has not yet heard each participant apply.
+ * Idempotent: each column is added only if missing, so a file half
+ * migrated by hand, or by another branch's step, comes out the same.
+ */
+static int
+migrate_2_3(struct store *st)
+{
+	static const char *const cols[][2] = {
+	    {"keep", "keep INTEGER NOT NULL DEFAULT 0 CHECK (keep IN (0, 1))"},
+	    {"part_status", "part_status TEXT CHECK (part_status IN"
+	                    " ('complete', 'aborted'))"},
+	    {"outcome_ms", "outcome_ms INTEGER"},
+	    {"outcome_parts", "outcome_parts INTEGER"},
+	};
+	char sql[200];
+	int has, rv;
+
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		if ((rv = has_column(st, "snapshots", cols[i][0], &has)) != 0)
+			return rv;
+		snprintf(sql, sizeof(sql), "ALTER TABLE snapshots ADD COLUMN %s",
+		         cols[i][1]);
+		if (!has && (rv = exec(st, sql, NULL)) != 0)
+			return rv;
+	}
+	/* The summary view gains the new columns (a view is only SQL: it
+	 * is made again whatever its old form). */
+	return exec(st,
+	            "DROP VIEW IF EXISTS snapshot_summary;"
+	            "CREATE VIEW snapshot_summary AS SELECT s.id, s.initiator,"
+	            " s.role, s.status, s.reason, s.started_ms, s.finished_ms,"
+	            " strftime('%Y-%m-%dT%H:%M:%fZ', s.started_ms / 1000.0,"
+	            " 'unixepoch') AS started_at,"
+	            " strftime('%Y-%m-%dT%H:%M:%fZ', s.finished_ms / 1000.0,"
+	            " 'unixepoch') AS finished_at,"
+	            " s.finished_ms - s.started_ms AS duration_ms,"
+	            " s.parts_expected,"
+	            " (SELECT count(*) FROM node_states x"
+	            "  WHERE x.snapshot_id = s.id) AS nodes_recorded,"
+	            " (SELECT count(*) FROM channel_states x"
+	            "  WHERE x.snapshot_id = s.id) AS channels_recorded,"
+	            " (SELECT count(*) FROM channel_messages x"
+	            "  WHERE x.snapshot_id = s.id) AS in_transit,"
+	            " s.consistent, s.audit_reason, s.keep, s.part_status,"
+	            " s.outcome_ms, s.outcome_parts FROM snapshots s;"
+	            "CREATE TABLE IF NOT EXISTS forget_pending ("
+	            " node TEXT NOT NULL, snapshot_id TEXT NOT NULL,"
+	            " queued_ms INTEGER NOT NULL,"
+	            " PRIMARY KEY (node, snapshot_id)) STRICT;"
+	            "PRAGMA user_version = 3;",
+	            NULL);
+}
+
 /* Brings the schema up to date, refusing files that are not cutd's or
  * are newer than this code. */
 static int
@@ -734,9 +853,11 @@ migrate(struct store *st)
 		          SCHEMA_VERSION, appid, version);
 		goto fail;
 	}
-	for (; version < SCHEMA_VERSION; version++)
+	for (; version < SQL_STEPS; version++)
 		if ((rv = exec(st, migrations[version], NULL)) != 0)
 			goto fail;
+	if (version == 2 && (rv = migrate_2_3(st)) != 0)
+		goto fail;
 	if ((rv = exec(st, "COMMIT", NULL)) == 0)
 		return 0;
 fail:
@@ -1156,6 +1277,99 @@ store_foreach_condition(struct store *st, const char *id,
 	return query_end(&q, rv);
 }
 
+int
+store_set_outcome(struct store *st, const char *id, enum store_status status,
+                  const char *reason, int consistent, const char *audit_reason,
+                  uint32_t parts, int64_t outcome_ms)
+{
+	int rv;
+
+	if (status != STORE_COMPLETE && status != STORE_ABORTED)
+		return fail(st, E_INVAL, "bad outcome %d", status);
+	rv = put(st, S_OUTCOME, "Ittitii", id, status_names[status], reason,
+	         (int64_t)(consistent < 0 ? -1 : consistent != 0), audit_reason,
+	         outcome_ms, (int64_t)parts);
+	if (rv != 0 || sqlite3_changes(st->db) > 0)
+		return rv;
+	return no_row(st, id, "is not a participant's");
+}
+
+int
+store_set_keep(struct store *st, const char *id, int keep)
+{
+	int rv = put(st, S_KEEP, "Ii", id, (int64_t)(keep != 0));
+
+	if (rv != 0 || sqlite3_changes(st->db) > 0)
+		return rv;
+	return fail(st, E_NOENT, "no snapshot %s", id);
+}
+
+int
+store_forget_add(struct store *st, const char *node, const char *id,
+                 int64_t now_ms)
+{
+	return put(st, S_FORGET_ADD, "NIi", node, id, now_ms);
+}
+
+int
+store_forget_done(struct store *st, const char *node, const char *id)
+{
+	return put(st, S_FORGET_DONE, "NI", node, id);
+}
+
+int
+store_forget_foreach(struct store *st, store_forget_fn fn, void *arg)
+{
+	struct query q;
+	int rv = query_start(&q, st, S_FORGET_LIST, "");
+
+	while (rv == 0 && query_next(&q))
+		rv = fn(text(q.s, 0), text(q.s, 1), arg);
+	return query_end(&q, rv);
+}
+
+int
+store_forget_count(struct store *st, const char *node, uint64_t *ret)
+{
+	struct query q;
+	int64_t n = 0;
+	int rv = query_start(&q, st, S_FORGET_COUNT, "N", node);
+
+	if (rv == 0 && query_next(&q))
+		n = sqlite3_column_int64(q.s, 0);
+	if ((rv = query_end(&q, rv)) == 0)
+		*ret = (uint64_t)n;
+	return rv;
+}
+
+int
+store_retain_foreach(struct store *st, store_retain_fn fn, void *arg)
+{
+	struct query q;
+	int rv = query_start(&q, st, S_RETAIN_LIST, "");
+
+	while (rv == 0 && query_next(&q))
+		rv = fn(text(q.s, 0), sqlite3_column_int(q.s, 1),
+		        sqlite3_column_int(q.s, 2),
+		        sqlite3_column_int64(q.s, 3), arg);
+	return query_end(&q, rv);
+}
+
+int
+store_reclaim(struct store *st)
+{
+	int rv;
+
+	if (st->batch || !sqlite3_get_autocommit(st->db))
+		return fail(st, E_STATE, "a batch is open");
+	/* Gives the pages the deletes freed back to the file system (a file
+	 * made before auto_vacuum keeps them on its free list, where the
+	 * next snapshots reuse them), then the WAL. */
+	if ((rv = exec(st, "PRAGMA incremental_vacuum", NULL)) != 0)
+		return rv;
+	return store_checkpoint(st);
+}
+
 /* The store as the coordinator's port: each entry is the store.h
  * function of the same name. */
 static const char *
@@ -1170,7 +1384,59 @@ PORT0(begin)
 PORT0(commit)
 PORT0(rollback)
 PORT0(checkpoint)
+PORT0(reclaim)
 #undef PORT0
+
+static int
+port_set_outcome(void *db, const char *id, enum store_status status,
+                 const char *reason, int consistent, const char *audit_reason,
+                 uint32_t parts, int64_t outcome_ms)
+{
+	return store_set_outcome(db, id, status, reason, consistent,
+	                         audit_reason, parts, outcome_ms);
+}
+
+static int
+port_set_keep(void *db, const char *id, int keep)
+{
+	return store_set_keep(db, id, keep);
+}
+
+static int
+port_forget_add(void *db, const char *node, const char *id, int64_t now_ms)
+{
+	return store_forget_add(db, node, id, now_ms);
+}
+
+static int
+port_forget_done(void *db, const char *node, const char *id)
+{
+	return store_forget_done(db, node, id);
+}
+
+static int
+port_forget_foreach(void *db, store_forget_fn fn, void *arg)
+{
+	return store_forget_foreach(db, fn, arg);
+}
+
+static int
+port_forget_count(void *db, const char *node, uint64_t *ret)
+{
+	return store_forget_count(db, node, ret);
+}
+
+static int
+port_retain_foreach(void *db, store_retain_fn fn, void *arg)
+{
+	return store_retain_foreach(db, fn, arg);
+}
+
+static int
+port_get(void *db, const char *id, struct store_snapshot *ret)
+{
+	return store_get(db, id, ret);
+}
 
 static int
 port_probe(void *db, int64_t now_ms)
@@ -1288,6 +1554,15 @@ static const struct store_port_ops port_ops = {
     .foreach_state = port_foreach_state,
     .foreach_channel = port_foreach_channel,
     .foreach_message = port_foreach_message,
+    .set_outcome = port_set_outcome,
+    .set_keep = port_set_keep,
+    .forget_add = port_forget_add,
+    .forget_done = port_forget_done,
+    .forget_foreach = port_forget_foreach,
+    .forget_count = port_forget_count,
+    .retain_foreach = port_retain_foreach,
+    .reclaim = port_reclaim,
+    .get = port_get,
 };
 
 struct store_port

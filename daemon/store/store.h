@@ -200,6 +200,33 @@ int store_foreach_condition(struct store *st, const char *id,
                             int (*cb)(const char *name, int held,
                                       const char *detail, void *arg),
                             void *arg);
+/* A participant's row takes the initiator's outcome: status (complete
+ * or aborted), reason, the audit verdict (consistent -1: none) and the
+ * number of parts the initiator holds; its own part's end moves to
+ * part_status.  E_NOENT if unknown, E_STATE if this node initiated it. */
+int store_set_outcome(struct store *st, const char *id,
+                      enum store_status status, const char *reason,
+                      int consistent, const char *audit_reason,
+                      uint32_t parts, int64_t outcome_ms);
+
+/* Marks snapshot id kept (retention never deletes it) or not. */
+int store_set_keep(struct store *st, const char *id, int keep);
+
+/* forget_pending: node has not yet confirmed that it deleted id. */
+int store_forget_add(struct store *st, const char *node, const char *id,
+                     int64_t now_ms);
+int store_forget_done(struct store *st, const char *node, const char *id);
+/* Every pending deletion, oldest first. */
+int store_forget_foreach(struct store *st, store_forget_fn fn, void *arg);
+int store_forget_count(struct store *st, const char *node, uint64_t *ret);
+
+/* This node's own ended snapshots, newest first: whether complete, kept,
+ * and when they ended. */
+int store_retain_foreach(struct store *st, store_retain_fn fn, void *arg);
+
+/* After deletes, outside a batch: PRAGMA incremental_vacuum, then a
+ * TRUNCATE checkpoint of the WAL. */
+int store_reclaim(struct store *st);
 
 /* The store as the coordinator's port (store_port.h). */
 struct store_port store_port(struct store *st);

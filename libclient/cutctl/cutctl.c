@@ -72,7 +72,16 @@ static const struct command {
     {"export", "export ID",
      "write the whole snapshot, states and messages, as JSON", 1},
     {"status", "status", "show this node: peers, channels, counters", 0},
-    {"delete", "delete ID", "delete a finished snapshot", 1},
+    {"delete", "delete ID",
+     "delete a finished snapshot (one this node initiated: on every node)",
+     1},
+    {"keep", "keep ID", "mark a snapshot kept: retention never deletes it",
+     1},
+    {"unkeep", "unkeep ID", "let retention delete a snapshot again", 1},
+    {"schedule", "schedule show|pause|resume",
+     "show, pause or resume the schedule at this node (pause is this "
+     "node's only)",
+     1},
     {"evaluate", "evaluate ID --condition SQL | --condition-file FILE",
      "judge the condition on snapshot ID, complete and consistent, at its\n"
      "      initiator: exit 0 if it holds, 1 if not",
@@ -941,13 +950,84 @@ cmd_watch(struct ctl *x)
 	}
 }
 
+static int
+keep_or_not(struct ctl *x, int keep)
+{
+	Cut__V1__KeepRequest req = CUT__V1__KEEP_REQUEST__INIT;
+	ProtobufCMessage *body;
+	int rv;
+
+	req.snapshot_id = (char *)x->o->args[0];
+	req.keep = keep;
+	rv = call(x, CUTPROTO_METHOD_KEEP, &req.base,
+	          &cut__v1__keep_reply__descriptor, call_timeout(x), 0, &body);
+	if (rv != 0)
+		return rv;
+	if (x->o->json)
+		rv = json_out(json_pack("{s:o, s:b}", "id",
+		                        cj_string(req.snapshot_id), "keep",
+		                        keep));
+	else
+		printf("%s %s\n", keep ? "kept" : "no longer kept",
+		       req.snapshot_id);
+	protobuf_c_message_free_unpacked(body, NULL);
+	return rv;
+}
+
+static int
+cmd_keep(struct ctl *x)
+{
+	return keep_or_not(x, 1);
+}
+
+static int
+cmd_unkeep(struct ctl *x)
+{
+	return keep_or_not(x, 0);
+}
+
+static int
+cmd_schedule(struct ctl *x)
+{
+	static const char *const verbs[] = {"show", "pause", "resume"};
+	static const char *const methods[] = {
+	    CUTPROTO_METHOD_SCHEDULE_SHOW, CUTPROTO_METHOD_SCHEDULE_PAUSE,
+	    CUTPROTO_METHOD_SCHEDULE_RESUME};
+	Cut__V1__ScheduleRequest req = CUT__V1__SCHEDULE_REQUEST__INIT;
+	ProtobufCMessage *body;
+	size_t k;
+	int rv;
+
+	for (k = 0; k < 3; k++)
+		if (strcmp(x->o->args[0], verbs[k]) == 0)
+			break;
+	if (k == 3)
+		return fail(EX_USAGE,
+		            "usage: cutctl schedule show|pause|resume, not "
+		            "\"%s\"",
+		            x->o->args[0]);
+	rv = call(x, methods[k], &req.base,
+	          &cut__v1__schedule_status__descriptor, call_timeout(x), 0,
+	          &body);
+	if (rv != 0)
+		return rv;
+	if (x->o->json)
+		rv = json_out(schedule_json((Cut__V1__ScheduleStatus *)body));
+	else
+		print_schedule_human(stdout, (Cut__V1__ScheduleStatus *)body,
+		                     now_ms());
+	protobuf_c_message_free_unpacked(body, NULL);
+	return rv;
+}
+
 /* Runs the command; returns the exit status. */
 static int
 run(struct ctl *x, const struct command *c)
 {
 	static int (*const fns[])(struct ctl *) = {
-	    cmd_snapshot, cmd_wait,   cmd_list,     cmd_show,  cmd_export,
-	    cmd_status,   cmd_delete, cmd_evaluate, cmd_watch,
+	    cmd_snapshot, cmd_wait,     cmd_list,  cmd_show,
+	    cmd_export,   cmd_status,   cmd_delete, cmd_keep,
+	    cmd_unkeep,   cmd_schedule, cmd_evaluate, cmd_watch,
 	};
 
 	return fns[c - commands](x);

@@ -42,6 +42,11 @@ void print_status_human(FILE *f, const Cut__V1__StatusReply *s,
                         uint64_t now_ms);
 json_t *status_json(const Cut__V1__StatusReply *s);
 
+/* Writes the schedule of `schedule show` and `status`; its JSON. */
+void print_schedule_human(FILE *f, const Cut__V1__ScheduleStatus *s,
+                          uint64_t now_ms);
+json_t *schedule_json(const Cut__V1__ScheduleStatus *s);
+
 /* Unix time now, in milliseconds. */
 uint64_t now_ms(void);
 

@@ -50,13 +50,29 @@
  *                          "failed": N, "last_snapshot_id": S|null,
  *                          "last_held": B|null, "last_detail": S|null,
  *                          "last_ms": N|null}...]}
+ *                        "schedule": SCHEDULE|null,
+ *                        "forgets_pending": N}
  *   delete ID           {"deleted": S}
+ *   keep ID, unkeep ID  {"id": S, "keep": B}
+ *   schedule show|pause|resume
+ *                       SCHEDULE, or {"configured": false}
+ *
+ *   SCHEDULE {"configured": true, "interval_ms": N, "initiator": S,
+ *             "timeout_ms": N, "paused": B, "ticks", "started",
+ *             "skipped", "paused_ticks", "failed": N,
+ *             "last_snapshot_id": S|null, "next_tick_ms": N}
  *
  *   SUMMARY  {"id", "initiator": S, "status": "in_progress"|"complete"|
  *             "aborted", "reason": S, "started_ms", "finished_ms": N,
  *             "duration_ms": N|null, "deadline_ms": N|null,
  *             "parts_received", "parts_expected", "channels_recording": N,
- *             "audit": {"consistent": B, "reason": S}|null}
+ *             "audit": {"consistent": B, "reason": S}|null,
+ *             "holds_all": B, "outcome_known": B|null,
+ *             "part_status": S|null, "keep": B}
+ *            holds_all: this node initiated it and holds every part; at
+ *            a participant, outcome_known says whether the initiator's
+ *            outcome has arrived (status, reason, parts and audit are
+ *            then the initiator's), part_status how its own part ended
  *   NODE     {"node": S, "content_type": S|null, "state_size": N,
  *             "state": PAYLOAD|null}     null: the daemon sent no state
  *   CHANNEL  {"src", "dst": S, "m", "n", "count": N}
@@ -142,12 +158,26 @@ summary_json(const Cut__V1__SnapshotInfo *s)
 	o = cj_set(o, "parts_received", juint(s->parts_received));
 	o = cj_set(o, "parts_expected", juint(s->parts_expected));
 	o = cj_set(o, "channels_recording", juint(s->channels_recording));
-	return cj_set(o, "audit",
-	              s->audit == NULL
-	                  ? json_null()
-	                  : json_pack("{s:b, s:o}", "consistent",
-	                              s->audit->consistent, "reason",
-	                              cj_string(s->audit->reason)));
+	o = cj_set(o, "audit",
+	           s->audit == NULL
+	               ? json_null()
+	               : json_pack("{s:b, s:o}", "consistent",
+	                           s->audit->consistent, "reason",
+	                           cj_string(s->audit->reason)));
+	o = cj_set(o, "holds_all", json_boolean(!s->has_holds_all ||
+	                                        s->holds_all));
+	o = cj_set(o, "outcome_known",
+	           s->has_outcome_known ? json_boolean(s->outcome_known)
+	                                : json_null());
+	o = cj_set(o, "part_status", cj_string(s->part_status));
+	return cj_set(o, "keep", json_boolean(s->keep));
+}
+
+/* 1 if s is a participant's copy whose outcome has not arrived. */
+static int
+outcome_unknown(const Cut__V1__SnapshotInfo *s)
+{
+	return s->has_outcome_known && !s->outcome_known;
 }
 
 static json_t *
@@ -253,7 +283,13 @@ duration(FILE *f, uint64_t ms)
 static void
 verdict(FILE *f, const Cut__V1__SnapshotInfo *s)
 {
-	if (s->status == CUT__V1__SNAPSHOT_INFO__STATUS__ABORTED)
+	if (outcome_unknown(s) &&
+	    s->status != CUT__V1__SNAPSHOT_INFO__STATUS__IN_PROGRESS)
+		fprintf(f, "outcome not heard from the initiator %s yet "
+		           "(this node's part: %s)",
+		        s->initiator,
+		        s->part_status != NULL ? s->part_status : "?");
+	else if (s->status == CUT__V1__SNAPSHOT_INFO__STATUS__ABORTED)
 		fprintf(f, "aborted: %s", s->reason);
 	else if (s->audit == NULL)
 		fputs("audit pending", f);
@@ -374,6 +410,14 @@ print_snapshot_human(FILE *f, const Cut__V1__SnapshotInfo *s)
 	}
 	fprintf(f, "  parts      %u/%u\n", s->parts_received,
 	        s->parts_expected);
+	if (s->has_holds_all && !s->holds_all)
+		fprintf(f,
+		        "  held here  this node's part only (%s); the "
+		        "initiator %s holds the whole snapshot\n",
+		        s->part_status != NULL ? s->part_status : "recording",
+		        s->initiator);
+	if (s->keep)
+		fputs("  kept       retention does not delete it\n", f);
 	if (s->channels_recording > 0)
 		fprintf(f, "  recording  %u channels\n", s->channels_recording);
 	fputs("  verdict    ", f);
@@ -415,11 +459,16 @@ print_list_human(FILE *f, const Cut__V1__ListReply *l)
 			        s->finished_ms - s->started_ms);
 		else
 			fprintf(f, "%10s", "-");
-		fprintf(f, " %3u/%-3u  %s\n", s->parts_received,
+		fprintf(f, " %3u/%-3u  %s%s\n", s->parts_received,
 		        s->parts_expected,
-		        s->audit == NULL       ? "-"
+		        outcome_unknown(s) &&
+		                s->status !=
+		                    CUT__V1__SNAPSHOT_INFO__STATUS__IN_PROGRESS
+		            ? "outcome?"
+		        : s->audit == NULL     ? "-"
 		        : s->audit->consistent ? "consistent"
-		                               : "INCONSISTENT");
+		                               : "INCONSISTENT",
+		        s->keep ? " kept" : "");
 	}
 }
 
@@ -511,6 +560,13 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 	        "control calls refused: %" PRIu64 " for permission, %" PRIu64
 	        " starts over the limits\n",
 	        s->calls_denied, s->starts_limited);
+	if (s->schedule != NULL)
+		print_schedule_human(f, s->schedule, now);
+	if (s->forgets_pending > 0)
+		fprintf(f,
+		        "deletions not yet confirmed by participants: %" PRIu64
+		        "\n",
+		        s->forgets_pending);
 	if (s->tls_listener_failures || s->auth_failures_unknown ||
 	    s->unauthenticated_batches)
 		fprintf(f,
@@ -629,5 +685,55 @@ status_json(const Cut__V1__StatusReply *s)
 		}
 		o = cj_set(o, "conditions", a);
 	}
-	return o;
+	o = cj_set(o, "schedule",
+	           s->schedule != NULL ? schedule_json(s->schedule)
+	                               : json_null());
+	return cj_set(o, "forgets_pending", juint(s->forgets_pending));
+}
+
+void
+print_schedule_human(FILE *f, const Cut__V1__ScheduleStatus *s, uint64_t now)
+{
+	if (!s->configured) {
+		fputs("schedule: none (the cluster file has no [schedule])\n",
+		      f);
+		return;
+	}
+	fputs("schedule: every ", f);
+	duration(f, s->interval_ms);
+	fprintf(f, ", initiator %s, timeout ", s->initiator);
+	duration(f, s->timeout_ms);
+	fprintf(f, "; %s at this node\n", s->paused ? "PAUSED" : "running");
+	fprintf(f,
+	        "  ticks here %" PRIu64 ": %" PRIu64 " started, %" PRIu64
+	        " skipped (the last one still running), %" PRIu64
+	        " while paused, %" PRIu64 " failed\n",
+	        s->ticks, s->started, s->skipped, s->paused_ticks, s->failed);
+	if (s->last_snapshot_id != NULL)
+		fprintf(f, "  last started %s\n", s->last_snapshot_id);
+	if (s->next_tick_ms > now) {
+		fputs("  next tick here in ", f);
+		duration(f, s->next_tick_ms - now);
+		fputc('\n', f);
+	}
+}
+
+json_t *
+schedule_json(const Cut__V1__ScheduleStatus *s)
+{
+	json_t *o = json_pack("{s:b}", "configured", s->configured);
+
+	if (!s->configured)
+		return o;
+	o = cj_set(o, "interval_ms", juint(s->interval_ms));
+	o = cj_set(o, "initiator", cj_string(s->initiator));
+	o = cj_set(o, "timeout_ms", juint(s->timeout_ms));
+	o = cj_set(o, "paused", json_boolean(s->paused));
+	o = cj_set(o, "ticks", juint(s->ticks));
+	o = cj_set(o, "started", juint(s->started));
+	o = cj_set(o, "skipped", juint(s->skipped));
+	o = cj_set(o, "paused_ticks", juint(s->paused_ticks));
+	o = cj_set(o, "failed", juint(s->failed));
+	o = cj_set(o, "last_snapshot_id", cj_string(s->last_snapshot_id));
+	return cj_set(o, "next_tick_ms", juint(s->next_tick_ms));
 }

@@ -111,7 +111,8 @@ fail() {
 
 # cluster N [CHANNEL_LINES...]: writes $T/cluster.ini for nodes p0..pN-1;
 # without channel lines every ordered pair is a channel.  DEADLINE_MS and
-# CLUSTER_EXTRA (lines for [cluster]) adjust it.
+# CLUSTER_EXTRA (lines for [cluster]) adjust it; SECTIONS is appended
+# (e.g. a [schedule] and a [retention] section).
 cluster() {
 	NODES=$1
 	shift
@@ -125,6 +126,7 @@ cluster() {
 			printf '[node p%s]\npeer = tcp://127.0.0.1:%s\n' "$i" $((BASE + i))
 			i=$((i + 1))
 		done
+		[ -n "${SECTIONS:-}" ] && printf '%s\n' "$SECTIONS"
 		if [ $# -gt 0 ]; then
 			printf '[channels]\n'
 			for c in "$@"; do printf 'channel = %s\n' "$c"; done
@@ -332,6 +334,14 @@ status_field() {
 	ctl "$1" status --json | python3 -c '
 import json, sys
 print(json.dumps(json.load(sys.stdin).get(sys.argv[1])))' "$2"
+}
+
+# sched_field I FIELD: FIELD of pI's `cutctl schedule show --json`.
+sched_field() {
+	ctl "$1" --json schedule show | python3 -c '
+import json, sys
+v = json.load(sys.stdin).get(sys.argv[1])
+print(v if isinstance(v, str) else json.dumps(v))' "$2"
 }
 
 # retry SECONDS COMMAND...: runs COMMAND (a shell function may do) every

@@ -48,7 +48,7 @@ done
 [ ! -e "$T/other.db" ] || fail "ATTACH made $T/other.db"
 [ "$(sql 0 "SELECT group_concat(key || '=' || value) FROM meta")" = "$before" ] ||
 	fail "meta changed"
-[ "$(sql 0 'PRAGMA user_version')" = 2 ] || fail "user_version changed"
+[ "$(sql 0 'PRAGMA user_version')" = 3 ] || fail "user_version changed"
 echo "ok: bad and writing conditions refused before any snapshot"
 
 expect_rc 0 ctl 0 watch --every 500ms --timeout 30s \

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A full disk: p0's database lives on a 256 KiB tmpfs.
+# A full disk: p0's database lives on a 1 MiB tmpfs (8 MiB in phase 3).
 #  1. With the disk filled, a snapshot started at p0 ends aborted with a
 #     "storage:" reason (never in progress forever); p0 is degraded
 #     (status, the log and the STATUS= line to systemd say so) and refuses
@@ -21,7 +21,7 @@
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to mount a tmpfs"; exit 77; }
 SMALL=$T/small
 mkdir "$SMALL"
-mount -t tmpfs -o size=256k,mode=0755 tmpfs "$SMALL" ||
+mount -t tmpfs -o size=1m,mode=0755 tmpfs "$SMALL" ||
 	{ echo "SKIP: cannot mount a tmpfs"; exit 77; }
 SMALL1=$T/small1
 mkdir "$SMALL1"
@@ -48,7 +48,7 @@ truncate_wal() {
 	k=0
 	until [ "$(sql "$1" "PRAGMA wal_checkpoint(TRUNCATE)" 2>/dev/null)" = "0|0|0" ]; do
 		k=$((k + 1))
-		[ $k -lt 50 ] || fail "cannot truncate p$1's WAL"
+		[ $k -lt 50 ] || fail "cannot truncate p$1's WAL: $(sql "$1" "PRAGMA wal_checkpoint(TRUNCATE)" 2>&1)"
 		sleep 0.1
 	done
 }
@@ -208,7 +208,10 @@ echo "ok: filled under traffic: snapshot $tries was $aborted"
 id4=$(snapshot 0)
 check_snapshot 0 "$id4" 44
 
-# Phase 3: the participant p1 is full.  p0 gets room for its WAL.
+# Phase 3: the participant p1 is full.  p0 gets room for its WAL: it
+# records its channels until p1's abort reaches it, and a WAL grows to
+# about 4 MiB between checkpoints.
+mount -o remount,size=8m "$SMALL" || fail "cannot grow p0's tmpfs"
 truncate_wal 0
 truncate_wal 1
 fill 0 "$SMALL1"

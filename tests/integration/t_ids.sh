@@ -53,7 +53,7 @@ for n in 1 2; do
 done
 counter=$(sql 0 "SELECT value FROM meta WHERE key = 'last_snapshot'")
 [ "$counter" = "${new#p0:}" ] || fail "meta counter $counter, last id $new"
-[ "$(sql 0 "PRAGMA user_version")" = 2 ] || fail "schema version"
+[ "$(sql 0 "PRAGMA user_version")" = 3 ] || fail "schema version"
 echo "ok: after delete of $id and a restart: $new"
 
 # Should an id come back all the same (a lost database and a clock set

@@ -18,6 +18,9 @@ static const char *const op_names[H_NOPS] = {
     "put_channel",    "finish",        "abort_snapshot",
     "abort_unfinished", "put_audit",   "remove",
     "foreach_state",  "foreach_channel", "foreach_message",
+    "set_outcome",    "set_keep",      "forget_add",
+    "forget_done",    "forget_foreach", "forget_count",
+    "retain_foreach", "reclaim",       "get",
 };
 
 static void
@@ -233,6 +236,64 @@ p_foreach_message(void *db, const char *id, const char *src, const char *dst,
 	     store_foreach_message(h->st, id, src, dst, fn, arg));
 }
 
+static int
+p_set_outcome(void *db, const char *id, enum store_status status,
+              const char *reason, int consistent, const char *audit_reason,
+              uint32_t parts, int64_t outcome_ms)
+{
+	PASS(H_SET_OUTCOME, 1,
+	     store_set_outcome(h->st, id, status, reason, consistent,
+	                       audit_reason, parts, outcome_ms));
+}
+
+static int
+p_set_keep(void *db, const char *id, int keep)
+{
+	PASS(H_SET_KEEP, 1, store_set_keep(h->st, id, keep));
+}
+
+static int
+p_forget_add(void *db, const char *node, const char *id, int64_t now_ms)
+{
+	PASS(H_FORGET_ADD, 1, store_forget_add(h->st, node, id, now_ms));
+}
+
+static int
+p_forget_done(void *db, const char *node, const char *id)
+{
+	PASS(H_FORGET_DONE, 1, store_forget_done(h->st, node, id));
+}
+
+static int
+p_forget_foreach(void *db, store_forget_fn fn, void *arg)
+{
+	PASS(H_FORGET_FOREACH, 0, store_forget_foreach(h->st, fn, arg));
+}
+
+static int
+p_forget_count(void *db, const char *node, uint64_t *ret)
+{
+	PASS(H_FORGET_COUNT, 0, store_forget_count(h->st, node, ret));
+}
+
+static int
+p_retain_foreach(void *db, store_retain_fn fn, void *arg)
+{
+	PASS(H_RETAIN_FOREACH, 0, store_retain_foreach(h->st, fn, arg));
+}
+
+static int
+p_reclaim(void *db)
+{
+	PASS(H_RECLAIM, 0, store_reclaim(h->st));
+}
+
+static int
+p_get(void *db, const char *id, struct store_snapshot *ret)
+{
+	PASS(H_GET, 0, store_get(h->st, id, ret));
+}
+
 static const struct store_port_ops ops = {
     .errmsg = p_errmsg,
     .begin = p_begin,
@@ -253,6 +314,15 @@ static const struct store_port_ops ops = {
     .foreach_state = p_foreach_state,
     .foreach_channel = p_foreach_channel,
     .foreach_message = p_foreach_message,
+    .set_outcome = p_set_outcome,
+    .set_keep = p_set_keep,
+    .forget_add = p_forget_add,
+    .forget_done = p_forget_done,
+    .forget_foreach = p_forget_foreach,
+    .forget_count = p_forget_count,
+    .retain_foreach = p_retain_foreach,
+    .reclaim = p_reclaim,
+    .get = p_get,
 };
 
 void
@@ -513,6 +583,47 @@ pb_abort(struct pb *b, uint64_t seq, const char *id, const char *reason,
 	a.root_cause = root_cause != 0;
 	it.item_case = CUT__V1__PEER_ITEM__ITEM_ABORT;
 	it.abort = &a;
+	pb_item(b, &it);
+}
+
+void
+pb_outcome(struct pb *b, uint64_t seq, const char *id, int complete,
+           const char *reason, int consistent, uint32_t parts)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerOutcome o = CUT__V1__PEER_OUTCOME__INIT;
+
+	o.seq = seq;
+	o.snapshot_id = (char *)id;
+	o.complete = complete != 0;
+	o.reason = (char *)reason;
+	o.has_consistent = consistent >= 0;
+	o.consistent = consistent == 1;
+	o.has_parts = 1;
+	o.parts = parts;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_OUTCOME;
+	it.outcome = &o;
+	pb_item(b, &it);
+}
+
+void
+pb_forget(struct pb *b, uint64_t seq, const char *id, int forgotten)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerForget f = CUT__V1__PEER_FORGET__INIT;
+	Cut__V1__PeerForgotten g = CUT__V1__PEER_FORGOTTEN__INIT;
+
+	if (forgotten) {
+		g.seq = seq;
+		g.snapshot_id = (char *)id;
+		it.item_case = CUT__V1__PEER_ITEM__ITEM_FORGOTTEN;
+		it.forgotten = &g;
+	} else {
+		f.seq = seq;
+		f.snapshot_id = (char *)id;
+		it.item_case = CUT__V1__PEER_ITEM__ITEM_FORGET;
+		it.forget = &f;
+	}
 	pb_item(b, &it);
 }
 

@@ -62,6 +62,15 @@ enum h_op {
 	H_FOREACH_STATE,
 	H_FOREACH_CHANNEL,
 	H_FOREACH_MESSAGE,
+	H_SET_OUTCOME,
+	H_SET_KEEP,
+	H_FORGET_ADD,
+	H_FORGET_DONE,
+	H_FORGET_FOREACH,
+	H_FORGET_COUNT,
+	H_RETAIN_FOREACH,
+	H_RECLAIM,
+	H_GET,
 	H_NOPS
 };
 
@@ -140,6 +149,10 @@ void pb_hello(struct pb *b, uint64_t next_expected, uint64_t epoch);
 void pb_abort(struct pb *b, uint64_t seq, const char *id, const char *reason,
               int root_cause);
 void pb_renumber(struct pb *b, uint64_t seq);
+/* consistent -1: no verdict. */
+void pb_outcome(struct pb *b, uint64_t seq, const char *id, int complete,
+                const char *reason, int consistent, uint32_t parts);
+void pb_forget(struct pb *b, uint64_t seq, const char *id, int forgotten);
 void pb_part(struct pb *b, uint64_t seq, const char *id, const char *state,
              size_t nchans, const struct h_chan *chans);
 void pb_part_messages(struct pb *b, uint64_t seq, const char *id,

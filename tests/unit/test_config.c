@@ -278,7 +278,7 @@ Test(config, inih_grammar)
 	              "[cluster]\n"           /* 8 */
 	              "[node p1]\n",          /* 9: no keys */
 	              "c.ini:5: unknown section []; expected [cluster], "
-	              "[node NAME], [channels] or [condition NAME]\n"
+	              "[node NAME], [channels], [schedule], [retention] or [condition NAME]\n"
 	              "c.ini:7: duplicate [cluster] section (first at line 1)\n"
 	              "c.ini:8: duplicate [cluster] section (first at line 1)\n"
 	              "c.ini:9: [node p1] has no 'peer' key\n");
@@ -317,10 +317,11 @@ Test(config, unknown_sections_and_keys)
 	              "[channels]\n"     /* 10 */
 	              "chan = p0 -> p1\n" /* 11 */,
 	              "c.ini:1: key 'colour' is outside any section; put it "
-	              "under [cluster], [node NAME] or [channels]\n"
+	              "under [cluster], [node NAME], [channels], [schedule] or "
+	              "[retention]\n"
 	              "c.ini:4: unknown key 'colour' in [cluster]\n"
 	              "c.ini:5: unknown section [nodes]; expected [cluster], "
-	              "[node NAME], [channels] or [condition NAME]\n"
+	              "[node NAME], [channels], [schedule], [retention] or [condition NAME]\n"
 	              "c.ini:9: unknown key 'colour' in [node p0]\n"
 	              "c.ini:11: unknown key 'chan' in [channels]\n");
 }
@@ -1098,4 +1099,59 @@ Test(config, conditions)
 	              "c.ini:13: [condition x] needs one of 'sql' and 'file'\n"
 	              "c.ini:14: unknown key 'size' in [condition]\n");
 	unlink("t.sql");
+}
+
+Test(config, schedule_and_retention)
+{
+	struct config *cfg = load_ok(CLUSTER NODE("p0", "1") NODE("p1", "2")
+	                             "[schedule]\n"
+	                             "interval = 500ms\n"
+	                             "initiator = p1\n"
+	                             "timeout = 2s\n"
+	                             "[retention]\n"
+	                             "keep_last = 20\n"
+	                             "keep_for = 7d\n"
+	                             "keep_aborted = 5m\n");
+
+	cr_assert_eq(cfg->sched_interval_ms, 500);
+	cr_assert_eq(cfg->sched_initiator, 1);
+	cr_assert_eq(cfg->sched_timeout_ms, 2000);
+	cr_assert_eq(cfg->keep_last, 20);
+	cr_assert_eq(cfg->keep_for_ms, 7ull * 86400000);
+	cr_assert_eq(cfg->keep_aborted_ms, 300000);
+	config_free(cfg);
+	cfg = load_ok(CLUSTER NODE("p0", "1") NODE("p1", "2")
+	              "[schedule]\ninterval = 5m\ninitiator = rotate\n");
+	cr_assert_eq(cfg->sched_interval_ms, 300000);
+	cr_assert_eq(cfg->sched_initiator, SCHED_ROTATE);
+	cr_assert_eq(cfg->sched_timeout_ms, 0);
+	cr_assert_eq(cfg->keep_last, 0);
+	cr_assert_eq(cfg->keep_aborted_ms, 3600000);
+	config_free(cfg);
+}
+
+Test(config, schedule_errors)
+{
+	expect_errors(CLUSTER NODE("p0", "1") /* 1-4 */
+	              "[schedule]\n"          /* 5 */
+	              "interval = 10\n"       /* 6: no unit */
+	              "initiator = p9\n"      /* 7: unknown node */
+	              "timeout = 1x\n"        /* 8 */
+	              "every = 1s\n"          /* 9 */
+	              "[retention]\n"         /* 10 */
+	              "keep_last = 0\n"       /* 11 */
+	              "keep_for = 1\n",       /* 12 */
+	              "c.ini:6: interval must be a duration such as 500ms, "
+	              "10s, 5m, 1h or 7d, from 100ms to 86400000ms, not '10'\n"
+	              "c.ini:7: initiator 'p9' is not a node of the file\n"
+	              "c.ini:8: timeout must be a duration such as 500ms, 10s, "
+	              "5m, 1h or 7d, from 100ms to 3600000ms, not '1x'\n"
+	              "c.ini:9: unknown key 'every' in [schedule]\n"
+	              "c.ini:11: keep_last must be a whole number from 1 to "
+	              "1000000, not '0'\n"
+	              "c.ini:12: keep_for must be a duration such as 500ms, "
+	              "10s, 5m, 1h or 7d, from 1000ms to 315360000000ms, not "
+	              "'1'\n");
+	expect_errors(CLUSTER NODE("p0", "1") "[schedule]\ninitiator = p0\n",
+	              "c.ini:5: [schedule] has no 'interval' key\n");
 }

@@ -2612,3 +2612,353 @@ Test(batch, initiator_part_not_stored)
 	cr_assert_str_eq(abort_to(h, 2, sid)->reason, why);
 	h_free(h);
 }
+
+/* ---- sched: schedules, outcomes, deletions, retention (coord_sched.c) ---- */
+
+#define ITEM_OUTCOME   CUT__V1__PEER_ITEM__ITEM_OUTCOME
+#define ITEM_FORGET    CUT__V1__PEER_ITEM__ITEM_FORGET
+#define ITEM_FORGOTTEN CUT__V1__PEER_ITEM__ITEM_FORGOTTEN
+
+/* Runs p0's own snapshot id to completion: its state, the peers'
+ * markers (link items mseq) and parts (mseq + 1), committed. */
+static void
+complete_own(struct h *h, const char *id, uint64_t mseq)
+{
+	want_request(h, id);
+	h_reply(h, id, "{\"b\": 0}", 0);
+	marker(h, "p1", mseq, id, 0);
+	marker(h, "p2", mseq, id, 0);
+	part_of(h, "p1", mseq + 1, id, 0);
+	part_of(h, "p2", mseq + 1, id, 0);
+	h_commit(h);
+}
+
+/* Ticks of a schedule come from the wall clock alone: with initiator p0
+ * every 1 s, one start per boundary, none at start-up, none for a tick
+ * while the last scheduled snapshot still runs (skipped, counted), none
+ * while paused (counted). */
+Test(sched, ticks_skip_and_pause)
+{
+	struct h *h = ready("[schedule]\ninterval = 1s\ninitiator = p0\n"
+	                    "timeout = 5s\n");
+	struct coord_sched_view v;
+	struct errinfo e = {0};
+	char first[ENGINE_ID_MAX + 1];
+
+	coord_schedule_view(h->c, &v);
+	cr_assert(v.configured && !v.paused);
+	cr_assert_str_eq(v.initiator, "p0");
+	cr_assert_eq(v.interval_ms, 1000);
+	cr_assert_eq(v.timeout_ms, 5000);
+	cr_assert_eq(v.next_tick_ms, H_WALL0 + 1000, "the next boundary");
+	cr_assert_eq(coord_next_timer(h->c, 100000) <= 1000, 1);
+	coord_timers(h->c);
+	cr_assert_eq(coord_initiated_in_flight(h->c), 0, "not at start-up");
+	h_time(h, 1000);
+	coord_timers(h->c);
+	cr_assert_eq(coord_initiated_in_flight(h->c), 1);
+	coord_schedule_view(h->c, &v);
+	cr_assert_eq(v.started, 1);
+	snprintf(first, sizeof(first), "%s", v.last_id);
+	cr_assert_str_eq(first, "p0:4000000001000");
+	coord_timers(h->c); /* the same tick again: nothing */
+	h_time(h, 999);
+	coord_timers(h->c);
+	coord_schedule_view(h->c, &v);
+	cr_assert_eq(v.ticks, 1);
+	/* Two more ticks while it runs: skipped, never stacked. */
+	h_time(h, 1);
+	coord_timers(h->c);
+	h_time(h, 1000);
+	coord_timers(h->c);
+	coord_schedule_view(h->c, &v);
+	cr_assert_eq(v.ticks, 3);
+	cr_assert_eq(v.skipped, 2);
+	cr_assert_eq(coord_initiated_in_flight(h->c), 1);
+	complete_own(h, first, 1);
+	cr_assert_eq(coord_initiated_in_flight(h->c), 0);
+	/* A clock that jumps by ten ticks starts one snapshot, not ten. */
+	h_time(h, 10000);
+	coord_timers(h->c);
+	coord_schedule_view(h->c, &v);
+	cr_assert_eq(v.started, 2);
+	cr_assert_eq(coord_initiated_in_flight(h->c), 1);
+	/* Paused: the ticks pass, counted, and nothing starts. */
+	cr_assert_eq(coord_schedule_pause(h->c, 1, &e), 0);
+	h_time(h, 6000); /* the second one times out meanwhile */
+	coord_timers(h->c);
+	h_commit(h);
+	h_time(h, 1000);
+	coord_timers(h->c);
+	coord_schedule_view(h->c, &v);
+	cr_assert(v.paused);
+	cr_assert_eq(v.started, 2);
+	cr_assert_eq(v.paused_ticks, 2);
+	cr_assert_eq(coord_initiated_in_flight(h->c), 0);
+	cr_assert_eq(coord_schedule_pause(h->c, 0, &e), 0);
+	h_time(h, 1000);
+	coord_timers(h->c);
+	coord_schedule_view(h->c, &v);
+	cr_assert_eq(v.started, 3);
+	h_free(h);
+}
+
+/* Rotation: tick k is nodes[k mod 3]'s.  At H_WALL0 (tick 4e9, which is
+ * 1 mod 3) p0's ticks are 4e9 + 2, + 5, ...: p0 starts one of every three. */
+Test(sched, rotate_takes_every_third_tick)
+{
+	struct h *h = ready("[schedule]\ninterval = 1s\ninitiator = rotate\n"
+	                    "timeout = 500ms\n");
+	struct coord_sched_view v;
+
+	coord_schedule_view(h->c, &v);
+	cr_assert_eq(v.next_tick_ms, H_WALL0 + 2000);
+	for (int i = 0; i < 9; i++) {
+		h_time(h, 1000);
+		coord_timers(h->c);
+		h_commit(h);
+	}
+	coord_schedule_view(h->c, &v);
+	cr_assert_eq(v.ticks, 3);
+	cr_assert_eq(v.started, 3, "each one timed out before the next");
+	cr_assert_eq(v.skipped, 0);
+	h_free(h);
+}
+
+Test(sched, no_schedule)
+{
+	struct h *h = ready(NULL);
+	struct coord_sched_view v;
+	struct errinfo e = {0};
+
+	coord_schedule_view(h->c, &v);
+	cr_assert(!v.configured);
+	cr_assert_eq(coord_schedule_pause(h->c, 1, &e), E_STATE);
+	HAS(e.text, "[schedule]");
+	h_time(h, 100000);
+	coord_timers(h->c);
+	cr_assert_eq(coord_initiated_in_flight(h->c), 0);
+	h_free(h);
+}
+
+/* The initiator tells both participants the outcome: complete with the
+ * verdict; aborted with the reason, after the PeerAbort. */
+Test(sched, initiator_tells_the_outcome)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct h_items it = {0};
+	const Cut__V1__PeerOutcome *o;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	complete_own(h, sid, 1);
+	for (size_t node = 1; node <= 2; node++) {
+		memset(&it, 0, sizeof(it));
+		h_pull_items(h, node, &it);
+		cr_assert_eq(h_count(&it, ITEM_OUTCOME), 1);
+		o = h_find(&it, ITEM_OUTCOME, 0)->outcome;
+		cr_assert_str_eq(o->snapshot_id, sid);
+		cr_assert(o->complete);
+		cr_assert(o->has_consistent && o->consistent);
+		cr_assert_eq(o->parts, 3);
+	}
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_ABORT), 1);
+	o = h_find(&it, ITEM_OUTCOME, 0)->outcome;
+	cr_assert_str_eq(o->snapshot_id, sid);
+	cr_assert(!o->complete && !o->has_consistent);
+	HAS(o->reason, "no part and no word by the deadline");
+	cr_assert_lt(h_find(&it, ITEM_ABORT, 0)->abort->seq, o->seq,
+	             "the abort first");
+	h_free(h);
+}
+
+/* A participant stores the initiator's outcome; from anyone else it is
+ * refused; for a snapshot it does not hold it is ignored. */
+Test(sched, participant_stores_the_outcome)
+{
+	struct h *h = ready(NULL);
+	struct store_snapshot row;
+	uint64_t bad;
+	struct pb b;
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	h_reply(h, P1_SNAP, "{\"b\": 1}", 0);
+	marker(h, "p2", 1, P1_SNAP, 0);
+	h_commit(h);
+	want_row(h, P1_SNAP, STORE_COMPLETE, &row);
+	cr_assert_eq(row.outcome_ms, 0);
+	cr_assert_eq(row.consistent, -1);
+	/* From p2, which did not initiate it: refused. */
+	bad = coord_bad_peer(h->c);
+	pb_init(&b, "p2");
+	pb_outcome(&b, 2, P1_SNAP, 0, "forged", -1, 1);
+	h_peer(h, H_C2, &b);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 1);
+	pb_init(&b, "p1");
+	pb_outcome(&b, 2, P1_SNAP, 1, NULL, 1, 3);
+	pb_outcome(&b, 3, "p1:77", 0, "unknown here", -1, 1);
+	h_peer(h, H_C1, &b);
+	h_commit(h);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 1, "unknown ids are no fault");
+	want_row(h, P1_SNAP, STORE_COMPLETE, &row);
+	cr_assert_eq(row.consistent, 1);
+	cr_assert_eq(row.outcome_parts, 3);
+	cr_assert_neq(row.outcome_ms, 0);
+	cr_assert_eq(row.part_status, STORE_COMPLETE);
+	/* An abort that comes after (a batch the initiator lost). */
+	pb_outcome(&b, 4, P1_SNAP, 0, "p1: storage: disk full", -1, 3);
+	h_peer(h, H_C1, &b);
+	h_commit(h);
+	want_row(h, P1_SNAP, STORE_ABORTED, &row);
+	cr_assert_str_eq(row.reason, "p1: storage: disk full");
+	cr_assert_eq(row.part_status, STORE_COMPLETE);
+	h_free(h);
+}
+
+/* Deleting p0's own snapshot: its row, a pending deletion per peer, a
+ * PeerForget to each; PeerForgotten clears one; a restart of p2 sends
+ * p2's again; another node's snapshot is deleted here only. */
+Test(sched, forget_everywhere_and_again_after_a_restart)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct errinfo e = {0};
+	struct h_items it = {0};
+	struct store_snapshot row;
+	struct pb b;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	complete_own(h, sid, 1);
+	h_drain(h);
+	cr_assert_eq(coord_delete(h->c, sid, &e), 0);
+	h_commit(h);
+	cr_assert_eq(h_row(h, sid, &row), E_NOENT);
+	cr_assert_eq(coord_forgets_pending(h->c), 2);
+	h_pull_items(h, 1, &it);
+	cr_assert_str_eq(h_find(&it, ITEM_FORGET, 0)->forget->snapshot_id, sid);
+	pb_init(&b, "p1");
+	pb_forget(&b, 3, sid, 1);
+	h_peer(h, H_C1, &b);
+	h_commit(h);
+	cr_assert_eq(coord_forgets_pending(h->c), 1, "p2's is left");
+	/* p2 restarts: its link starts afresh, and the deletion goes again. */
+	pb_init(&b, "p2");
+	b.epoch = H_E2 + 1;
+	pb_hello(&b, 1, b.epoch);
+	h_peer(h, H_C2, &b);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 2, &it);
+	cr_assert_eq(h_count(&it, ITEM_FORGET), 1);
+	cr_assert_eq(h_find(&it, ITEM_FORGET, 0)->forget->seq, 1,
+	             "first on the new link");
+	pb_init(&b, "p2");
+	b.epoch = H_E2 + 1;
+	pb_forget(&b, 1, sid, 1);
+	h_peer(h, H_C2, &b);
+	h_commit(h);
+	cr_assert_eq(coord_forgets_pending(h->c), 0);
+	/* p1's snapshot held here: deleted here, nobody told. */
+	marker(h, "p1", 4, P1_SNAP, 0);
+	h_reply(h, P1_SNAP, "{\"b\": 1}", 0);
+	pb_init(&b, "p2");
+	b.epoch = H_E2 + 1;
+	pb_marker(&b, 2, P1_SNAP, 0, 0);
+	h_peer(h, H_C2, &b);
+	h_commit(h);
+	h_drain(h);
+	cr_assert_eq(coord_delete(h->c, P1_SNAP, &e), 0);
+	h_commit(h);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_FORGET), 0);
+	cr_assert_eq(coord_forgets_pending(h->c), 0);
+	h_free(h);
+}
+
+/* A participant told to forget: deletes its copy and answers, also for
+ * one it never held; a PeerForget from a node that did not initiate the
+ * snapshot is refused. */
+Test(sched, participant_forgets)
+{
+	struct h *h = ready(NULL);
+	struct store_snapshot row;
+	struct h_items it = {0};
+	uint64_t bad;
+	struct pb b;
+
+	marker(h, "p1", 1, P1_SNAP, 0);
+	h_reply(h, P1_SNAP, "{\"b\": 1}", 0);
+	marker(h, "p2", 1, P1_SNAP, 0);
+	h_commit(h);
+	h_drain(h);
+	bad = coord_bad_peer(h->c);
+	pb_init(&b, "p2");
+	pb_forget(&b, 2, P1_SNAP, 0);
+	h_peer(h, H_C2, &b);
+	cr_assert_eq(coord_bad_peer(h->c), bad + 1);
+	want_row(h, P1_SNAP, STORE_COMPLETE, &row);
+	pb_init(&b, "p1");
+	pb_forget(&b, 2, P1_SNAP, 0);
+	pb_forget(&b, 3, "p1:9", 0);
+	h_peer(h, H_C1, &b);
+	h_commit(h);
+	cr_assert_eq(h_row(h, P1_SNAP, &row), E_NOENT);
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_FORGOTTEN), 2);
+	cr_assert_str_eq(h_find(&it, ITEM_FORGOTTEN, 0)->forgotten->snapshot_id,
+	                 P1_SNAP);
+	cr_assert_str_eq(h_find(&it, ITEM_FORGOTTEN, 1)->forgotten->snapshot_id,
+	                 "p1:9");
+	h_free(h);
+}
+
+/* Retention keep_last = 2: after each own snapshot ends, the older
+ * complete ones beyond 2 go (everywhere), kept ones stay and do not
+ * count; aborted ones go after keep_aborted. */
+Test(sched, retention_keeps_the_newest_and_the_kept)
+{
+	struct h *h = ready("[retention]\nkeep_last = 2\nkeep_aborted = 5s\n");
+	char ids[4][ENGINE_ID_MAX + 1], ab[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+	struct errinfo e = {0};
+	uint64_t seq = 1;
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(ids[i], sizeof(ids[i]), "%s", h_start(h, 0));
+		complete_own(h, ids[i], seq);
+		seq += 2;
+		if (i == 0)
+			cr_assert_eq(coord_keep(h->c, ids[0], 1, &e), 0);
+		h_time(h, 10);
+		coord_timers(h->c);
+		h_commit(h);
+	}
+	cr_assert_eq(h_row(h, ids[0], &row), 0, "kept");
+	cr_assert_eq(row.keep, 1);
+	cr_assert_eq(h_row(h, ids[1], &row), E_NOENT, "third newest");
+	cr_assert_eq(h_row(h, ids[2], &row), 0);
+	cr_assert_eq(h_row(h, ids[3], &row), 0);
+	cr_assert_eq(coord_forgets_pending(h->c), 2, "ids[1] at p1 and p2");
+	/* An aborted one stays keep_aborted, then goes. */
+	snprintf(ab, sizeof(ab), "%s", h_start(h, 1000));
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	want_row(h, ab, STORE_ABORTED, &row);
+	h_time(h, 5001);
+	cr_assert_eq(coord_keep(h->c, ids[0], 0, &e), 0);
+	h_time(h, 60000); /* the periodic pass */
+	coord_timers(h->c);
+	h_commit(h);
+	cr_assert_eq(h_row(h, ab, &row), E_NOENT);
+	cr_assert_eq(h_row(h, ids[0], &row), E_NOENT, "no longer kept");
+	cr_assert_eq(h_row(h, ids[3], &row), 0);
+	cr_assert_eq(coord_keep(h->c, "p0:1", 1, &e), E_NOENT);
+	h_free(h);
+}

@@ -375,7 +375,11 @@ fixture(struct fixture *x)
 	"  \"audit\": {\n"                                                     \
 	"    \"consistent\": true,\n"                                          \
 	"    \"reason\": \"\"\n"                                               \
-	"  }"
+	"  },\n"                                                               \
+	"  \"holds_all\": true,\n"                                            \
+	"  \"outcome_known\": null,\n"                                        \
+	"  \"part_status\": null,\n"                                          \
+	"  \"keep\": false"
 
 #define NODES                                                                  \
 	"  \"nodes\": [\n"                                                     \

@@ -675,12 +675,25 @@ Test(control, method_table)
 	    {&cut__v1__node__descriptor, CUTPROTO_METHOD_STATUS,
 	     &cut__v1__status_request__descriptor,
 	     &cut__v1__status_reply__descriptor},
+	    {&cut__v1__snapshots__descriptor, CUTPROTO_METHOD_KEEP,
+	     &cut__v1__keep_request__descriptor,
+	     &cut__v1__keep_reply__descriptor},
+	    {&cut__v1__schedule__descriptor, CUTPROTO_METHOD_SCHEDULE_SHOW,
+	     &cut__v1__schedule_request__descriptor,
+	     &cut__v1__schedule_status__descriptor},
+	    {&cut__v1__schedule__descriptor, CUTPROTO_METHOD_SCHEDULE_PAUSE,
+	     &cut__v1__schedule_request__descriptor,
+	     &cut__v1__schedule_status__descriptor},
+	    {&cut__v1__schedule__descriptor, CUTPROTO_METHOD_SCHEDULE_RESUME,
+	     &cut__v1__schedule_request__descriptor,
+	     &cut__v1__schedule_status__descriptor},
 	};
 	size_t found = 0;
 
 	cr_assert_str_eq(cut__v1__snapshots__descriptor.name,
 	                 "cut.v1.Snapshots");
-	cr_assert_eq(cut__v1__snapshots__descriptor.n_methods, 6);
+	cr_assert_eq(cut__v1__snapshots__descriptor.n_methods, 7);
+	cr_assert_eq(cut__v1__schedule__descriptor.n_methods, 3);
 	cr_assert_str_eq(cut__v1__node__descriptor.name, "cut.v1.Node");
 	cr_assert_eq(cut__v1__node__descriptor.n_methods, 1);
 	for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
@@ -698,7 +711,7 @@ Test(control, method_table)
 			             path);
 		}
 	}
-	cr_assert_eq(found, 7);
+	cr_assert_eq(found, 11);
 }
 
 Test(control, status_reply_round_trip)

@@ -130,7 +130,7 @@ Test(store, open_creates_schema)
 	struct store *st = open_store();
 	char buf[64];
 
-	cr_assert_eq(query_int("PRAGMA user_version"), 2);
+	cr_assert_eq(query_int("PRAGMA user_version"), 3);
 	cr_assert_str_eq(query_text("PRAGMA journal_mode", buf, sizeof(buf)),
 	                 "wal");
 	cr_assert_eq(query_int("PRAGMA application_id"), 0x63757464);
@@ -161,7 +161,7 @@ Test(store, reopen_is_idempotent)
 	store_close(st);
 	st = open_store();
 	store_close(st);
-	cr_assert_eq(query_int("PRAGMA user_version"), 2);
+	cr_assert_eq(query_int("PRAGMA user_version"), 3);
 	cr_assert_eq(query_int("SELECT count(*) FROM snapshots"), 1);
 }
 
@@ -891,7 +891,7 @@ Test(store, migration_from_version_1_starts_the_counter_above_all)
 	         " ('p1:99999999999999', 'p1', 'participant', 1, 3)");
 	before = wall_ms();
 	st = open_store();
-	cr_assert_eq(query_int("PRAGMA user_version"), 2);
+	cr_assert_eq(query_int("PRAGMA user_version"), 3);
 	cr_assert_geq(query_int("SELECT value FROM meta"
 	                        " WHERE key = 'last_snapshot'"),
 	              before, "below the clock");
@@ -1162,5 +1162,154 @@ Test(store, conditions_table)
 	cr_assert_eq(query("SELECT count(*) FROM snapshot_conditions", &n,
 	                   NULL, 0), 1);
 	cr_assert_eq(n, 0);
+	store_close(st);
+}
+
+/* ---- Schema 3: outcomes, keep, pending deletions, retention ---- */
+
+Test(store, migration_2_to_3_is_idempotent)
+{
+	struct store *st = open_store();
+	struct store_snapshot snap;
+
+	create(st, "p0:1", 10);
+	store_close(st);
+	cr_assert_eq(query_int("PRAGMA auto_vacuum"), 2, "incremental");
+	/* A file whose step ran, half or whole, but says version 2 (another
+	 * branch's step, or by hand): the step runs again harmlessly. */
+	exec_sql("PRAGMA user_version = 2");
+	st = open_store();
+	cr_assert_eq(query_int("PRAGMA user_version"), 3);
+	cr_assert_eq(store_get(st, "p0:1", &snap), 0);
+	cr_assert_eq(snap.keep, 0);
+	cr_assert_eq(snap.outcome_ms, 0);
+	store_close(st);
+	/* A real version 2 file: no new columns, no forget_pending. */
+	exec_sql("DROP VIEW snapshot_summary; DROP TABLE forget_pending;"
+	         "ALTER TABLE snapshots DROP COLUMN keep;"
+	         "ALTER TABLE snapshots DROP COLUMN part_status;"
+	         "ALTER TABLE snapshots DROP COLUMN outcome_ms;"
+	         "ALTER TABLE snapshots DROP COLUMN outcome_parts;"
+	         "CREATE VIEW snapshot_summary AS SELECT id FROM snapshots;"
+	         "PRAGMA user_version = 2");
+	st = open_store();
+	cr_assert_eq(query_int("SELECT count(*) FROM pragma_table_info("
+	                       "'snapshots') WHERE name IN ('keep',"
+	                       " 'part_status', 'outcome_ms',"
+	                       " 'outcome_parts')"),
+	             4);
+	cr_assert_eq(query_int("SELECT count(*) FROM forget_pending"), 0);
+	cr_assert_eq(store_set_keep(st, "p0:1", 1), 0, "%s", store_errmsg(st));
+	cr_assert_eq(query_int("SELECT keep FROM snapshot_summary"), 1);
+	store_close(st);
+}
+
+Test(store, participant_takes_the_outcome)
+{
+	struct store *st = open_store();
+	struct store_snapshot snap;
+
+	cr_assert_eq(store_snapshot_create(st, "p1:5", "p1", 0, 10, 3), 0);
+	cr_assert_eq(store_finish(st, "p1:5", STORE_COMPLETE, NULL, 20), 0);
+	cr_assert_eq(store_get(st, "p1:5", &snap), 0);
+	cr_assert_eq(snap.outcome_ms, 0);
+	cr_assert_eq(snap.part_status, STORE_IN_PROGRESS);
+	cr_assert_eq(store_set_outcome(st, "p1:5", STORE_COMPLETE, "", 1, NULL,
+	                               3, 30),
+	             0, "%s", store_errmsg(st));
+	cr_assert_eq(store_get(st, "p1:5", &snap), 0);
+	cr_assert_eq(snap.status, STORE_COMPLETE);
+	cr_assert_eq(snap.part_status, STORE_COMPLETE);
+	cr_assert_eq(snap.consistent, 1);
+	cr_assert_eq(snap.outcome_ms, 30);
+	cr_assert_eq(snap.outcome_parts, 3);
+	/* An abort after all (a lost batch at the initiator) replaces it;
+	 * the part's own end stays. */
+	cr_assert_eq(store_set_outcome(st, "p1:5", STORE_ABORTED,
+	                               "p1: storage: disk full", -1, NULL, 3,
+	                               40),
+	             0);
+	cr_assert_eq(store_get(st, "p1:5", &snap), 0);
+	cr_assert_eq(snap.status, STORE_ABORTED);
+	cr_assert_str_eq(snap.reason, "p1: storage: disk full");
+	cr_assert_eq(snap.consistent, -1);
+	cr_assert_eq(snap.part_status, STORE_COMPLETE);
+	/* Never on the initiator's own row, never for an unknown one. */
+	create(st, "p0:1", 10);
+	cr_assert_eq(store_set_outcome(st, "p0:1", STORE_COMPLETE, "", 1, NULL,
+	                               3, 30),
+	             E_STATE);
+	cr_assert_eq(store_set_outcome(st, "p1:6", STORE_COMPLETE, "", 1, NULL,
+	                               3, 30),
+	             E_NOENT);
+	cr_assert_eq(store_set_outcome(st, "p1:5", STORE_IN_PROGRESS, "", 1,
+	                               NULL, 3, 30),
+	             E_INVAL);
+	store_close(st);
+}
+
+static int
+count_forget(const char *node, const char *id, void *arg)
+{
+	(void)node;
+	(void)id;
+	(*(int *)arg)++;
+	return 0;
+}
+
+struct retained {
+	char ids[8][32];
+	int complete[8], keep[8];
+	int n;
+};
+
+static int
+note_retained(const char *id, int complete, int keep, int64_t ended,
+              void *arg)
+{
+	struct retained *r = arg;
+
+	(void)ended;
+	snprintf(r->ids[r->n], sizeof(r->ids[0]), "%s", id);
+	r->complete[r->n] = complete;
+	r->keep[r->n++] = keep;
+	return 0;
+}
+
+Test(store, pending_deletions_and_retention_list)
+{
+	struct store *st = open_store();
+	struct retained r = {0};
+	uint64_t n = 9;
+	int k = 0;
+
+	cr_assert_eq(store_forget_add(st, "p1", "p0:1", 5), 0);
+	cr_assert_eq(store_forget_add(st, "p1", "p0:1", 6), 0, "idempotent");
+	cr_assert_eq(store_forget_add(st, "p2", "p0:1", 5), 0);
+	cr_assert_eq(store_forget_count(st, "p1", &n), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(store_forget_foreach(st, count_forget, &k), 0);
+	cr_assert_eq(k, 2);
+	cr_assert_eq(store_forget_done(st, "p1", "p0:1"), 0);
+	cr_assert_eq(store_forget_count(st, "p1", &n), 0);
+	cr_assert_eq(n, 0);
+	create(st, "p0:1", 10);
+	create(st, "p0:2", 20);
+	create(st, "p0:3", 30); /* in progress: not listed */
+	cr_assert_eq(store_snapshot_create(st, "p1:4", "p1", 0, 40, 3), 0);
+	cr_assert_eq(store_finish(st, "p1:4", STORE_COMPLETE, NULL, 41), 0);
+	cr_assert_eq(store_finish(st, "p0:1", STORE_COMPLETE, NULL, 11), 0);
+	cr_assert_eq(store_finish(st, "p0:2", STORE_ABORTED, "x", 21), 0);
+	cr_assert_eq(store_set_keep(st, "p0:1", 1), 0);
+	cr_assert_eq(store_set_keep(st, "p0:9", 1), E_NOENT);
+	cr_assert_eq(store_retain_foreach(st, note_retained, &r), 0);
+	cr_assert_eq(r.n, 2);
+	cr_assert_str_eq(r.ids[0], "p0:2");
+	cr_assert_eq(r.complete[0], 0);
+	cr_assert_str_eq(r.ids[1], "p0:1");
+	cr_assert_eq(r.complete[1], 1);
+	cr_assert_eq(r.keep[1], 1);
+	cr_assert_eq(store_delete(st, "p0:2"), 0);
+	cr_assert_eq(store_reclaim(st), 0, "%s", store_errmsg(st));
 	store_close(st);
 }
