@@ -21,6 +21,7 @@
 #include <nng/supplemental/util/platform.h>
 
 #include "cut_int.h"
+#include "where.h"
 
 void
 cut_set_error(struct cut *c, const char *fmt, ...)
@@ -394,11 +395,22 @@ int
 cut_open(const char *app_url, const char *control_url, const char *node,
          struct cut **ret)
 {
+	char app_def[1024], control_def[1024];
 	struct cut *c;
 	int rv;
 
-	if (ret == NULL || (app_url == NULL && control_url == NULL))
+	if (ret == NULL)
 		return CUT_EINVAL;
+	/* Neither URL: the environment's, or the systemd unit's sockets. */
+	if (app_url == NULL && control_url == NULL) {
+		if ((rv = where_defaults(node, app_def, control_def,
+		                         sizeof(app_def))) != 0)
+			return rv;
+		app_url = app_def;
+		control_url = control_def;
+		if (node == NULL || node[0] == '\0')
+			node = where_env(WHERE_ENV_NODE);
+	}
 	if (node != NULL && node[0] != '\0' && !name_ok(node))
 		return CUT_EINVAL;
 	if ((c = new_handle()) == NULL)

@@ -10,10 +10,11 @@
 #include "cut/cut.h"
 #include "rpc.h"
 
-/* One Get; an error status becomes its CUT_E* code, message in errbuf. */
+/* One Get; an error status becomes its CUT_E* code, the daemon's message
+ * in errbuf and the status itself in *status. */
 static int
 get(struct rpc *r, const Cut__V1__GetRequest *req, int timeout_ms,
-    Cut__V1__SnapshotInfo **ret, char *errbuf, size_t errlen)
+    Cut__V1__SnapshotInfo **ret, char *errbuf, size_t errlen, int32_t *status)
 {
 	struct rpc_answer a = {0};
 	int rv;
@@ -23,8 +24,8 @@ get(struct rpc *r, const Cut__V1__GetRequest *req, int timeout_ms,
 	if (rv != 0)
 		return rv;
 	if ((rv = rpc_status_error(a.status)) != 0) {
-		snprintf(errbuf, errlen, "%s: %s", rpc_status_name(a.status),
-		         a.message);
+		snprintf(errbuf, errlen, "%s", a.message);
+		*status = a.status;
 		rpc_answer_clear(&a);
 		return rv;
 	}
@@ -93,7 +94,7 @@ append(Cut__V1__ChannelState *to, Cut__V1__ChannelState *page)
 /* Fetches the rest of channel ch of snapshot id, page by page. */
 static int
 fetch_rest(struct rpc *r, const char *id, Cut__V1__ChannelState *ch,
-           int timeout_ms, char *errbuf, size_t errlen)
+           int timeout_ms, char *errbuf, size_t errlen, int32_t *status)
 {
 	Cut__V1__GetRequest req = CUT__V1__GET_REQUEST__INIT;
 	Cut__V1__SnapshotInfo *page;
@@ -108,7 +109,8 @@ fetch_rest(struct rpc *r, const char *id, Cut__V1__ChannelState *ch,
 	req.max_messages = RPC_PAGE_MESSAGES;
 	while (ch->more) {
 		req.after_seq = last_seq(ch);
-		if ((rv = get(r, &req, timeout_ms, &page, errbuf, errlen)) != 0)
+		if ((rv = get(r, &req, timeout_ms, &page, errbuf, errlen,
+		              status)) != 0)
 			return rv;
 		pc = find_channel(page, ch->src, ch->dst);
 		rv = pc != NULL ? append(ch, pc) : CUT_EPROTO;
@@ -125,8 +127,9 @@ fetch_rest(struct rpc *r, const char *id, Cut__V1__ChannelState *ch,
 int
 rpc_get_snapshot(struct rpc *r, const char *id, int states, int messages,
                  int timeout_ms, Cut__V1__SnapshotInfo **ret, char *errbuf,
-                 size_t errlen)
+                 size_t errlen, int32_t *ret_status)
 {
+	int32_t status = CUT__V1__STATUS_CODE__OK;
 	Cut__V1__GetRequest req = CUT__V1__GET_REQUEST__INIT;
 	Cut__V1__SnapshotInfo *s;
 	size_t i;
@@ -139,16 +142,20 @@ rpc_get_snapshot(struct rpc *r, const char *id, int states, int messages,
 		req.has_max_messages = 1;
 		req.max_messages = RPC_PAGE_MESSAGES;
 	}
-	if ((rv = get(r, &req, timeout_ms, &s, errbuf, errlen)) != 0)
-		return rv;
+	if ((rv = get(r, &req, timeout_ms, &s, errbuf, errlen, &status)) != 0)
+		goto fail;
 	for (i = 0; messages && i < s->n_channels; i++) {
 		rv = fetch_rest(r, id, s->channels[i], timeout_ms, errbuf,
-		                errlen);
+		                errlen, &status);
 		if (rv != 0) {
 			protobuf_c_message_free_unpacked(&s->base, NULL);
-			return rv;
+			goto fail;
 		}
 	}
 	*ret = s;
 	return 0;
+fail:
+	if (ret_status != NULL)
+		*ret_status = status;
+	return rv;
 }

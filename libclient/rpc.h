@@ -97,10 +97,12 @@ int rpc_check_snapshot(const Cut__V1__SnapshotInfo *s);
  * recorded channel message if messages, asking for further pages of each
  * channel whose reply says more.  Stores the snapshot in *ret (the caller
  * frees it with protobuf_c_message_free_unpacked()).  An error status from
- * the daemon is returned as its CUT_E* code with its message in errbuf.
+ * the daemon is returned as its CUT_E* code with its message in errbuf
+ * and, when ret_status is not NULL, the status in *ret_status (OK for a
+ * failure of another kind).
  */
 int rpc_get_snapshot(struct rpc *r, const char *id, int states, int messages,
                      int timeout_ms, Cut__V1__SnapshotInfo **ret, char *errbuf,
-                     size_t errlen);
+                     size_t errlen, int32_t *ret_status);
 
 #endif /* CUT_RPC_H */

@@ -159,7 +159,8 @@ cut_snapshot_get(struct cut *c, const char *id, int flags,
 	if ((rv = ctl_connect(c)) == 0)
 		rv = rpc_get_snapshot(c->rpc, id, flags & CUT_SNAPSHOT_STATES,
 		                      flags & CUT_SNAPSHOT_MESSAGES,
-		                      ctl_timeout(c), &info, err, sizeof(err));
+		                      ctl_timeout(c), &info, err, sizeof(err),
+		                      NULL);
 	pthread_mutex_unlock(&c->ctl_mu);
 	if (rv != 0) {
 		if (err[0] != '\0')

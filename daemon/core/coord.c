@@ -338,6 +338,8 @@ coord_snapshot_view(struct coord *c, const char *id,
 	}
 	ret->known = 1;
 	ret->initiator = s->initiator == c->self;
+	ret->deadline_wall_ms =
+	    s->started_wall_ms + (s->deadline_ms - s->started_ms);
 	ret->running = s->state == SNAP_RUNNING || s->state == SNAP_WAITING;
 	/* An end not yet readable as it is (a completion not committed, an
 	 * end in a lost turn) is told once it is. */

@@ -171,6 +171,8 @@ struct coord_snap_view {
 	int initiator;      /* this node initiated it */
 	uint32_t parts_received; /* initiator: parts in so far */
 	uint32_t channels_recording;
+	/* Wall clock ms after which it is aborted if not complete here. */
+	int64_t deadline_wall_ms;
 	/* Its end could not be written: the row in the database is older.
 	 * row then holds what memory knows. */
 	int unsaved;

@@ -405,6 +405,9 @@ fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
 	if (v.known && v.initiator)
 		in->parts_received = v.parts_received;
 	in->channels_recording = v.channels_recording;
+	/* Only memory knows the deadline: the database does not keep it. */
+	in->has_deadline_ms = v.known && v.deadline_wall_ms > 0;
+	in->deadline_ms = (uint64_t)v.deadline_wall_ms;
 	in->has_holds_all = 1;
 	in->holds_all = ss->is_initiator;
 	in->has_keep = 1;

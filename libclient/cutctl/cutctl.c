@@ -44,7 +44,7 @@
 
 struct opts {
 	const char *control, *cluster, *node;
-	int json, wait, help;
+	int json, wait, help, dot;
 	long timeout_ms; /* -1: not given */
 	long limit, deadline_ms;
 	long every_ms; /* watch */
@@ -58,7 +58,13 @@ struct ctl {
 	struct opts *o;
 	struct rpc *rpc;
 	char url[1024];
+	const char *id; /* the command's snapshot ID, or NULL */
 };
+
+/* Whether errors are written as JSON (--json).  Set once in main(),
+ * before anything can fail: fail() is called from everywhere, before a
+ * struct ctl exists too. */
+static int json_errors;
 
 static const struct command {
 	const char *name, *usage, *help;
@@ -68,7 +74,9 @@ static const struct command {
      "start a snapshot here; print its id, or with --wait its outcome", 0},
     {"wait", "wait ID", "wait until snapshot ID is complete or aborted", 1},
     {"list", "list [--limit N]", "list the snapshots, newest first", 0},
-    {"show", "show ID", "show a snapshot: nodes, channels, audit", 1},
+    {"show", "show [--dot] ID",
+     "show a snapshot: nodes, channels, audit (--dot: as a Graphviz graph)",
+     1},
     {"export", "export ID",
      "write the whole snapshot, states and messages, as JSON", 1},
     {"status", "status", "show this node: peers, channels, counters", 0},
@@ -115,7 +123,10 @@ usage(FILE *f)
 	      "  --cluster FILE     find it in the cluster file, for the node\n"
 	      "  --node NAME        given by --node\n"
 	      "  --json             print JSON (one document) instead of "
-	      "text\n"
+	      "text;\n"
+	      "                     errors too, on stderr: {\"error\": "
+	      "{\"code\",\n"
+	      "                     \"message\", \"exit_status\"}}\n"
 	      "  --timeout DURATION how long to wait for the daemon "
 	      "(default 5000 ms);\n"
 	      "                     for wait and snapshot --wait: for the "
@@ -126,34 +137,88 @@ usage(FILE *f)
 	      "  --every, --condition, --condition-file: see watch;\n"
 	      "                     a DURATION is N, Nms, Ns or Nm (N alone: "
 	      "ms)\n"
+	      "  --dot              show: a Graphviz digraph (dot -Tsvg)\n"
 	      "  --help, --version\n\n"
-	      "exit status: 0 ok (watch: the condition held); 1 the snapshot "
-	      "waited for\nwas aborted or inconsistent (evaluate: the "
-	      "condition does not hold); 2 watch:\n--timeout came first; 64 "
-	      "usage; 65 bad argument, unknown snapshot or bad\ncondition "
-	      "(watch checks it before the first snapshot); 66 the condition "
-	      "file\ncannot be read; 69 daemon unavailable; 70 internal "
-	      "error; 75 timed out, over\nthe daemon's limits (a condition "
-	      "past its deadline too) or refused for now,\ntry again; 76 "
-	      "protocol error; 77 permission denied; 78 bad cluster file or "
-	      "node\n",
+	      "which daemon (the first that applies):\n"
+	      "  --control URL; with --cluster or --node, the node's control "
+	      "URL in\n"
+	      "  the cluster file; $CUTD_CONTROL; the cluster file "
+	      "($CUTD_CLUSTER,\n"
+	      "  else /etc/cutd/cluster.ini) and the node ($CUTD_NODE, else "
+	      "its only\n"
+	      "  node, else the only one whose socket is on this host); "
+	      "without\n"
+	      "  /etc/cutd/cluster.ini, the only socket in /run/cutd "
+	      "($CUTD_RUN_DIR)\n\n"
+	      "exit status:\n"
+	      "   0 ok (watch: the condition held)\n"
+	      "   1 the snapshot waited for was aborted or inconsistent "
+	      "(evaluate:\n"
+	      "     the condition does not hold)\n"
+	      "   2 watch: --timeout came first\n"
+	      "  64 usage, or no daemon named and none found\n"
+	      "  65 bad argument, unknown snapshot or bad condition (watch "
+	      "checks it\n"
+	      "     before the first snapshot)\n"
+	      "  66 the condition file cannot be read\n"
+	      "  69 daemon unavailable (also snapshot and delete while its "
+	      "storage\n"
+	      "     is degraded)\n"
+	      "  70 internal error\n"
+	      "  74 the output could not be written\n"
+	      "  75 timed out, over the daemon's limits (a condition past its "
+	      "deadline\n"
+	      "     too) or refused for now; try again\n"
+	      "  76 protocol error\n"
+	      "  77 permission denied\n"
+	      "  78 bad cluster file or unknown node\n",
 	      f);
 }
 
-/* Prints "cutctl: ..." to stderr and returns status. */
+/* Says what failed on stderr, "cutctl: ..." or with --json
+ * {"error": {"code": code | null, "message", "exit_status"}}, and returns
+ * status.  code is the daemon's gRPC status name when the failure is its
+ * answer, else NULL. */
+static int
+vfail(int status, const char *code, const char *fmt, va_list ap)
+{
+	char msg[4096];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (json_errors &&
+	    cj_print(stderr, json_pack("{s:{s:o, s:o, s:i}}", "error", "code",
+	                               cj_string(code), "message",
+	                               cj_string(msg), "exit_status",
+	                               status)) == 0)
+		return status;
+	fprintf(stderr, "cutctl: %s\n", msg);
+	return status;
+}
+
 static int fail(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+static int fail_code(int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static int
 fail(int status, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("cutctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfail(status, NULL, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	return status;
+}
+
+static int
+fail_code(int status, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(status, code, fmt, ap);
+	va_end(ap);
 	return status;
 }
 
@@ -270,13 +335,16 @@ option(struct opts *o, int argc, char **argv, int *i)
 	snprintf(name, sizeof(name), "%.*s",
 	         (int)(eq != NULL ? (size_t)(eq - a) : strlen(a)), a);
 	if (strcmp(name, "--json") == 0 || strcmp(name, "--wait") == 0 ||
-	    strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+	    strcmp(name, "--dot") == 0 || strcmp(name, "--help") == 0 ||
+	    strcmp(name, "-h") == 0) {
 		if (eq != NULL)
 			return fail(EX_USAGE, "%s takes no value", name);
 		if (name[2] == 'j')
 			o->json = 1;
 		else if (name[2] == 'w')
 			o->wait = 1;
+		else if (name[2] == 'd')
+			o->dot = 1;
 		else
 			o->help = 1;
 		return 0;
@@ -363,38 +431,17 @@ find_command(const struct opts *o, int check_args)
 	return &commands[i];
 }
 
-/* Finds the control URL from the options; returns 0 or an exit status. */
+/* Finds the control URL from the options, the environment and the
+ * defaults (cutctl_where.c); returns 0 or an exit status. */
 static int
 control_url(struct ctl *x)
 {
-	struct opts *o = x->o;
-	struct config *cfg;
-	char *errors = NULL;
-	int rv, k;
+	char why[4096];
+	int rv;
 
-	if (o->control != NULL && (o->cluster != NULL || o->node != NULL))
-		return fail(EX_USAGE, "give --control or --cluster and "
-		                      "--node, not both");
-	if (o->control != NULL) {
-		snprintf(x->url, sizeof(x->url), "%s", o->control);
-		return 0;
-	}
-	if (o->cluster == NULL || o->node == NULL)
-		return fail(EX_USAGE, "give --control URL, or --cluster FILE "
-		                      "and --node NAME");
-	if ((rv = config_load(o->cluster, &cfg, &errors)) != 0) {
-		fprintf(stderr, "%s", errors != NULL ? errors : err_str(rv));
-		free(errors);
-		return EX_CONFIG;
-	}
-	if ((k = config_node_index(cfg, o->node)) < 0) {
-		config_free(cfg);
-		return fail(EX_CONFIG, "%s: no node \"%s\"", o->cluster,
-		            o->node);
-	}
-	snprintf(x->url, sizeof(x->url), "%s", cfg->nodes[k].control);
-	config_free(cfg);
-	return 0;
+	rv = find_control(x->o->control, x->o->cluster, x->o->node, x->url,
+	                  sizeof(x->url), why, sizeof(why));
+	return rv != 0 ? fail(rv, "%s", why) : 0;
 }
 
 /* The per-call timeout. */
@@ -405,27 +452,31 @@ call_timeout(const struct ctl *x)
 	                            : DEFAULT_TIMEOUT_MS;
 }
 
-/* Says why the daemon refused a call, answered a, and returns the exit
- * status.  A refusal for want of permission or over a limit gets a
- * sentence of its own, so that nobody mistakes it for a failure. */
+/* Says why the daemon refused a call, answered a, in plain words (the
+ * gRPC name goes into --json's "code"), and returns the exit status.  A
+ * refusal for want of permission or over a limit gets a sentence of its
+ * own, so that nobody mistakes it for a failure. */
 static int
-refused(int err, const struct rpc_answer *a)
+refused(const struct ctl *x, int err, const struct rpc_answer *a)
 {
 	const char *why =
 	    a->message[0] != '\0' ? a->message : cut_strerror(err);
+	const char *code = rpc_status_name(a->status);
 
 	if (err == CUT_EPERM)
-		return fail(exit_code(err),
+		return fail_code(exit_code(err), code,
 		            "permission denied: %s (PERMISSION_DENIED). "
 		            "Nothing was changed",
 		            why);
 	if (err == CUT_ELIMIT)
-		return fail(exit_code(err),
+		return fail_code(exit_code(err), code,
 		            "the daemon is at its limit: %s "
 		            "(RESOURCE_EXHAUSTED). Nothing was changed; try "
 		            "again later",
 		            why);
-	return fail(exit_code(err), "%s: %s", rpc_status_name(a->status), why);
+	if (err == CUT_ENOENT && x->id != NULL)
+		return fail_code(exit_code(err), code, "%s: %s", why, x->id);
+	return fail_code(exit_code(err), code, "%s", why);
 }
 
 /*
@@ -453,7 +504,7 @@ call(struct ctl *x, const char *method, const ProtobufCMessage *req,
 	}
 	if (rv != 0) {
 		rpc_answer_clear(&a);
-		return refused(rv, &a);
+		return refused(x, rv, &a);
 	}
 	if (a.body == NULL)
 		return fail(EX_PROTOCOL, "the daemon's reply has no body");
@@ -617,7 +668,8 @@ cmd_show(struct ctl *x)
 
 	req.snapshot_id = (char *)x->o->args[0];
 	req.has_include_states = req.include_states = 1;
-	req.has_include_messages = req.include_messages = !x->o->json;
+	req.has_include_messages = req.include_messages =
+	    !x->o->json && !x->o->dot;
 	req.has_max_messages = 1;
 	req.max_messages = SHOW_MESSAGES;
 	rv = call(x, CUTPROTO_METHOD_GET, &req.base,
@@ -627,6 +679,8 @@ cmd_show(struct ctl *x)
 		return rv;
 	if (rpc_check_snapshot((Cut__V1__SnapshotInfo *)body) != 0)
 		rv = fail(EX_PROTOCOL, "bad snapshot from the daemon");
+	else if (x->o->dot)
+		print_snapshot_dot(stdout, (Cut__V1__SnapshotInfo *)body);
 	else if (x->o->json)
 		rv = json_out(
 		    snapshot_json((Cut__V1__SnapshotInfo *)body, DETAIL_SHOW));
@@ -639,6 +693,7 @@ cmd_show(struct ctl *x)
 static int
 cmd_export(struct ctl *x)
 {
+	int32_t status = CUT__V1__STATUS_CODE__OK;
 	Cut__V1__SnapshotInfo *s;
 	char err[RPC_MSG_MAX] = "";
 	int rv;
@@ -646,7 +701,12 @@ cmd_export(struct ctl *x)
 	if (x->rpc == NULL && (rv = rpc_open(x->url, &x->rpc)) != 0)
 		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
 	rv = rpc_get_snapshot(x->rpc, x->o->args[0], 1, 1, call_timeout(x), &s,
-	                      err, sizeof(err));
+	                      err, sizeof(err), &status);
+	if (rv != 0 && status != CUT__V1__STATUS_CODE__OK) {
+		struct rpc_answer a = {.status = status};
+		snprintf(a.message, sizeof(a.message), "%s", err);
+		return refused(x, rv, &a);
+	}
 	if (rv != 0)
 		return fail(exit_code(rv), "%s",
 		            err[0] != '\0' ? err : cut_strerror(rv));
@@ -763,11 +823,14 @@ evaluate(struct ctl *x, const char *id, const char *sql, int skip,
 	                   DEFAULT_TIMEOUT_MS, &a)) != 0)
 		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
 	if (a.status == CUT__V1__STATUS_CODE__INVALID_ARGUMENT)
-		return fail(EX_DATAERR, "bad condition: %s", a.message);
+		return fail_code(EX_DATAERR, rpc_status_name(a.status),
+		                 "bad condition: %s", a.message);
 	if (a.status == CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED)
-		return fail(EX_TEMPFAIL, "condition stopped: %s", a.message);
+		return fail_code(EX_TEMPFAIL, rpc_status_name(a.status),
+		                 "condition stopped: %s", a.message);
 	if (a.status == CUT__V1__STATUS_CODE__FAILED_PRECONDITION && !skip)
-		return fail(EX_DATAERR, "%s", a.message);
+		return fail_code(EX_DATAERR, rpc_status_name(a.status), "%s",
+		                 a.message);
 	if (a.status == CUT__V1__STATUS_CODE__FAILED_PRECONDITION) {
 		fprintf(stderr, "cutctl: %s: skipped: %s\n", id ? id : "",
 		        a.message);
@@ -776,7 +839,7 @@ evaluate(struct ctl *x, const char *id, const char *sql, int skip,
 	}
 	if ((rv = rpc_status_error(a.status)) != 0) {
 		rpc_answer_clear(&a);
-		return refused(rv, &a);
+		return refused(x, rv, &a);
 	}
 	if (a.body == NULL)
 		return fail(EX_PROTOCOL, "the daemon's reply has no body");
@@ -1041,6 +1104,11 @@ main(int argc, char **argv)
 	const struct command *c;
 	int rv;
 
+	/* --json anywhere before "--" makes every error JSON, those of
+	 * parsing the command line too. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			json_errors = 1;
 	if ((rv = parse(&o, argc, argv)) != 0)
 		return rv;
 	if (o.help) {
@@ -1061,6 +1129,10 @@ main(int argc, char **argv)
 	}
 	if ((c = find_command(&o, 1)) == NULL)
 		return EX_USAGE;
+	if (o.dot && (strcmp(c->name, "show") != 0 || o.json))
+		return fail(EX_USAGE, "--dot is for show, without --json");
+	if (strstr(c->usage, " ID") != NULL)
+		x.id = o.args[0];
 	if ((rv = control_url(&x)) != 0)
 		return rv;
 	rv = run(&x, c);

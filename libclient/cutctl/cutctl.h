@@ -47,6 +47,20 @@ void print_schedule_human(FILE *f, const Cut__V1__ScheduleStatus *s,
                           uint64_t now_ms);
 json_t *schedule_json(const Cut__V1__ScheduleStatus *s);
 
+/*
+ * Finds the control URL from the flags (each NULL when not given), the
+ * environment and the defaults, in the order at the top of
+ * cutctl_where.c.  Returns 0 with the URL in url (size bytes), or an exit
+ * status (EX_USAGE, EX_CONFIG) with the sentence why (wsize bytes).
+ */
+int find_control(const char *control, const char *cluster, const char *node,
+                 char *url, size_t size, char *why, size_t wsize);
+
+/* Writes snapshot s as a Graphviz digraph for `show --dot`: a node per
+ * recorded node with its state in brief, an edge per channel labelled
+ * with m, n and the messages in transit. */
+void print_snapshot_dot(FILE *f, const Cut__V1__SnapshotInfo *s);
+
 /* Unix time now, in milliseconds. */
 uint64_t now_ms(void);
 

@@ -33,7 +33,8 @@
  *                                   "auth_failures": N,
  *                                   "last_auth_error": S|null,
  *                                   "last_auth_error_ms": N}...],
- *                        "channels": [{"src", "dst": S, "sent", "acked",
+ *                        "channels": [{"src", "dst": S,
+ *                                      "direction": "out"|"in", "sent", "acked",
  *                                      "delivered", "queued", "taken",
  *                                      "window_used_bytes", "stalls",
  *                                      "resent", "duplicates": N}
@@ -500,10 +501,62 @@ print_peer_tls(FILE *f, const Cut__V1__PeerStatus *p, uint64_t now)
 	fprintf(f, " ago: %s\n", p->last_auth_error);
 }
 
+/* 1 if c leaves node (this node sends on it), 0 if it arrives here. */
+static int
+outgoing(const Cut__V1__StatusReply *s, const Cut__V1__ChannelStatus *c)
+{
+	return strcmp(c->src, s->node) == 0;
+}
+
+/* The channels of `status`, a table per direction, each with the
+ * columns that apply to it: a sender counts what it sent and what the
+ * receiving application took of it, a receiver what arrived and what
+ * its application took. */
+static void
+channels_status_human(FILE *f, const Cut__V1__StatusReply *s)
+{
+	const Cut__V1__ChannelStatus *c;
+	size_t i, n = 0;
+
+	for (i = 0; i < s->n_channels; i++)
+		n += outgoing(s, s->channels[i]);
+	fprintf(f,
+	        "\noutgoing channels (%zu): acked = taken by the receiving "
+	        "application\n  %-10s %10s %10s %8s %12s %7s %7s %7s\n",
+	        n, "to", "sent", "acked", "queued", "window_bytes", "stalls",
+	        "resent", "dups");
+	for (i = 0; i < s->n_channels; i++) {
+		c = s->channels[i];
+		if (outgoing(s, c))
+			fprintf(f,
+			        "  %-10s %10" PRIu64 " %10" PRIu64 " %8" PRIu64
+			        " %12" PRIu64 " %7" PRIu64 " %7" PRIu64
+			        " %7" PRIu64 "\n",
+			        c->dst, c->sent, c->acked, c->queued,
+			        c->window_used_bytes, c->stalls, c->resent,
+			        c->duplicates);
+	}
+	fprintf(f,
+	        "\nincoming channels (%zu): waiting = delivered here, not yet "
+	        "taken\n  %-10s %10s %10s %8s %7s\n",
+	        s->n_channels - n, "from", "delivered", "taken", "waiting",
+	        "dups");
+	for (i = 0; i < s->n_channels; i++) {
+		c = s->channels[i];
+		if (!outgoing(s, c))
+			fprintf(f,
+			        "  %-10s %10" PRIu64 " %10" PRIu64 " %8" PRIu64
+			        " %7" PRIu64 "\n",
+			        c->src, c->delivered, c->taken,
+			        c->delivered > c->taken ? c->delivered - c->taken
+			                                : 0,
+			        c->duplicates);
+	}
+}
+
 void
 print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 {
-	const Cut__V1__ChannelStatus *c;
 	const Cut__V1__PeerStatus *p;
 	size_t i;
 
@@ -537,17 +590,7 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 		fputc('\n', f);
 		print_peer_tls(f, p, now);
 	}
-	fprintf(f, "\nchannels (%zu)\n  %-20s %10s %10s %10s %10s %8s %10s\n",
-	        s->n_channels, "", "sent", "acked", "delivered", "taken",
-	        "queued", "window");
-	for (i = 0; i < s->n_channels; i++) {
-		c = s->channels[i];
-		fprintf(f,
-		        "  %8s -> %-8s %10" PRIu64 " %10" PRIu64 " %10" PRIu64
-		        " %10" PRIu64 " %8" PRIu64 " %10" PRIu64 "\n",
-		        c->src, c->dst, c->sent, c->acked, c->delivered,
-		        c->taken, c->queued, c->window_used_bytes);
-	}
+	channels_status_human(f, s);
 	fputs("\nsnapshots in progress:", f);
 	for (i = 0; i < s->n_snapshots_in_progress; i++)
 		fprintf(f, " %s", s->snapshots_in_progress[i]);
@@ -613,10 +656,12 @@ peer_json(const Cut__V1__PeerStatus *p)
 }
 
 static json_t *
-channel_status_json(const Cut__V1__ChannelStatus *c)
+channel_status_json(const Cut__V1__ChannelStatus *c, int out)
 {
 	json_t *o = json_pack("{s:o, s:o}", "src", cj_string(c->src), "dst",
 	                      cj_string(c->dst));
+
+	o = cj_set(o, "direction", json_string(out ? "out" : "in"));
 
 	o = cj_set(o, "sent", juint(c->sent));
 	o = cj_set(o, "acked", juint(c->acked));
@@ -639,7 +684,9 @@ status_json(const Cut__V1__StatusReply *s)
 	for (i = 0; i < s->n_peers; i++)
 		peers = cj_append(peers, peer_json(s->peers[i]));
 	for (i = 0; i < s->n_channels; i++)
-		chans = cj_append(chans, channel_status_json(s->channels[i]));
+		chans = cj_append(chans,
+		                  channel_status_json(s->channels[i],
+		                                      outgoing(s, s->channels[i])));
 	for (i = 0; i < s->n_snapshots_in_progress; i++)
 		ids = cj_append(ids, cj_string(s->snapshots_in_progress[i]));
 	o = json_pack("{s:o, s:o, s:o, s:o, s:b, s:o}", "node",
