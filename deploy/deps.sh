@@ -11,9 +11,11 @@ set -eu
 # libcrypto that signs and checks the TLS hello between daemons; openssl
 # makes certificates (deploy/make-certs.sh) and checks the TLS tests.
 # libjansson-dev writes the JSON of cutctl and cutlab.
+# graphviz checks `cutctl show --dot`, groff and man-db the man pages.
 pkgs="build-essential cmake pkg-config libnng-dev libprotobuf-c-dev
 protobuf-c-compiler libsqlite3-dev sqlite3 libcriterion-dev libinih-dev
-libjansson-dev libsystemd-dev systemd python3 nftables libssl-dev openssl"
+libjansson-dev libsystemd-dev systemd python3 nftables libssl-dev openssl
+graphviz groff-base man-db"
 if [ "${1:-}" = --fuzz ]; then
 	pkgs="clang libclang-rt-14-dev"
 fi
