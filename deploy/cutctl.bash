@@ -60,7 +60,7 @@ _cutctl_ids() {
 # only what follows the current word's last colon is given back.
 _cutctl() {
 	local line=${COMP_LINE:0:COMP_POINT} words=() prog cur prev cmd=""
-	local list i skip=0
+	local list i skip=0 IFS=$' \t\n'
 	COMPREPLY=()
 	read -ra words <<<"$line"
 	[[ -z $line || $line == *[[:space:]] ]] && words+=("")

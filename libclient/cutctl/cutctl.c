@@ -441,6 +441,12 @@ control_url(struct ctl *x)
 
 	rv = find_control(x->o->control, x->o->cluster, x->o->node, x->url,
 	                  sizeof(x->url), why, sizeof(why));
+	/* The cluster file's problems read as cutd prints them, FILE:LINE:
+	 * message, one per line. */
+	if (rv == EX_CONFIG && !json_errors) {
+		fprintf(stderr, "%s\n", why);
+		return rv;
+	}
 	return rv != 0 ? fail(rv, "%s", why) : 0;
 }
 
