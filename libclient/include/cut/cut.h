@@ -120,6 +120,15 @@ CUT_API const char *cut_strerror(int err);
  * control_url is required, node is ignored, and the messaging calls
  * return CUT_ENOTSUP.
  *
+ * With both URLs NULL, libcut finds the local daemon where the systemd
+ * unit puts it: the control URL is $CUTD_CONTROL, else /run/cutd/NODE.ctl
+ * for node (or $CUTD_NODE when node is NULL or ""), else the only
+ * control socket in /run/cutd ($CUTD_RUN_DIR names another directory);
+ * the application link is $CUTD_APP, else the control URL with .app for
+ * .ctl, else /run/cutd/NODE.app.  So cut_open(NULL, NULL, NULL, &c)
+ * works on a host running one cutd@NODE, or with CUTD_CONTROL set.
+ * Nothing naming a daemon then returns CUT_EUNAVAIL.
+ *
  * Returns 0 and stores a new handle in *ret, which the caller owns and
  * releases with cut_close().  Returns CUT_EINVAL (bad argument or URL),
  * CUT_EUNAVAIL (nothing answered at app_url), CUT_ETIMEDOUT (connected,
