@@ -75,8 +75,7 @@ static const struct command {
     {"wait", "wait ID", "wait until snapshot ID is complete or aborted", 1},
     {"list", "list [--limit N]", "list the snapshots, newest first", 0},
     {"show", "show [--dot] ID",
-     "show a snapshot: nodes, channels, audit (--dot: as a Graphviz graph)",
-     1},
+     "show a snapshot: nodes, channels, audit (--dot: as a Graphviz graph)", 1},
     {"export", "export ID",
      "write the whole snapshot, states and messages, as JSON", 1},
     {"status", "status", "show this node: peers, channels, counters", 0},
@@ -186,10 +185,10 @@ vfail(int status, const char *code, const char *fmt, va_list ap)
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (json_errors &&
-	    cj_print(stderr, json_pack("{s:{s:o, s:o, s:i}}", "error", "code",
-	                               cj_string(code), "message",
-	                               cj_string(msg), "exit_status",
-	                               status)) == 0)
+	    cj_print(stderr,
+	             json_pack("{s:{s:o, s:o, s:i}}", "error", "code",
+	                       cj_string(code), "message", cj_string(msg),
+	                       "exit_status", status)) == 0)
 		return status;
 	fprintf(stderr, "cutctl: %s\n", msg);
 	return status;
@@ -471,15 +470,15 @@ refused(const struct ctl *x, int err, const struct rpc_answer *a)
 
 	if (err == CUT_EPERM)
 		return fail_code(exit_code(err), code,
-		            "permission denied: %s (PERMISSION_DENIED). "
-		            "Nothing was changed",
-		            why);
+		                 "permission denied: %s (PERMISSION_DENIED). "
+		                 "Nothing was changed",
+		                 why);
 	if (err == CUT_ELIMIT)
 		return fail_code(exit_code(err), code,
-		            "the daemon is at its limit: %s "
-		            "(RESOURCE_EXHAUSTED). Nothing was changed; try "
-		            "again later",
-		            why);
+		                 "the daemon is at its limit: %s "
+		                 "(RESOURCE_EXHAUSTED). Nothing was changed; "
+		                 "try again later",
+		                 why);
 	if (err == CUT_ENOENT && x->id != NULL)
 		return fail_code(exit_code(err), code, "%s: %s", why, x->id);
 	return fail_code(exit_code(err), code, "%s", why);

@@ -100,8 +100,9 @@ print_snapshot_dot(FILE *f, const Cut__V1__SnapshotInfo *s)
 	if (s->audit != NULL)
 		fputs(s->audit->consistent ? ", consistent" : ", INCONSISTENT",
 		      f);
-	fprintf(f, ", %u/%u parts\";\n  labelloc=t;\n"
-	           "  node [shape=box];\n",
+	fprintf(f,
+	        ", %u/%u parts\";\n  labelloc=t;\n"
+	        "  node [shape=box];\n",
 	        s->parts_received, s->parts_expected);
 	for (i = 0; i < s->n_nodes; i++)
 		dot_node(f, s->nodes[i]);

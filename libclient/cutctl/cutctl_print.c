@@ -34,7 +34,8 @@
  *                                   "last_auth_error": S|null,
  *                                   "last_auth_error_ms": N}...],
  *                        "channels": [{"src", "dst": S,
- *                                      "direction": "out"|"in", "sent", "acked",
+ *                                      "direction": "out"|"in",
+ *                                      "sent", "acked",
  *                                      "delivered", "queued", "taken",
  *                                      "window_used_bytes", "stalls",
  *                                      "resent", "duplicates": N}
@@ -548,8 +549,9 @@ channels_status_human(FILE *f, const Cut__V1__StatusReply *s)
 			        "  %-10s %10" PRIu64 " %10" PRIu64 " %8" PRIu64
 			        " %7" PRIu64 "\n",
 			        c->src, c->delivered, c->taken,
-			        c->delivered > c->taken ? c->delivered - c->taken
-			                                : 0,
+			        c->delivered > c->taken
+			            ? c->delivered - c->taken
+			            : 0,
 			        c->duplicates);
 	}
 }
@@ -684,9 +686,9 @@ status_json(const Cut__V1__StatusReply *s)
 	for (i = 0; i < s->n_peers; i++)
 		peers = cj_append(peers, peer_json(s->peers[i]));
 	for (i = 0; i < s->n_channels; i++)
-		chans = cj_append(chans,
-		                  channel_status_json(s->channels[i],
-		                                      outgoing(s, s->channels[i])));
+		chans = cj_append(
+		    chans, channel_status_json(s->channels[i],
+		                               outgoing(s, s->channels[i])));
 	for (i = 0; i < s->n_snapshots_in_progress; i++)
 		ids = cj_append(ids, cj_string(s->snapshots_in_progress[i]));
 	o = json_pack("{s:o, s:o, s:o, s:o, s:b, s:o}", "node",

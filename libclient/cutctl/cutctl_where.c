@@ -104,8 +104,9 @@ find_control(const char *control, const char *cluster, const char *node,
 	int rv, k, named = cluster != NULL;
 
 	if (control != NULL && (cluster != NULL || node != NULL)) {
-		snprintf(why, wsize, "give --control or --cluster and --node, "
-		                     "not both");
+		snprintf(why, wsize,
+		         "give --control or --cluster and --node, "
+		         "not both");
 		return EX_USAGE;
 	}
 	if (control != NULL)
