@@ -43,6 +43,12 @@ for f in "$INCLUDEDIR/cut/cut.h" "$LIBDIR/pkgconfig/cut.pc" \
 	"$MANDIR/man1/cutlab.1" "$MANDIR/man3/libcut.3"; do
 	[ -s "$f" ] || fail "$f missing or empty"
 done
+# A page per exported function, and the bash completion.
+for s in $(nm -D --defined-only "$LIBDIR/libcut.so" | awk '$2 == "T" { print $3 }'); do
+	[ -s "$MANDIR/man3/$s.3" ] || fail "no page $MANDIR/man3/$s.3"
+done
+[ -s "$STAGE/$(cache CMAKE_INSTALL_DATAROOTDIR)/bash-completion/completions/cutctl" ] ||
+	fail "the bash completion is not installed"
 # The installed text files name installed paths, never the build tree.
 if grep -rlF "$BIN" "$STAGE" --include='*.pc' --include='*.cmake' \
 	--include='*.service' >/dev/null; then
@@ -137,7 +143,7 @@ timeout 30 "$T/consumer/hello" "ipc://$T/a.app" "ipc://$T/a.ctl" a \
 # The manual pages: man(1) warns about what groff finds wrong; lexgrog
 # checks that the NAME line is one whatis(1) and apropos(1) can index.
 pages="$MANDIR/man8/cutd.8 $MANDIR/man1/cutctl.1 $MANDIR/man1/cutlab.1
-$MANDIR/man3/libcut.3"
+$MANDIR/man3/libcut.3 $(ls "$MANDIR"/man3/cut_*.3)"
 if command -v man >/dev/null 2>&1; then
 	for p in $pages; do
 		w=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$p" 2>&1 >/dev/null)

@@ -24,10 +24,14 @@ render() {
 		fail "groff cannot render $1: $(cat "$T/groff.err")"
 	[ -s "$T/groff.err" ] && fail "groff warns on $1: $(cat "$T/groff.err")"
 	if command -v man >/dev/null 2>&1; then
-		MANWIDTH=80 man -l "$1" >"$T/man.out" 2>"$T/man.err" ||
+		LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$1" >"$T/man.out" 2>"$T/man.err" ||
 			fail "man -l $1: $(cat "$T/man.err")"
 		[ -s "$T/man.err" ] && fail "man -l warns on $1: $(cat "$T/man.err")"
 		[ -s "$T/man.out" ] || fail "man -l $1 wrote nothing"
+	fi
+	# whatis(1) and apropos(1) can index its NAME line.
+	if command -v lexgrog >/dev/null 2>&1; then
+		lexgrog "$1" >/dev/null 2>&1 || fail "lexgrog cannot parse $1"
 	fi
 	return 0
 }
