@@ -55,8 +55,7 @@ Test(where, nothing_names_a_daemon)
 {
 	char app[256], ctl[256];
 
-	cr_assert_eq(where_defaults(NULL, app, ctl, sizeof(app)),
-	             CUT_EUNAVAIL);
+	cr_assert_eq(where_defaults(NULL, app, ctl, sizeof(app)), CUT_EUNAVAIL);
 	cr_assert_eq(where_defaults("", app, ctl, sizeof(app)), CUT_EUNAVAIL);
 }
 
@@ -117,8 +116,7 @@ Test(where, the_only_socket_in_the_run_directory)
 	cr_assert(where_ipc_exists(ctl));
 	make_socket("p6.ctl");
 	cr_assert_eq(where_sole_node(dir, node, sizeof(node)), 2);
-	cr_assert_eq(where_defaults(NULL, app, ctl, sizeof(app)),
-	             CUT_EUNAVAIL);
+	cr_assert_eq(where_defaults(NULL, app, ctl, sizeof(app)), CUT_EUNAVAIL);
 	cr_assert_eq(where_sole_node("/nonexistent", node, sizeof(node)), 0);
 }
 
@@ -138,8 +136,7 @@ Test(where, empty_variables_are_unset)
 
 	setenv("CUTD_CONTROL", "", 1);
 	setenv("CUTD_NODE", "", 1);
-	cr_assert_eq(where_defaults(NULL, app, ctl, sizeof(app)),
-	             CUT_EUNAVAIL);
+	cr_assert_eq(where_defaults(NULL, app, ctl, sizeof(app)), CUT_EUNAVAIL);
 	setenv("CUTD_RUN_DIR", "", 1);
 	cr_assert_str_eq(where_run_dir(), "/run/cutd");
 }
