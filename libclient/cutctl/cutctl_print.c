@@ -33,12 +33,11 @@
  *                                   "auth_failures": N,
  *                                   "last_auth_error": S|null,
  *                                   "last_auth_error_ms": N}...],
- *                        "channels": [{"src", "dst": S,
- *                                      "direction": "out"|"in",
- *                                      "sent", "acked",
+ *                        "channels": [{"src", "dst": S, "sent", "acked",
  *                                      "delivered", "queued", "taken",
  *                                      "window_used_bytes", "stalls",
- *                                      "resent", "duplicates": N}
+ *                                      "resent", "duplicates": N,
+ *                                      "direction": "out"|"in"}
  *                                     ...],
  *                        "snapshots_in_progress": [S...],
  *                        "bad_frames", "bad_frames_peer",
@@ -663,8 +662,6 @@ channel_status_json(const Cut__V1__ChannelStatus *c, int out)
 	json_t *o = json_pack("{s:o, s:o}", "src", cj_string(c->src), "dst",
 	                      cj_string(c->dst));
 
-	o = cj_set(o, "direction", json_string(out ? "out" : "in"));
-
 	o = cj_set(o, "sent", juint(c->sent));
 	o = cj_set(o, "acked", juint(c->acked));
 	o = cj_set(o, "delivered", juint(c->delivered));
@@ -673,7 +670,9 @@ channel_status_json(const Cut__V1__ChannelStatus *c, int out)
 	o = cj_set(o, "window_used_bytes", juint(c->window_used_bytes));
 	o = cj_set(o, "stalls", juint(c->stalls));
 	o = cj_set(o, "resent", juint(c->resent));
-	return cj_set(o, "duplicates", juint(c->duplicates));
+	o = cj_set(o, "duplicates", juint(c->duplicates));
+	/* Last: members are only ever added at the end of an object. */
+	return cj_set(o, "direction", json_string(out ? "out" : "in"));
 }
 
 json_t *

@@ -119,7 +119,7 @@ ctl 0 status | grep -q '^storage: DEGRADED: database or disk is full' ||
 wait_for "grep -q '^STATUS=.*; storage degraded: database or disk is full' '$T/notify.txt'" 5 ||
 	fail "STATUS= lines: $(grep STATUS= "$T/notify.txt" | tail -2)"
 expect_rc 69 ctl 0 snapshot
-grep -q 'UNAVAILABLE: storage degraded: database or disk is full' "$T/err" ||
+grep -qx 'cutctl: storage degraded: database or disk is full' "$T/err" ||
 	fail "snapshot while degraded said: $(cat "$T/err")"
 echo "ok: full: $id2 aborted, p0 degraded and refusing snapshots"
 

@@ -544,7 +544,14 @@ Test(libcut, no_daemon_is_unavailable)
 
 	snprintf(url, sizeof(url), "ipc://%s/nobody.app", dir);
 	cr_assert_eq(cut_open(url, NULL, NULL, &c), CUT_EUNAVAIL);
-	cr_assert_eq(cut_open(NULL, NULL, NULL, &c), CUT_EINVAL);
+	/* No URL and nothing in the environment or the run directory
+	 * (test_where.c tests what they give). */
+	unsetenv("CUTD_CONTROL");
+	unsetenv("CUTD_NODE");
+	setenv("CUTD_RUN_DIR", "/nonexistent", 1);
+	cr_assert_eq(cut_open(NULL, NULL, NULL, &c), CUT_EUNAVAIL);
+	unsetenv("CUTD_RUN_DIR");
+	cr_assert_eq(cut_open(NULL, NULL, NULL, NULL), CUT_EINVAL);
 	cr_assert_eq(cut_open("nope://x", NULL, NULL, &c), CUT_EINVAL);
 	cr_assert_null(c);
 }
