@@ -66,7 +66,7 @@ expect() { # expect STATUS METHOD PATH [curl args]
 	2>>"$T/app1.log" &
 PIDS="$PIDS $!"
 "$BIN/tests/bench/cutbench" app --app "ipc://$T/p0.app" --node p0 \
-	--to p1 --count 600 --size $SIZE --linger >"$T/app0.out" \
+	--to p1 --count 3000 --size $SIZE --linger >"$T/app0.out" \
 	2>>"$T/app0.log" &
 PIDS="$PIDS $!"
 sleep 0.5
