@@ -140,13 +140,12 @@ summary_json(const Cut__V1__SnapshotInfo *s)
 	o = cj_set(o, "parts_expected", juint(s->parts_expected));
 	o = cj_set(o, "channels_recording", juint(s->channels_recording));
 	o = cj_set(o, "audit",
-	           s->audit == NULL
-	               ? json_null()
-	               : json_pack("{s:b, s:o}", "consistent",
-	                           s->audit->consistent, "reason",
-	                           cj_string(s->audit->reason)));
-	o = cj_set(o, "holds_all", json_boolean(!s->has_holds_all ||
-	                                        s->holds_all));
+	           s->audit == NULL ? json_null()
+	                            : json_pack("{s:b, s:o}", "consistent",
+	                                        s->audit->consistent, "reason",
+	                                        cj_string(s->audit->reason)));
+	o = cj_set(o, "holds_all",
+	           json_boolean(!s->has_holds_all || s->holds_all));
 	o = cj_set(o, "outcome_known",
 	           s->has_outcome_known ? json_boolean(s->outcome_known)
 	                                : json_null());

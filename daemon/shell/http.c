@@ -344,7 +344,8 @@ number(const char *query, const char *name, uint64_t lo, uint64_t hi,
 	if (buf[0] < '0' || buf[0] > '9' || *end != '\0' || errno != 0 ||
 	    v < lo || v > hi) {
 		snprintf(why, len,
-		         "%s must be a whole number from %" PRIu64 " to %" PRIu64,
+		         "%s must be a whole number from %" PRIu64
+		         " to %" PRIu64,
 		         name, lo, hi);
 		return -1;
 	}
@@ -378,8 +379,7 @@ query(struct cutd *d, nng_aio *aio, struct control_query *q)
 	control_query(d, q);
 	if (q->status == CUT__V1__STATUS_CODE__OK && q->body != NULL)
 		return 0;
-	fail(d->http->sh, aio,
-	     q->status == 0 ? 500 : http_status(q->status),
+	fail(d->http->sh, aio, q->status == 0 ? 500 : http_status(q->status),
 	     q->message[0] != '\0' ? q->message : "the call failed", 0);
 	free(q->body);
 	return -1;
@@ -457,9 +457,8 @@ get_list(struct cutd *d, nng_aio *aio, const char *qs)
 		return;
 	}
 	page = *rp;
-	page.n_snapshots = rp->n_snapshots > offset
-	                       ? rp->n_snapshots - (size_t)offset
-	                       : 0;
+	page.n_snapshots =
+	    rp->n_snapshots > offset ? rp->n_snapshots - (size_t)offset : 0;
 	more = page.n_snapshots > limit;
 	if (more)
 		page.n_snapshots = (size_t)limit;
@@ -567,7 +566,8 @@ route(struct cutd *d, nng_aio *aio, const char *uri)
 		get_metrics(d, aio);
 	else if (strcmp(path, "/v1/status") == 0)
 		get_status(d, aio);
-	else if (strcmp(path, snaps) == 0 || strcmp(path, "/v1/snapshots/") == 0)
+	else if (strcmp(path, snaps) == 0 ||
+	         strcmp(path, "/v1/snapshots/") == 0)
 		get_list(d, aio, qs);
 	else if (strncmp(path, "/v1/snapshots/", sizeof(snaps)) == 0)
 		get_snapshot(d, aio, path + sizeof(snaps), qs);

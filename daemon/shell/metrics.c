@@ -74,8 +74,7 @@ metric_family(struct mbuf *b, const char *name, const char *type,
 }
 
 void
-metric_sample(struct mbuf *b, const char *name, const char *labels,
-              uint64_t v)
+metric_sample(struct mbuf *b, const char *name, const char *labels, uint64_t v)
 {
 	mbuf_printf(b, "%s{%s} %llu\n", name, labels, (unsigned long long)v);
 }
@@ -146,18 +145,16 @@ static const struct chan_family chan_families[] = {
      "Messages sent and not yet taken by the receiving application.", 1,
      F_INFLIGHT},
     {"cutd_channel_flow_control_stalls_total", "counter",
-     "Sends refused for want of window (flow-control stalls).", 1,
-     F_STALLS},
+     "Sends refused for want of window (flow-control stalls).", 1, F_STALLS},
     {"cutd_channel_messages_resent_total", "counter",
-     "Messages sent again after the receiving node restarted.", 1,
-     F_RESENT},
+     "Messages sent again after the receiving node restarted.", 1, F_RESENT},
     {"cutd_channel_duplicates_dropped_total", "counter",
      "Messages dropped on arrival as already had.", 0, F_DUPS},
 };
 
 static uint64_t
-chan_value(const struct coord_peer_stats *ps,
-           const struct coord_link_stats *ls, enum chan_field f)
+chan_value(const struct coord_peer_stats *ps, const struct coord_link_stats *ls,
+           enum chan_field f)
 {
 	switch (f) {
 	case F_SENT:
@@ -189,8 +186,9 @@ static void
 chan_labels(char *buf, size_t len, const char *self, const char *src,
             const char *dst)
 {
-	snprintf(buf, len, "node=\"%s\",channel=\"%s->%s\",src=\"%s\",dst=\"%s\"",
-	         self, src, dst, src, dst);
+	snprintf(buf, len,
+	         "node=\"%s\",channel=\"%s->%s\",src=\"%s\",dst=\"%s\"", self,
+	         src, dst, src, dst);
 }
 
 static void
@@ -224,10 +222,12 @@ channels(struct cutd *d, struct mbuf *b)
 static void
 links(struct cutd *d, struct mbuf *b)
 {
-	static const char *const names[] = {
-	    "cutd_link_up", "cutd_link_reconnects_total",
-	    "cutd_link_items_resent_total", "cutd_link_duplicate_items_total",
-	    "cutd_link_unacked_items", "cutd_link_held_items"};
+	static const char *const names[] = {"cutd_link_up",
+	                                    "cutd_link_reconnects_total",
+	                                    "cutd_link_items_resent_total",
+	                                    "cutd_link_duplicate_items_total",
+	                                    "cutd_link_unacked_items",
+	                                    "cutd_link_held_items"};
 	static const char *const types[] = {"gauge",   "counter", "counter",
 	                                    "counter", "gauge",   "gauge"};
 	static const char *const helps[] = {
@@ -303,8 +303,7 @@ snapshots(struct cutd *d, struct mbuf *b, const char *node)
 	metric_family(b, "cutd_recorded_messages_total", "counter",
 	              "In-flight channel messages this node recorded in "
 	              "snapshots.");
-	metric_sample(b, "cutd_recorded_messages_total", node,
-	              n.recorded_msgs);
+	metric_sample(b, "cutd_recorded_messages_total", node, n.recorded_msgs);
 	metric_family(b, "cutd_recorded_bytes_total", "counter",
 	              "Payload bytes of the channel messages this node "
 	              "recorded.");
@@ -394,7 +393,8 @@ metrics_collect(struct cutd *d, struct mbuf *b)
 	              "HTTP requests answered, by status class.");
 	for (int k = 0; k < HTTP_CLASSES; k++) {
 		char labels[96];
-		snprintf(labels, sizeof(labels), "%s,code=\"%dxx\"", node, k + 1);
+		snprintf(labels, sizeof(labels), "%s,code=\"%dxx\"", node,
+		         k + 1);
 		metric_sample(b, "cutd_http_requests_total", labels,
 		              hc.answered[k]);
 	}

@@ -42,9 +42,9 @@ void metric_sample(struct mbuf *b, const char *name, const char *labels,
  * beyond le_ms[n-1]; sum_ms their sum.  Writes the cumulative
  * name_bucket{...,le="..."} lines, +Inf last, then name_sum and
  * name_count. */
-void metric_histogram_ms(struct mbuf *b, const char *name,
-                         const char *labels, const uint32_t *le_ms, size_t n,
-                         const uint64_t *count, uint64_t sum_ms);
+void metric_histogram_ms(struct mbuf *b, const char *name, const char *labels,
+                         const uint32_t *le_ms, size_t n, const uint64_t *count,
+                         uint64_t sum_ms);
 
 /* Writes every metric of daemon d to b.  Loop thread only: it reads the
  * coordinator. */
