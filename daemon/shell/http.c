@@ -283,74 +283,71 @@ http_fd(const struct cutd *d)
 	return d->http != NULL ? d->http->sh->efd : -1;
 }
 
-/* The value of query parameter name in query (after '?'), into buf:
- * 1 found, 0 absent. */
+/* Takes the next NAME=VALUE of the query string at *p: 1 with its
+ * name and value (not NUL-ended), 0 at the end. */
 static int
-param(const char *query, const char *name, char *buf, size_t len)
+next_param(const char **p, const char **ret_name, size_t *ret_nlen,
+           const char **ret_value, size_t *ret_vlen)
 {
-	size_t n = strlen(name);
+	size_t k, e;
 
-	for (const char *p = query; p != NULL && *p != '\0';) {
-		size_t k = strcspn(p, "&");
-		if (k > n && strncmp(p, name, n) == 0 && p[n] == '=') {
-			snprintf(buf, len, "%.*s", (int)(k - n - 1), p + n + 1);
-			return 1;
-		}
-		p += k;
-		if (*p == '&')
-			p++;
-	}
-	return 0;
-}
-
-/* The first query parameter not among the names (NULL-ended) into
- * ret, or 0 when all are known. */
-static int
-unknown_param(const char *query, const char *const *names, char *ret,
-              size_t len)
-{
-	for (const char *p = query; p != NULL && *p != '\0';) {
-		size_t k = strcspn(p, "&"), e = strcspn(p, "=&");
-		int known = 0;
-		for (size_t i = 0; names[i] != NULL; i++)
-			if (strlen(names[i]) == e &&
-			    strncmp(p, names[i], e) == 0)
-				known = 1;
-		if (!known && k > 0) {
-			snprintf(ret, len, "%.*s", (int)(e < 64 ? e : 64), p);
-			return 1;
-		}
-		p += k;
-		if (*p == '&')
-			p++;
-	}
-	return 0;
-}
-
-/* Parameter name as a number in lo .. hi, def when absent: 0, or -1
- * with why written. */
-static int
-number(const char *query, const char *name, uint64_t lo, uint64_t hi,
-       uint64_t def, uint64_t *ret, char *why, size_t len)
-{
-	char buf[32], *end;
-	unsigned long long v;
-
-	*ret = def;
-	if (!param(query, name, buf, sizeof(buf)))
+	while (**p == '&')
+		(*p)++;
+	if (**p == '\0')
 		return 0;
-	errno = 0;
-	v = strtoull(buf, &end, 10);
-	if (buf[0] < '0' || buf[0] > '9' || *end != '\0' || errno != 0 ||
-	    v < lo || v > hi) {
-		snprintf(why, len,
-		         "%s must be a whole number from %" PRIu64
-		         " to %" PRIu64,
-		         name, lo, hi);
-		return -1;
+	k = strcspn(*p, "&");
+	e = strcspn(*p, "=&");
+	*ret_name = *p;
+	*ret_nlen = e;
+	*ret_value = *p + (e < k ? e + 1 : e);
+	*ret_vlen = e < k ? k - e - 1 : 0;
+	*p += k;
+	return 1;
+}
+
+/* Reads the page of query qs, offset (0 .. off_max, default 0) and limit
+ * (lim_min .. lim_max, default lim_def), the only parameters there may
+ * be.  Returns 0, or -1 having answered 400 with the reason. */
+static int
+page_params(struct cutd *d, nng_aio *aio, const char *qs, uint64_t off_max,
+            uint64_t lim_min, uint64_t lim_max, uint64_t lim_def,
+            uint64_t *ret_offset, uint64_t *ret_limit)
+{
+	const char *name, *value;
+	size_t nlen, vlen;
+	char why[160], buf[24], *end;
+
+	*ret_offset = 0;
+	*ret_limit = lim_def;
+	while (next_param(&qs, &name, &nlen, &value, &vlen)) {
+		int off = nlen == 6 && strncmp(name, "offset", 6) == 0;
+		uint64_t lo = off ? 0 : lim_min, hi = off ? off_max : lim_max;
+		unsigned long long v;
+		if (!off && !(nlen == 5 && strncmp(name, "limit", 5) == 0)) {
+			snprintf(why, sizeof(why),
+			         "unknown query parameter '%.*s'",
+			         (int)(nlen < 64 ? nlen : 64), name);
+			goto bad;
+		}
+		snprintf(buf, sizeof(buf), "%.*s",
+		         (int)(vlen < sizeof(buf) - 1 ? vlen : sizeof(buf) - 1),
+		         value);
+		errno = 0;
+		v = strtoull(buf, &end, 10);
+		if (vlen >= sizeof(buf) - 1 || buf[0] < '0' || buf[0] > '9' ||
+		    *end != '\0' || errno != 0 || v < lo || v > hi) {
+			snprintf(why, sizeof(why),
+			         "%s must be a whole number from %" PRIu64
+			         " to %" PRIu64,
+			         off ? "offset" : "limit", lo, hi);
+			goto bad;
+		}
+		*(off ? ret_offset : ret_limit) = v;
 	}
-	*ret = v;
 	return 0;
+bad:
+	fail(d->http->sh, aio, 400, why, 0);
+	return -1;
 }
 
 /* The HTTP status of a control call's gRPC status. */
@@ -421,29 +418,17 @@ get_status(struct cutd *d, nng_aio *aio)
 static void
 get_list(struct cutd *d, nng_aio *aio, const char *qs)
 {
-	static const char *const known[] = {"offset", "limit", NULL};
 	Cut__V1__ListRequest rq = CUT__V1__LIST_REQUEST__INIT;
 	struct control_query q = {.method = CUTPROTO_METHOD_LIST};
 	Cut__V1__ListReply *rp, page;
 	uint64_t offset, limit;
 	uint8_t buf[32];
-	char why[128];
 	json_t *doc;
 	size_t more;
 
-	if (unknown_param(qs, known, why, sizeof(why))) {
-		char msg[160];
-		snprintf(msg, sizeof(msg), "unknown query parameter '%s'", why);
-		fail(d->http->sh, aio, 400, msg, 0);
+	if (page_params(d, aio, qs, HTTP_OFFSET_MAX, 1, HTTP_LIST_MAX,
+	                HTTP_LIST_DEFAULT, &offset, &limit) != 0)
 		return;
-	}
-	if (number(qs, "offset", 0, HTTP_OFFSET_MAX, 0, &offset, why,
-	           sizeof(why)) != 0 ||
-	    number(qs, "limit", 1, HTTP_LIST_MAX, HTTP_LIST_DEFAULT, &limit,
-	           why, sizeof(why)) != 0) {
-		fail(d->http->sh, aio, 400, why, 0);
-		return;
-	}
 	/* One more than the page, to tell whether there are more. */
 	rq.limit = (uint32_t)(offset + limit + 1);
 	q.req = buf;
@@ -474,32 +459,20 @@ get_list(struct cutd *d, nng_aio *aio, const char *qs)
 static void
 get_snapshot(struct cutd *d, nng_aio *aio, const char *id, const char *qs)
 {
-	static const char *const known[] = {"offset", "limit", NULL};
 	Cut__V1__GetRequest rq = CUT__V1__GET_REQUEST__INIT;
 	struct control_query q = {.method = CUTPROTO_METHOD_GET,
 	                          .msg_budget = HTTP_MSG_BUDGET};
 	Cut__V1__SnapshotInfo *in;
 	uint8_t buf[ENGINE_ID_MAX + 32];
-	char why[128];
 	json_t *doc;
 
-	if (unknown_param(qs, known, why, sizeof(why))) {
-		char msg[160];
-		snprintf(msg, sizeof(msg), "unknown query parameter '%s'", why);
-		fail(d->http->sh, aio, 400, msg, 0);
-		return;
-	}
 	if (!engine_id_valid(id)) {
 		fail(d->http->sh, aio, 400, "not a snapshot id", 0);
 		return;
 	}
-	if (number(qs, "offset", 0, UINT32_MAX, 0, &q.msg_offset, why,
-	           sizeof(why)) != 0 ||
-	    number(qs, "limit", 0, HTTP_MSG_MAX, HTTP_MSG_DEFAULT, &q.msg_limit,
-	           why, sizeof(why)) != 0) {
-		fail(d->http->sh, aio, 400, why, 0);
+	if (page_params(d, aio, qs, UINT32_MAX, 0, HTTP_MSG_MAX,
+	                HTTP_MSG_DEFAULT, &q.msg_offset, &q.msg_limit) != 0)
 		return;
-	}
 	rq.snapshot_id = (char *)id;
 	rq.has_include_states = rq.has_include_messages = 1;
 	rq.include_states = 1;

@@ -263,57 +263,6 @@ links(struct cutd *d, struct mbuf *b)
 	}
 }
 
-static void
-snapshots(struct cutd *d, struct mbuf *b, const char *node)
-{
-	struct coord_counters n;
-	char labels[128];
-
-	coord_counters(d->coord, &n);
-	metric_family(b, "cutd_snapshots_started_total", "counter",
-	              "Snapshots this node initiated.");
-	metric_sample(b, "cutd_snapshots_started_total", node, n.started);
-	metric_family(b, "cutd_snapshots_completed_total", "counter",
-	              "Snapshots this node initiated that completed.");
-	metric_sample(b, "cutd_snapshots_completed_total", node, n.completed);
-	metric_family(b, "cutd_snapshots_aborted_total", "counter",
-	              "Snapshots this node initiated that were aborted, by "
-	              "the class of their root cause.");
-	for (int k = 0; k < COORD_ABORT_CLASSES; k++) {
-		snprintf(labels, sizeof(labels), "%s,reason=\"%s\"", node,
-		         coord_abort_class_name((enum coord_abort_class)k));
-		metric_sample(b, "cutd_snapshots_aborted_total", labels,
-		              n.aborted[k]);
-	}
-	metric_family(b, "cutd_snapshots_in_flight", "gauge",
-	              "Snapshots this node initiated that have not ended.");
-	metric_sample(b, "cutd_snapshots_in_flight", node,
-	              coord_initiated_in_flight(d->coord));
-	metric_family(b, "cutd_snapshots_participating", "gauge",
-	              "Snapshots in progress at this node, started here or "
-	              "elsewhere.");
-	metric_sample(b, "cutd_snapshots_participating", node,
-	              coord_in_progress(d->coord));
-	metric_family(b, "cutd_snapshot_duration_seconds", "histogram",
-	              "Time from start to complete of the snapshots this node "
-	              "initiated.");
-	metric_histogram_ms(b, "cutd_snapshot_duration_seconds", node,
-	                    coord_duration_le_ms, COORD_DURATION_BUCKETS,
-	                    n.duration_count, n.duration_sum_ms);
-	metric_family(b, "cutd_recorded_messages_total", "counter",
-	              "In-flight channel messages this node recorded in "
-	              "snapshots.");
-	metric_sample(b, "cutd_recorded_messages_total", node, n.recorded_msgs);
-	metric_family(b, "cutd_recorded_bytes_total", "counter",
-	              "Payload bytes of the channel messages this node "
-	              "recorded.");
-	metric_sample(b, "cutd_recorded_bytes_total", node, n.recorded_bytes);
-	metric_family(b, "cutd_database_commit_failures_total", "counter",
-	              "Turns whose database transaction did not commit.");
-	metric_sample(b, "cutd_database_commit_failures_total", node,
-	              n.commit_failures);
-}
-
 /* The database file and its WAL, in bytes. */
 static uint64_t
 db_size(const char *path)
@@ -330,42 +279,103 @@ db_size(const char *path)
 	return n;
 }
 
+/* A family of one sample, labelled node only. */
+struct single {
+	const char *name, *type, *help;
+	uint64_t v;
+};
+
+static void
+singles(struct mbuf *b, const char *node, const struct single *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		metric_family(b, m[i].name, m[i].type, m[i].help);
+		metric_sample(b, m[i].name, node, m[i].v);
+	}
+}
+
+static void
+snapshots(struct cutd *d, struct mbuf *b, const char *node)
+{
+	struct coord_counters n;
+	char labels[128];
+
+	coord_counters(d->coord, &n);
+	const struct single m[] = {
+	    {"cutd_snapshots_started_total", "counter",
+	     "Snapshots this node initiated.", n.started},
+	    {"cutd_snapshots_completed_total", "counter",
+	     "Snapshots this node initiated that completed.", n.completed},
+	    {"cutd_snapshots_in_flight", "gauge",
+	     "Snapshots this node initiated that have not ended.",
+	     coord_initiated_in_flight(d->coord)},
+	    {"cutd_snapshots_participating", "gauge",
+	     "Snapshots in progress at this node, started here or elsewhere.",
+	     coord_in_progress(d->coord)},
+	    {"cutd_recorded_messages_total", "counter",
+	     "In-flight channel messages this node recorded in snapshots.",
+	     n.recorded_msgs},
+	    {"cutd_recorded_bytes_total", "counter",
+	     "Payload bytes of the channel messages this node recorded.",
+	     n.recorded_bytes},
+	    {"cutd_database_commit_failures_total", "counter",
+	     "Turns whose database transaction did not commit.",
+	     n.commit_failures},
+	};
+
+	singles(b, node, m, sizeof(m) / sizeof(*m));
+	metric_family(b, "cutd_snapshots_aborted_total", "counter",
+	              "Snapshots this node initiated that were aborted, by "
+	              "the class of their root cause.");
+	for (int k = 0; k < COORD_ABORT_CLASSES; k++) {
+		snprintf(labels, sizeof(labels), "%s,reason=\"%s\"", node,
+		         coord_abort_class_name((enum coord_abort_class)k));
+		metric_sample(b, "cutd_snapshots_aborted_total", labels,
+		              n.aborted[k]);
+	}
+	metric_family(b, "cutd_snapshot_duration_seconds", "histogram",
+	              "Time from start to complete of the snapshots this node "
+	              "initiated.");
+	metric_histogram_ms(b, "cutd_snapshot_duration_seconds", node,
+	                    coord_duration_le_ms, COORD_DURATION_BUCKETS,
+	                    n.duration_count, n.duration_sum_ms);
+}
+
 static void
 node_metrics(struct cutd *d, struct mbuf *b, const char *node)
 {
+	static const char *const sources[] = {"peer", "app", "control"};
 	struct coord_queue_stats q;
 	char labels[160];
 
 	coord_queue_stats(d->coord, &q);
-	metric_family(b, "cutd_app_connected", "gauge",
-	              "1 if an application is connected.");
-	metric_sample(b, "cutd_app_connected", node,
-	              (uint64_t)coord_app_connected(d->coord));
-	metric_family(b, "cutd_app_queue_messages", "gauge",
-	              "Deliveries queued for the application (queue depth).");
-	metric_sample(b, "cutd_app_queue_messages", node, q.down_items);
-	metric_family(b, "cutd_app_queue_bytes", "gauge",
-	              "Payload bytes of the deliveries queued for the "
-	              "application.");
-	metric_sample(b, "cutd_app_queue_bytes", node, q.down_bytes);
-	metric_family(b, "cutd_database_size_bytes", "gauge",
-	              "Size of the database file and its WAL.");
-	metric_sample(b, "cutd_database_size_bytes", node,
-	              db_size(d->cfg->nodes[d->self].database));
-	metric_family(b, "cutd_storage_degraded", "gauge",
-	              "1 while the database does not take writes.");
-	metric_sample(b, "cutd_storage_degraded", node,
-	              coord_degraded(d->coord)[0] != '\0');
+	const struct single m[] = {
+	    {"cutd_app_connected", "gauge", "1 if an application is connected.",
+	     (uint64_t)coord_app_connected(d->coord)},
+	    {"cutd_app_queue_messages", "gauge",
+	     "Deliveries queued for the application (queue depth).",
+	     q.down_items},
+	    {"cutd_app_queue_bytes", "gauge",
+	     "Payload bytes of the deliveries queued for the application.",
+	     q.down_bytes},
+	    {"cutd_database_size_bytes", "gauge",
+	     "Size of the database file and its WAL.",
+	     db_size(d->cfg->nodes[d->self].database)},
+	    {"cutd_storage_degraded", "gauge",
+	     "1 while the database does not take writes.",
+	     coord_degraded(d->coord)[0] != '\0'},
+	};
+	const uint64_t bad[] = {coord_bad_peer(d->coord),
+	                        coord_bad_app(d->coord), d->bad_control};
+
+	singles(b, node, m, sizeof(m) / sizeof(*m));
 	metric_family(b, "cutd_bad_frames_total", "counter",
 	              "Frames dropped as malformed, by where they came from.");
-	snprintf(labels, sizeof(labels), "%s,source=\"peer\"", node);
-	metric_sample(b, "cutd_bad_frames_total", labels,
-	              coord_bad_peer(d->coord));
-	snprintf(labels, sizeof(labels), "%s,source=\"app\"", node);
-	metric_sample(b, "cutd_bad_frames_total", labels,
-	              coord_bad_app(d->coord));
-	snprintf(labels, sizeof(labels), "%s,source=\"control\"", node);
-	metric_sample(b, "cutd_bad_frames_total", labels, d->bad_control);
+	for (size_t k = 0; k < 3; k++) {
+		snprintf(labels, sizeof(labels), "%s,source=\"%s\"", node,
+		         sources[k]);
+		metric_sample(b, "cutd_bad_frames_total", labels, bad[k]);
+	}
 }
 
 void
