@@ -181,14 +181,18 @@ handle(nng_aio *aio)
 		     body);
 		return;
 	}
+	if (body) {
+		fail(sh, aio, 400, "a GET request has no body", 1);
+		return;
+	}
 	if (strlen(uri) > HTTP_URI_MAX) {
-		fail(sh, aio, 414, "request target too long", body);
+		fail(sh, aio, 414, "request target too long", 0);
 		return;
 	}
 	if ((plen == 1 && uri[0] == '/') ||
 	    (plen == 11 && strncmp(uri, "/index.html", 11) == 0)) {
 		respond(sh, aio, 200, "text/html; charset=utf-8",
-		        cutd_web_index, cutd_web_index_len, body);
+		        cutd_web_index, cutd_web_index_len, 0);
 		return;
 	}
 	pthread_mutex_lock(&sh->mx);

@@ -149,6 +149,7 @@ expect 400 GET "/v1/snapshots?limit=0"
 expect 400 GET "/v1/snapshots?bogus=1"
 expect 400 GET "/v1/snapshots/%zz"
 expect 405 POST /v1/snapshots
+expect 400 GET /v1/status -d x
 expect 405 DELETE "/v1/snapshots/$id"
 expect 405 PUT /metrics -d x
 expect 413 POST /v1/snapshots --data-binary @"$T/export.json"
