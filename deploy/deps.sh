@@ -2,7 +2,9 @@
 # Installs the Debian 12 packages cutd needs to build, test and run, but
 # only those that are missing.  Quiet when everything is present.  Uses sudo
 # when not run as root.  "--fuzz" installs instead what tests/fuzz/run.sh
-# needs: clang and its libFuzzer and sanitizer runtimes.
+# needs: clang and its libFuzzer and sanitizer runtimes.  "--browser"
+# installs what the web view's test (tests/integration/t_web.sh) needs:
+# chromium, run headless, and a font for its screenshot.
 set -eu
 
 # systemd brings systemd-analyze, which checks the unit, and python3 parses
@@ -18,6 +20,8 @@ libjansson-dev libsystemd-dev systemd python3 nftables libssl-dev openssl
 graphviz groff-base man-db"
 if [ "${1:-}" = --fuzz ]; then
 	pkgs="clang libclang-rt-14-dev"
+elif [ "${1:-}" = --browser ]; then
+	pkgs="chromium fonts-dejavu-core"
 fi
 
 missing=""

@@ -55,7 +55,16 @@ enum {
 	CK_MIXED,
 	CK_N
 };
-enum { NK_PEER, NK_APP, NK_CONTROL, NK_DATABASE, NK_CERT, NK_KEY, NK_N };
+enum {
+	NK_PEER,
+	NK_APP,
+	NK_CONTROL,
+	NK_HTTP,
+	NK_DATABASE,
+	NK_CERT,
+	NK_KEY,
+	NK_N
+};
 #define N_ENDPOINTS NK_DATABASE /* the node keys before it are endpoints */
 enum { V_OK, V_BAD, V_LONG };
 
@@ -76,19 +85,21 @@ static const char *const cluster_keys[CK_N] = {"name",
                                                "start_burst",
                                                "tls_ca",
                                                "allow_mixed_transports"};
-static const char *const node_keys[NK_N] = {"peer",     "app",      "control",
-                                            "database", "tls_cert", "tls_key"};
+static const char *const node_keys[NK_N] = {
+    "peer", "app", "control", "http", "database", "tls_cert", "tls_key"};
 static const size_t node_offsets[NK_N] = {
     offsetof(struct config_node, peer),
     offsetof(struct config_node, app),
     offsetof(struct config_node, control),
+    offsetof(struct config_node, http),
     offsetof(struct config_node, database),
     offsetof(struct config_node, tls_cert),
     offsetof(struct config_node, tls_key)};
 #define ENDPOINT "tcp://HOST:PORT or tls+tcp://HOST:PORT"
 static const char *const node_forms[NK_N] = {
     ENDPOINT,           "ipc:///PATH, " ENDPOINT, "ipc:///PATH, " ENDPOINT,
-    "an absolute path", "an absolute path",       "an absolute path"};
+    "http://HOST:PORT", "an absolute path",       "an absolute path",
+    "an absolute path"};
 
 struct nodeinfo {
 	int line;          /* of its [node] header */
@@ -185,6 +196,11 @@ check_node_value(int key, const char *value)
 	case NK_APP:
 	case NK_CONTROL:
 		return check_endpoint(value, 1);
+	case NK_HTTP:
+		/* No path: the listener serves its own (/metrics, /v1/...). */
+		if (!config_ini_word(value) || !starts_with(value, "http://"))
+			return V_BAD;
+		return check_hostport(value + strlen("http://"));
 	default:
 		return value[0] == '/' ? V_OK : V_BAD;
 	}
@@ -1193,6 +1209,8 @@ print_nodes(const struct config *cfg, FILE *out)
 		fprintf(out, "    peer     = %s\n", n->peer);
 		fprintf(out, "    app      = %s\n", n->app);
 		fprintf(out, "    control  = %s\n", n->control);
+		if (n->http != NULL)
+			fprintf(out, "    http     = %s\n", n->http);
 		fprintf(out, "    database = %s\n", n->database);
 		if (n->tls_cert != NULL)
 			fprintf(out, "    tls_cert = %s\n", n->tls_cert);

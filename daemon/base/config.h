@@ -63,6 +63,9 @@
  *                                     ; default ipc://<run_dir>/<node>.app
  *   control = ipc:///run/cutd/p0.ctl  ; optional,
  *                                     ; default ipc://<run_dir>/<node>.ctl
+ *   http = http://127.0.0.1:9100      ; optional, default none (off):
+ *                                     ; metrics, the read-only HTTP
+ *                                     ; API and the web view
  *   database = /var/lib/cutd/p0.db    ; optional,
  *                                     ; default <state_dir>/<node>.db
  *   tls_cert = /etc/cutd/p0.pem       ; the node's certificate (PEM, CN or
@@ -92,8 +95,8 @@
  *   paths.  Endpoints are
  *   tcp://HOST:PORT or tls+tcp://HOST:PORT (IPv6 hosts in brackets); app
  *   and control may also be ipc:///ABSOLUTE/PATH, at most 107 bytes of
- *   path (the limit of a Unix socket).  No endpoint may be used twice in
- *   the file, compared as written.
+ *   path (the limit of a Unix socket); http is http://HOST:PORT, no path.
+ *   No endpoint may be used twice in the file, compared as written.
  * - socket_group and admin_group must name groups that exist on the host
  *   that loads the file (getgrnam), else the file is refused.
  * - At most 256 nodes.  A single node needs no channels.  With [channels],
@@ -141,6 +144,8 @@ struct config_node {
 	char *peer;     /* nng URL the node listens on for its peers */
 	char *app;      /* nng URL of the application link */
 	char *control;  /* nng URL of the control service */
+	char *http;     /* http://HOST:PORT of metrics and the HTTP API, or
+	                   NULL: off */
 	char *database; /* path of the node's SQLite database */
 	char *tls_cert; /* PEM certificate for TLS peers, or NULL */
 	char *tls_key;  /* its PEM private key, or NULL */

@@ -194,6 +194,7 @@ coord_commit(struct coord *c)
 			return E_BUSY;
 		}
 		if (rv != 0 || c->begin_failed || c->write_failed) {
+			c->stats.commit_failures++;
 			snap_storage_failed(c);
 			return E_STORAGE;
 		}

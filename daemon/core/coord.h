@@ -267,4 +267,71 @@ int coord_commit(struct coord *c);
 /* 1 while the turn's batch is open (uncommitted writes). */
 int coord_batch_open(const struct coord *c);
 
+/* ---- Statistics for metrics (coord_stats.c) ----
+ *
+ * Counters since the coordinator was made, read-only for the caller;
+ * the coordinator's own files feed them through the coord_stats_*()
+ * calls below.  Durations come from the time the caller gives
+ * (coord_set_time()), never from a clock. */
+
+/* Why a snapshot this node initiated was aborted, judged from the first
+ * (root-cause) clause of its reason. */
+enum coord_abort_class {
+	COORD_ABORT_DEADLINE, /* a part, a marker or a node missed it */
+	COORD_ABORT_STORAGE,  /* a database did not take a write */
+	COORD_ABORT_PEER,     /* a node restarted, went silent, renumbered */
+	COORD_ABORT_APP,      /* an application did not answer or fit */
+	COORD_ABORT_OTHER,
+	COORD_ABORT_CLASSES
+};
+/* The class's name for a metric label: "deadline", "storage", ... */
+const char *coord_abort_class_name(enum coord_abort_class k);
+enum coord_abort_class coord_abort_classify(const char *reason);
+
+/* Upper bounds, in ms, of the buckets of the snapshot duration
+ * histogram; one more bucket holds what is beyond the last. */
+#define COORD_DURATION_BUCKETS 13
+extern const uint32_t coord_duration_le_ms[COORD_DURATION_BUCKETS];
+
+struct coord_counters {
+	/* Snapshots this node initiated: started, and how they ended. */
+	uint64_t started, completed;
+	uint64_t aborted[COORD_ABORT_CLASSES];
+	/* Durations of the completed ones, start to complete: how many
+	 * fell in each bucket (not cumulative) and their sum. */
+	uint64_t duration_count[COORD_DURATION_BUCKETS + 1];
+	uint64_t duration_sum_ms;
+	/* Channel messages this node recorded, and their payload bytes. */
+	uint64_t recorded_msgs, recorded_bytes;
+	/* Turns whose batch of writes did not commit. */
+	uint64_t commit_failures;
+};
+void coord_counters(const struct coord *c, struct coord_counters *ret);
+
+/* The link between this node and node, beyond coord_peer_stats(). */
+struct coord_link_stats {
+	uint64_t sent_bytes;     /* payload of messages sent self -> node */
+	uint64_t received_bytes; /* payload of messages node -> self that
+	                            arrived here (duplicates not counted) */
+	uint64_t reconnects;     /* connections to node after the first */
+	/* Link items sent again after a reconnect, a hello or a resend
+	 * timeout, and arrivals dropped as duplicates; both start again
+	 * from 0 when node restarts (its links start afresh). */
+	uint64_t items_resent, items_dup;
+	size_t unacked_items;  /* sent to node, not acknowledged */
+	size_t held_items;     /* from node, held for a gap before them */
+	size_t inflight_items; /* sent to node, not taken by its app */
+};
+void coord_link_stats(const struct coord *c, size_t node,
+                      struct coord_link_stats *ret);
+
+/* For the coordinator's files only: this node initiated a snapshot; one
+ * it initiated ended (complete, or aborted with reason) after starting at
+ * started_ms (its monotonic time); it recorded a channel message of len
+ * payload bytes. */
+void coord_stats_started(struct coord *c);
+void coord_stats_ended(struct coord *c, int complete, const char *reason,
+                       int64_t started_ms);
+void coord_stats_recorded(struct coord *c, size_t len);
+
 #endif /* CUT_COORD_H */

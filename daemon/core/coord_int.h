@@ -61,6 +61,7 @@ struct peer {
 	uint64_t taken_bytes;    /* payload bytes taken since last told */
 	int in_known;            /* the channel's numbering is known */
 	uint64_t dups;           /* messages dropped as already had */
+	uint64_t sent_bytes, recv_bytes, ups; /* metrics (coord_stats.c) */
 };
 
 /* A state request waiting to go to the application, or answered not
@@ -207,6 +208,7 @@ struct coord {
 	struct coord_sched sched;
 	int retain_due, reclaim_due;
 	int64_t retain_ms, reclaim_ms;
+	struct coord_counters stats; /* metrics (coord_stats.c) */
 };
 
 /* The store port's calls, on c's database.  What DB() calls goes through

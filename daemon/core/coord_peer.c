@@ -614,6 +614,7 @@ coord_peer_up(struct coord *c, size_t node)
 	/* Whatever went into the old connection may be gone: say hello and
 	 * send it all again. */
 	p->up = 1;
+	p->ups++;
 	p->hello_due = 1;
 	link_rewind(p->out);
 }

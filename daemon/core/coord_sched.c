@@ -219,6 +219,7 @@ sched_tell_outcome(struct coord *c, const struct snap *s, int complete,
 	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerOutcome o = CUT__V1__PEER_OUTCOME__INIT;
 
+	coord_stats_ended(c, complete, reason, s->started_ms);
 	o.snapshot_id = (char *)s->id;
 	o.complete = complete != 0;
 	o.reason = reason != NULL && reason[0] != '\0' ? (char *)reason : NULL;

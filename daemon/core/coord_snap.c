@@ -289,6 +289,7 @@ snap_app_send(struct coord *c, const char *to, const char *content_type,
 		peer_unnote_data(c, (size_t)node, len);
 		return rv;
 	}
+	p->sent_bytes += len;
 	return engine_sent(c->eng, out, NULL);
 }
 
@@ -394,6 +395,7 @@ coord_start(struct coord *c, uint32_t timeout_ms,
 		               err_str(rv));
 	}
 	log_info("snapshot %s: initiated", id);
+	coord_stats_started(c);
 	memcpy(ret_id, id, strlen(id) + 1);
 	return perform(c, NULL);
 }
@@ -474,6 +476,7 @@ snap_data(struct coord *c, size_t from, uint64_t app_seq,
 		return rv;
 	if ((rv = perform(c, &dl)) != 0)
 		return rv;
+	c->peers[from].recv_bytes += len;
 	return app_deliver(c, from, content_type, payload, len, app_seq);
 }
 
@@ -990,6 +993,7 @@ record(struct coord *c, struct snap *s, const struct engine_action *a,
 		snap_give_up(c, s, "cannot store a recorded message");
 		return;
 	}
+	coord_stats_recorded(c, dl->len);
 	audit_seqs_add(&pc->seqs, a->seq);
 }
 
@@ -1011,6 +1015,7 @@ record_queued(void *arg, uint64_t app_seq, const char *ctype,
 	                      c->name, app_seq, coord_ctype(ctype), payload,
 	                      len) != 0)
 		return -1;
+	coord_stats_recorded(c, len);
 	audit_seqs_add(&q->pc->seqs, app_seq);
 	return 0;
 }

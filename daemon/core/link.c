@@ -46,6 +46,8 @@ struct link {
 	uint64_t expected;
 	struct item *held; /* sorted by seq */
 	size_t nheld, max_held;
+	/* For metrics: items handed out again, and arrivals dropped. */
+	uint64_t resent, dups;
 };
 
 int
@@ -177,7 +179,20 @@ link_ack(struct link *l, uint64_t upto)
 void
 link_rewind(struct link *l)
 {
+	l->resent += l->sent;
 	l->sent = 0;
+}
+
+uint64_t
+link_resent(const struct link *l)
+{
+	return l->resent;
+}
+
+uint64_t
+link_dups(const struct link *l)
+{
+	return l->dups;
 }
 
 uint64_t
@@ -210,8 +225,10 @@ link_accept(struct link *l, uint64_t seq, const void *data, size_t len)
 	int found;
 	void *copy;
 
-	if (seq < l->expected)
+	if (seq < l->expected) {
+		l->dups++;
 		return LINK_DUP;
+	}
 	if (seq == l->expected) {
 		l->expected++;
 		return LINK_DELIVER;
@@ -220,8 +237,10 @@ link_accept(struct link *l, uint64_t seq, const void *data, size_t len)
 	if (seq - l->expected > l->max_held)
 		return LINK_DROPPED;
 	pos = held_pos(l, seq, &found);
-	if (found)
+	if (found) {
+		l->dups++;
 		return LINK_DUP;
+	}
 	if (l->nheld == l->max_held || (copy = malloc(len ? len : 1)) == NULL)
 		return LINK_DROPPED;
 	memcpy(copy, data, len);

@@ -66,6 +66,8 @@ int link_next(struct link *l, const void **ret_data, size_t *ret_len,
 int link_ack(struct link *l, uint64_t upto);
 /* Everything unacknowledged will be handed out again. */
 void link_rewind(struct link *l);
+/* Items handed out again after a rewind, so far. */
+uint64_t link_resent(const struct link *l);
 /* Highest sequence number acknowledged. */
 uint64_t link_acked(const struct link *l);
 
@@ -79,6 +81,8 @@ enum link_verdict link_accept(struct link *l, uint64_t seq, const void *data,
 int link_release(struct link *l, void **ret_data, size_t *ret_len);
 /* The cumulative acknowledgement to send: every seq <= this arrived. */
 uint64_t link_delivered(const struct link *l);
+/* Arrivals dropped as duplicates, so far. */
+uint64_t link_dups(const struct link *l);
 /* Early items held until the gap before them fills. */
 size_t link_held(const struct link *l);
 

@@ -288,7 +288,16 @@ struct info_ctx {
 	Cut__V1__ChannelState *chan; /* messages being collected */
 	size_t cap;
 	int rv;
+	/* The page of each channel's messages to collect (the HTTP API's):
+	 * from the offset-th, at most limit, while the payload bytes of the
+	 * whole reply stay within budget (but at least one per channel);
+	 * seen counts those passed. */
+	uint64_t offset, limit, budget, seen;
 };
+
+/* What add_message() returns to stop a channel's messages at the end of
+ * the page: no error code is 1. */
+#define PAGE_FULL 1
 
 static int
 add_state(const char *node, const char *ctype, const void *state, size_t len,
@@ -321,6 +330,12 @@ add_message(uint64_t seq, const char *ctype, const void *p, size_t len,
 	Cut__V1__ChannelState *cs = c->chan;
 	Cut__V1__ChannelMessage *m;
 
+	if (c->seen++ < c->offset)
+		return 0;
+	if (cs->n_messages >= c->limit ||
+	    (cs->n_messages > 0 && len > c->budget))
+		return PAGE_FULL;
+	c->budget -= len < c->budget ? len : c->budget;
 	if (cs->n_messages == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 16;
 		Cut__V1__ChannelMessage **v =
@@ -445,13 +460,21 @@ fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
 	}
 }
 
-/* Fills info for snapshot id from the store: E_NOENT if unknown. */
+/* Fills info for snapshot id from the store, with the page q asks of
+ * each channel's messages: E_NOENT if unknown. */
 static int
 build_info(struct cutd *d, struct arena *a, const char *id, int states,
-           int messages, Cut__V1__SnapshotInfo *in)
+           int messages, const struct control_query *q,
+           Cut__V1__SnapshotInfo *in)
 {
-	struct info_ctx c = {
-	    .d = d, .a = a, .info = in, .states = states, .messages = messages};
+	struct info_ctx c = {.d = d,
+	                     .a = a,
+	                     .info = in,
+	                     .states = states,
+	                     .messages = messages,
+	                     .offset = q->msg_offset,
+	                     .limit = q->msg_limit,
+	                     .budget = q->msg_budget};
 	struct store_snapshot ss;
 	struct coord_snap_view v;
 	size_t max = d->cfg->nnodes + d->cfg->nchans + 1;
@@ -483,21 +506,22 @@ build_info(struct cutd *d, struct arena *a, const char *id, int states,
 	for (size_t i = 0; messages && i < in->n_channels; i++) {
 		c.chan = in->channels[i];
 		c.cap = 0;
-		if ((rv = store_foreach_message(d->store, id, c.chan->src,
-		                                c.chan->dst, add_message,
-		                                &c)) != 0)
+		c.seen = 0;
+		rv = store_foreach_message(d->store, id, c.chan->src,
+		                           c.chan->dst, add_message, &c);
+		if (rv != 0 && rv != PAGE_FULL)
 			return rv;
 	}
 	return 0;
 }
 
 static void
-info_reply(struct cutd *d, struct reply *r, const char *id, int states,
-           int messages)
+info_page_reply(struct cutd *d, struct reply *r, const char *id, int states,
+                int messages, const struct control_query *q)
 {
 	Cut__V1__SnapshotInfo in;
 	struct arena a = {0};
-	int rv = build_info(d, &a, id, states, messages, &in);
+	int rv = build_info(d, &a, id, states, messages, q, &in);
 
 	if (rv == E_NOENT)
 		fail(r, CUT__V1__STATUS_CODE__NOT_FOUND, "no such snapshot");
@@ -506,6 +530,16 @@ info_reply(struct cutd *d, struct reply *r, const char *id, int states,
 	else
 		set_body(r, &in.base);
 	arena_free(&a);
+}
+
+static void
+info_reply(struct cutd *d, struct reply *r, const char *id, int states,
+           int messages)
+{
+	const struct control_query all = {.msg_limit = UINT64_MAX,
+	                                  .msg_budget = UINT64_MAX};
+
+	info_page_reply(d, r, id, states, messages, &all);
 }
 
 /* Refuses a Start beyond the limits, in r; returns 1 if it did.  The
@@ -1322,4 +1356,38 @@ control_recv_all(struct cutd *d)
 			return;
 		control_request(d, msg);
 	}
+}
+
+void
+control_query(struct cutd *d, struct control_query *q)
+{
+	ProtobufCBinaryData body = {q->req_len, (uint8_t *)q->req};
+	struct reply r = {0};
+
+	if (strcmp(q->method, CUTPROTO_METHOD_STATUS) == 0) {
+		do_status(d, &r);
+	} else if (strcmp(q->method, CUTPROTO_METHOD_LIST) == 0) {
+		do_list(d, &body, &r);
+	} else if (strcmp(q->method, CUTPROTO_METHOD_GET) == 0) {
+		Cut__V1__GetRequest *rq =
+		    cut__v1__get_request__unpack(NULL, body.len, body.data);
+		if (rq == NULL || !engine_id_valid(rq->snapshot_id))
+			fail(&r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
+			     "bad request or snapshot id");
+		else
+			info_page_reply(d, &r, rq->snapshot_id,
+			                rq->include_states,
+			                rq->include_messages, q);
+		if (rq != NULL)
+			cut__v1__get_request__free_unpacked(rq, NULL);
+	} else {
+		fail(&r, CUT__V1__STATUS_CODE__UNIMPLEMENTED,
+		     "not a read-only method");
+	}
+	q->status = r.status;
+	snprintf(q->message, sizeof(q->message), "%s", r.message);
+	q->body = r.has_body ? r.body : NULL;
+	q->len = r.has_body ? r.len : 0;
+	if (!r.has_body)
+		free(r.body);
 }

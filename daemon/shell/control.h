@@ -5,6 +5,7 @@
 #define CUT_CONTROL_H
 
 #include <nng/nng.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct cutd;
@@ -28,5 +29,25 @@ void control_wake(struct cutd *d, int64_t now);
 void control_committed(struct cutd *d, int lost);
 /* Milliseconds until a Wait call's deadline, at most max. */
 int control_next_timer(struct cutd *d, int64_t now, int max);
+
+/* A read-only call of the HTTP API (http.c), on the loop's thread. */
+struct control_query {
+	const char *method; /* CUTPROTO_METHOD_STATUS, _LIST or _GET */
+	const uint8_t *req; /* its packed request (borrowed), or NULL */
+	size_t req_len;
+	/* Get: of each channel's messages, from the msg_offset-th, at most
+	 * msg_limit, while the reply's payload bytes stay within msg_budget
+	 * (but at least one message per channel that has more). */
+	uint64_t msg_offset, msg_limit, msg_budget;
+	/* Out: the gRPC status code and its words; on OK the packed reply,
+	 * which the caller frees with free(). */
+	int32_t status;
+	char message[256];
+	uint8_t *body;
+	size_t len;
+};
+/* Answers q as the control service answers the same call (without the
+ * permission check: the HTTP API is read-only). */
+void control_query(struct cutd *d, struct control_query *q);
 
 #endif /* CUT_CONTROL_H */

@@ -3,7 +3,8 @@
  * signals and the event loop.
  *
  * The loop is one thread polling the receive descriptors of its three
- * sockets and a signalfd, sleeping until the nearest timer.  Each turn
+ * sockets, a signalfd and the HTTP listener's eventfd (http.c), sleeping
+ * until the nearest timer.  Each turn
  * reads everything that arrived, runs timers, commits the turn's database
  * writes in one transaction, and only then sends, one batch per peer and
  * one to the application holding everything queued: a part or an ack never
@@ -29,6 +30,7 @@
 #include "net.h"
 #include "appsock.h"
 #include "control.h"
+#include "http.h"
 #include "log.h"
 #include "tls.h"
 
@@ -251,7 +253,8 @@ start(struct cutd *d)
 		return rv == E_STORAGE ? EX_CANTCREAT : EX_SOFTWARE;
 	}
 	commit(d);
-	if (net_start(d) != 0 || app_start(d) != 0 || control_start(d) != 0)
+	if (net_start(d) != 0 || app_start(d) != 0 || control_start(d) != 0 ||
+	    http_start(d) != 0)
 		return EX_UNAVAILABLE;
 	/* The sockets live as long as the daemon, so do their descriptors. */
 	if (nng_socket_get_int(d->pull, NNG_OPT_RECVFD, &d->pull_fd) != 0 ||
@@ -394,6 +397,8 @@ stop(struct cutd *d)
 		commit(d);
 		control_wake(d, cutd_now_ms());
 	}
+	/* Before the database closes: what still waits is answered 503. */
+	http_stop(d);
 	conds_free(d);
 	cond_close(d->cond);
 	store_close(d->store);
@@ -555,19 +560,20 @@ next_timeout(struct cutd *d, int64_t now)
 static int
 run(struct cutd *d, int sfd)
 {
-	struct pollfd pfd[4];
+	struct pollfd pfd[5];
 	int64_t last_status = 0;
 
 	pfd[0].fd = d->pull_fd;
 	pfd[1].fd = d->app_fd;
 	pfd[2].fd = d->ctl_fd;
 	pfd[3].fd = sfd;
-	for (int i = 0; i < 4; i++)
+	pfd[4].fd = http_fd(d); /* -1 without a listener: poll() skips it */
+	for (int i = 0; i < 5; i++)
 		pfd[i].events = POLLIN;
 	for (;;) {
 		int64_t now;
 
-		if (poll(pfd, 4, next_timeout(d, cutd_now_ms())) < 0 &&
+		if (poll(pfd, 5, next_timeout(d, cutd_now_ms())) < 0 &&
 		    errno != EINTR) {
 			log_err("poll: %s", strerror(errno));
 			return EX_SOFTWARE;
@@ -586,6 +592,8 @@ run(struct cutd *d, int sfd)
 			app_recv_all(d);
 		if (pfd[2].revents & POLLIN)
 			control_recv_all(d);
+		if (pfd[4].revents & POLLIN)
+			http_serve(d);
 		coord_timers(d->coord);
 		net_timers(d, now);
 		/* Deliveries and state requests stand for nothing stored, so

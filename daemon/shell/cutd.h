@@ -12,9 +12,12 @@
  *   appsock.c  the application's socket
  *   control.c  the control service (req/rep, gRPC-style)
  *   tls.c      TLS between daemons and the signed hello
+ *   http.c     metrics, the read-only HTTP API and the web view
+ *   metrics.c  the Prometheus text of the daemon's counters
  *
  * Everything runs on the main thread; nng's own threads only set the
- * atomic flags of pipe notifications and queue closed connections.
+ * atomic flags of pipe notifications, queue closed connections and queue
+ * HTTP requests for the loop (http.c).
  */
 #ifndef CUT_CUTD_H
 #define CUT_CUTD_H
@@ -79,6 +82,7 @@ struct held_reply {
 };
 
 struct tls;
+struct http;
 
 struct cutd {
 	struct config *cfg;
@@ -110,6 +114,7 @@ struct cutd {
 	char (*cond_pending)[ENGINE_ID_MAX + 1];
 	size_t ncond_pending, cond_cap;
 	struct tls *tls; /* TLS configurations and the signed hello */
+	struct http *http; /* metrics, HTTP API, web view; NULL: off */
 	uint64_t bad_control;
 	/* Control calls refused by perm.c, and Start calls by the limits. */
 	uint64_t calls_denied, starts_limited;

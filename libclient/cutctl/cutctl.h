@@ -1,6 +1,6 @@
 /*
- * cutctl.h - what cutctl.c (commands) and cutctl_print.c (output, human
- * and JSON) share.  Never installed.
+ * cutctl.h - what cutctl.c (commands) and cutctl_print.c (output for
+ * people) share; the JSON is ctljson.h's.  Never installed.
  */
 #ifndef CUT_CUTCTL_H
 #define CUT_CUTCTL_H
@@ -8,24 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cutjson.h"
+#include "ctljson.h"
 #include "cutproto.h"
-
-/* How much of a snapshot to print. */
-enum detail {
-	DETAIL_SUMMARY, /* the header only (list, wait) */
-	DETAIL_SHOW,    /* nodes and channels, payloads abbreviated */
-	DETAIL_EXPORT,  /* everything, payloads in full */
-};
-
-/* The status of s as a word: "in_progress", "complete", "aborted". */
-const char *snapshot_status_word(const Cut__V1__SnapshotInfo *s);
-
-/* Snapshot s as JSON: the summary members, and for DETAIL_SHOW and
- * DETAIL_EXPORT its nodes and channels (the shapes are described at the
- * top of cutctl_print.c).  The JSON builders return a new document for
- * cj_print(), or NULL when out of memory. */
-json_t *snapshot_json(const Cut__V1__SnapshotInfo *s, enum detail d);
 
 /* Writes the one-line summary of s, for `wait` and `snapshot --wait`. */
 void print_summary_line(FILE *f, const Cut__V1__SnapshotInfo *s);
@@ -33,19 +17,16 @@ void print_summary_line(FILE *f, const Cut__V1__SnapshotInfo *s);
 /* Writes the readable picture of s for `show`. */
 void print_snapshot_human(FILE *f, const Cut__V1__SnapshotInfo *s);
 
-/* Writes the table of `list`; its JSON. */
+/* Writes the table of `list`. */
 void print_list_human(FILE *f, const Cut__V1__ListReply *l);
-json_t *list_json(const Cut__V1__ListReply *l);
 
-/* Writes the node status of `status`; its JSON. */
+/* Writes the node status of `status`. */
 void print_status_human(FILE *f, const Cut__V1__StatusReply *s,
                         uint64_t now_ms);
-json_t *status_json(const Cut__V1__StatusReply *s);
 
-/* Writes the schedule of `schedule show` and `status`; its JSON. */
+/* Writes the schedule of `schedule show` and `status`. */
 void print_schedule_human(FILE *f, const Cut__V1__ScheduleStatus *s,
                           uint64_t now_ms);
-json_t *schedule_json(const Cut__V1__ScheduleStatus *s);
 
 /*
  * Finds the control URL from the flags (each NULL when not given), the

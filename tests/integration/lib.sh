@@ -354,3 +354,20 @@ retry() {
 		sleep 0.1
 	done
 }
+
+# http_keys PORT: gives node pI of $T/cluster.ini (written by cluster) the
+# key http = http://127.0.0.1:PORT+I, its metrics and HTTP API listener.
+http_keys() {
+	i=0
+	while [ "$i" -lt "$NODES" ]; do
+		sed -i "/^\[node p$i\]\$/a http = http://127.0.0.1:$(($1 + i))" \
+			"$T/cluster.ini"
+		i=$((i + 1))
+	done
+}
+
+# metric FILE NAME [LABEL=VALUE...]: the value of one sample of a scrape
+# saved in FILE (tests/tools/promtext.py).
+metric() {
+	python3 "$(dirname "$0")/../tools/promtext.py" get "$@"
+}

@@ -1155,3 +1155,48 @@ Test(config, schedule_errors)
 	expect_errors(CLUSTER NODE("p0", "1") "[schedule]\ninitiator = p0\n",
 	              "c.ini:5: [schedule] has no 'interval' key\n");
 }
+
+Test(config, http_listener_off_by_default_or_set)
+{
+	struct config *cfg = load_ok(CLUSTER "[node p0]\n"
+	                                     "peer = tcp://127.0.0.1:7100\n"
+	                                     "http = http://127.0.0.1:9100\n"
+	                                     "[node p1]\n"
+	                                     "peer = tcp://127.0.0.1:7101\n"
+	                                     "http = http://[::1]:9101\n"
+	                                     "[node p2]\n"
+	                                     "peer = tcp://127.0.0.1:7102\n");
+
+	cr_assert_str_eq(cfg->nodes[0].http, "http://127.0.0.1:9100");
+	cr_assert_str_eq(cfg->nodes[1].http, "http://[::1]:9101");
+	cr_assert_null(cfg->nodes[2].http);
+	config_free(cfg);
+}
+
+Test(config, bad_http)
+{
+	expect_errors(CLUSTER "[node p0]\n" /* 3 */
+	                      "peer = tcp://127.0.0.1:7100\n"
+	                      "http = tcp://127.0.0.1:9100\n" /* 5 */
+	                      "[node p1]\n"
+	                      "peer = tcp://127.0.0.1:7101\n"
+	                      "http = http://127.0.0.1:9100/metrics\n" /* 8 */
+	                      "[node p2]\n"
+	                      "peer = tcp://127.0.0.1:7102\n"
+	                      "http = http://h:0\n" /* 11 */
+	                      "[node p3]\n"
+	                      "peer = tcp://127.0.0.1:7103\n"
+	                      "http = http://127.0.0.1:9103\n"
+	                      "[node p4]\n"
+	                      "peer = tcp://127.0.0.1:7104\n"
+	                      "http = http://127.0.0.1:9103\n", /* 17 */
+	              "c.ini:5: http must be http://HOST:PORT, not "
+	              "'tcp://127.0.0.1:9100'\n"
+	              "c.ini:8: http must be http://HOST:PORT, not "
+	              "'http://127.0.0.1:9100/metrics'\n"
+	              "c.ini:11: http must be http://HOST:PORT, not "
+	              "'http://h:0'\n"
+	              "c.ini:17: [node p4] http endpoint "
+	              "http://127.0.0.1:9103 is already the http endpoint of "
+	              "node p3\n");
+}

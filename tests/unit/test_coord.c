@@ -2962,3 +2962,51 @@ Test(sched, retention_keeps_the_newest_and_the_kept)
 	cr_assert_eq(coord_keep(h->c, "p0:1", 1, &e), E_NOENT);
 	h_free(h);
 }
+
+/* The counters for metrics (coord_stats.c): a snapshot completed 30 ms
+ * after its start lands in the 50 ms bucket of the duration histogram;
+ * one that ends at its deadline counts as aborted in its reason's class;
+ * neither is counted twice. */
+Test(stats, snapshots_counted)
+{
+	struct h *h = ready(NULL);
+	struct coord_counters n;
+	struct store_snapshot row;
+	char sid[ENGINE_ID_MAX + 1], ab[ENGINE_ID_MAX + 1];
+	uint64_t aborted = 0;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	coord_counters(h->c, &n);
+	cr_assert_eq(n.started, 1);
+	cr_assert_eq(n.completed, 0);
+	want_request(h, sid);
+	h_reply(h, sid, "{\"b\": 0}", 0);
+	marker(h, "p1", 1, sid, 0);
+	marker(h, "p2", 1, sid, 0);
+	h_time(h, 30);
+	part_of(h, "p1", 2, sid, 0);
+	part_of(h, "p2", 2, sid, 0);
+	h_commit(h);
+	coord_counters(h->c, &n);
+	cr_assert_eq(n.completed, 1);
+	cr_assert_eq(coord_duration_le_ms[3], 50);
+	cr_assert_eq(n.duration_count[3], 1);
+	cr_assert_eq(n.duration_sum_ms, 30);
+	h_drain(h);
+
+	snprintf(ab, sizeof(ab), "%s", h_start(h, 1000));
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	want_row(h, ab, STORE_ABORTED, &row);
+	coord_counters(h->c, &n);
+	cr_assert_eq(n.started, 2);
+	cr_assert_eq(n.completed, 1);
+	cr_assert_eq(n.aborted[coord_abort_classify(row.reason)], 1, "%s",
+	             row.reason);
+	for (int k = 0; k < COORD_ABORT_CLASSES; k++)
+		aborted += n.aborted[k];
+	cr_assert_eq(aborted, 1);
+	cr_assert_eq(n.duration_count[3], 1, "an abort has no duration");
+	h_free(h);
+}

@@ -3,7 +3,7 @@
  * JSON content types (text.c), cutjson's builders (a JSON state embedded
  * as its value, other states in base64 with their content type, a state
  * labelled JSON that is not, strings that are not UTF-8), its dump flags,
- * and the documents cutctl builds from a snapshot (cutctl_print.c), each
+ * and the documents cutctl builds from a snapshot (ctljson.c), each
  * checked byte for byte.
  */
 #include <criterion/criterion.h>
