@@ -29,6 +29,11 @@
 /* Room for a daemon's error message, including the NUL. */
 #define RPC_MSG_MAX 256
 
+/* Snapshots/Restore, until cutproto.h names it with the others. */
+#ifndef CUTPROTO_METHOD_RESTORE
+#define CUTPROTO_METHOD_RESTORE "/cut.v1.Snapshots/Restore"
+#endif
+
 struct rpc;
 
 /* What the daemon answered to one call. */
