@@ -59,6 +59,10 @@ coord_new(const struct config *cfg, size_t self, uint64_t epoch,
 		coord_free(c);
 		return rv;
 	}
+	if ((rv = restore_init(c, e)) != 0) {
+		coord_free(c);
+		return rv;
+	}
 	sched_init(c);
 	c->retain_due = 1; /* what an earlier run left to delete */
 	*ret = c;
@@ -70,6 +74,7 @@ coord_free(struct coord *c)
 {
 	if (c == NULL)
 		return;
+	restore_fini(c);
 	snap_fini(c);
 	app_fini(c);
 	peer_fini(c);
@@ -219,12 +224,14 @@ coord_timers(struct coord *c)
 	snap_timers(c);
 	peer_timers(c);
 	sched_timers(c);
+	restore_timers(c);
 }
 
 int
 coord_next_timer(struct coord *c, int max)
 {
-	return sched_next_timer(c, peer_next_timer(c, snap_next_timer(c, max)));
+	return restore_next_timer(
+	    c, sched_next_timer(c, peer_next_timer(c, snap_next_timer(c, max))));
 }
 
 uint64_t

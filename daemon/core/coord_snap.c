@@ -301,6 +301,12 @@ abort_running(struct coord *c, const char *reason)
 			abort_snap(c, s, reason);
 }
 
+void
+snap_abort_all(struct coord *c, const char *reason)
+{
+	abort_running(c, reason);
+}
+
 int
 snap_resume_out(struct coord *c, size_t node, uint64_t count)
 {
@@ -363,6 +369,9 @@ coord_start(struct coord *c, uint32_t timeout_ms,
 	if (c->degraded[0] != '\0')
 		return err_set(e, E_STORAGE, "storage degraded: %.200s",
 		               c->degraded);
+	if (c->rs.phase != RS_IDLE)
+		return err_set(e, E_STATE, "a restore of %s is running",
+		               c->rs.id);
 	/* The id and its row first: a snapshot that cannot be stored is
 	 * refused before any marker leaves. */
 	coord_db(c);

@@ -21,6 +21,7 @@ static const char *const op_names[H_NOPS] = {
     "set_outcome",    "set_keep",      "forget_add",
     "forget_done",    "forget_foreach", "forget_count",
     "retain_foreach", "reclaim",       "get",
+    "restore_put",    "restore_generation",
 };
 
 static void
@@ -294,6 +295,21 @@ p_get(void *db, const char *id, struct store_snapshot *ret)
 	PASS(H_GET, 0, store_get(h->st, id, ret));
 }
 
+static int
+p_restore_put(void *db, uint64_t generation, const char *id,
+              const char *restorer, int64_t applied_ms, uint64_t replayed)
+{
+	PASS(H_RESTORE_PUT, 0,
+	     store_restore_put(h->st, generation, id, restorer, applied_ms,
+	                       replayed));
+}
+
+static int
+p_restore_generation(void *db, uint64_t *ret)
+{
+	PASS(H_RESTORE_GENERATION, 0, store_restore_generation(h->st, ret));
+}
+
 static const struct store_port_ops ops = {
     .errmsg = p_errmsg,
     .begin = p_begin,
@@ -323,6 +339,8 @@ static const struct store_port_ops ops = {
     .retain_foreach = p_retain_foreach,
     .reclaim = p_reclaim,
     .get = p_get,
+    .restore_put = p_restore_put,
+    .restore_generation = p_restore_generation,
 };
 
 void
