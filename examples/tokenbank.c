@@ -206,8 +206,11 @@ on_state_request(void *arg, const char *snapshot_id, struct cut_buf *ret)
  * handing over those the snapshot recorded in transit to this branch,
  * which on_message() then adds to the balance as usual: the total is the
  * snapshot's.  A multi-threaded bank would take its lock here, as in
- * on_state_request().  The counters of messages sent and received are
- * this run's and go on counting.
+ * on_state_request(), and call cut_restore_commit() before releasing it,
+ * so that a send of another thread either comes before the restore (and
+ * is discarded with the old balance) or after it (and is taken from the
+ * restored one).  The counters of messages sent and received are this
+ * run's and go on counting.
  */
 static int
 on_restore(void *arg, const char *snapshot_id, const void *state, size_t len,
@@ -215,6 +218,7 @@ on_restore(void *arg, const char *snapshot_id, const void *state, size_t len,
 {
 	struct bank *b = arg;
 	long balance = parse_field(state, len, "\"balance\"", 0, LONG_MAX);
+	int rv;
 
 	(void)content_type;
 	if (balance < 0) {
@@ -225,6 +229,11 @@ on_restore(void *arg, const char *snapshot_id, const void *state, size_t len,
 		return 1;
 	}
 	b->balance = balance;
+	if ((rv = cut_restore_commit(b->c)) != 0) {
+		fprintf(stderr, "tokenbank %s: cannot restore from %s: %s\n",
+		        b->node, snapshot_id, cut_strerror(rv));
+		return rv;
+	}
 	fprintf(stderr, "tokenbank: restored %s to balance %ld from %s\n",
 	        b->node, balance, snapshot_id);
 	return 0;

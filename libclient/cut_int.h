@@ -193,6 +193,12 @@ struct cut {
 	} srcs[CUT_MAX_SOURCES];
 	size_t nsrcs;
 
+	/* The restore whose callback runs (recv_mu, on rs_thread), and
+	 * whether it called cut_restore_commit(). */
+	struct restore *rs_cur;
+	int rs_done;
+	pthread_t rs_thread;
+
 	pthread_mutex_t ctl_mu;
 	struct rpc *rpc;
 

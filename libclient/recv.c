@@ -783,37 +783,21 @@ set_in_taken(struct cut *c, const char *from, uint64_t seq)
 }
 
 /*
- * Processes a restore (consumed) at its place in the down stream: calls
- * the restore callback, then, in one step under taken_mu and send_mu,
- * takes the snapshot's channel positions, forgets what was kept for
- * sending again, starts credit and the handed count from 0 and queues
- * AppRestored.  Sends before that step are numbered the old way and
- * discarded by the daemon, which ignores sends until AppRestored; sends
- * after it are numbered from the snapshot's out_sent.  Called with
- * recv_mu.
+ * The restore's step for the up stream, in one go under taken_mu and
+ * send_mu: takes the snapshot's channel positions, forgets what was kept
+ * for sending again, starts credit and the handed count from 0 and queues
+ * AppRestored (failed with rv and reason unless rv is 0).  Sends before
+ * it are numbered the old way and discarded by the daemon, which ignores
+ * sends until AppRestored; sends after it are numbered from the
+ * snapshot's out_sent.  Returns 0 or CUT_ENOMEM.
  */
 static int
-restore(struct cut *c, struct restore *rs)
+restore_step(struct cut *c, const struct restore *rs, int rv,
+             const char *reason)
 {
 	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
 	Cut__V1__AppRestored done = CUT__V1__APP_RESTORED__INIT;
-	char reason[RPC_MSG_MAX] = "";
-	cut_restore_fn fn;
-	void *arg;
-	int rv = CUT_ENOTSUP, qrv;
-
-	pthread_mutex_lock(&c->mu);
-	fn = c->restore_fn;
-	arg = c->restore_arg;
-	pthread_mutex_unlock(&c->mu);
-	if (fn != NULL)
-		rv = fn(arg, rs->id, rs->state, rs->len, rs->content_type);
-	if (fn == NULL)
-		snprintf(reason, sizeof(reason),
-		         "the application has no restore callback");
-	else if (rv != 0)
-		snprintf(reason, sizeof(reason),
-		         "the application's restore callback failed (%d)", rv);
+	int qrv;
 
 	pthread_mutex_lock(&c->taken_mu);
 	c->handed = c->reported = c->unreported = 0;
@@ -831,11 +815,11 @@ restore(struct cut *c, struct restore *rs)
 		c->out_seq[i] = c->out_taken[i] = seq;
 		c->sent[i] = c->limit[i] = 0;
 	}
-	done.snapshot_id = rs->id;
+	done.snapshot_id = (char *)rs->id;
 	if (rv != 0) {
 		done.has_failed = 1;
 		done.failed = (uint32_t)rv;
-		done.reason = reason;
+		done.reason = (char *)reason;
 	}
 	item.item_case = CUT__V1__APP_ITEM__ITEM_RESTORED;
 	item.restored = &done;
@@ -844,10 +828,66 @@ restore(struct cut *c, struct restore *rs)
 	qrv = cut_queue_item_locked(c, &item);
 	pthread_mutex_unlock(&c->send_mu);
 	pthread_mutex_unlock(&c->taken_mu);
-	if (rv != 0)
-		cut_set_error(c, "restore to %s: %s", rs->id, reason);
-	free(rs);
 	return qrv == CUT_ENOMEM ? CUT_ENOMEM : 0;
+}
+
+int
+cut_restore_commit(struct cut *c)
+{
+	if (c == NULL || c->rs_cur == NULL || c->rs_done ||
+	    !pthread_equal(c->rs_thread, pthread_self()))
+		return CUT_EINVAL;
+	c->rs_done = 1;
+	return restore_step(c, c->rs_cur, 0, NULL);
+}
+
+/*
+ * Processes a restore (consumed) at its place in the down stream: calls
+ * the restore callback, then takes the restore's step for the up stream
+ * (restore_step()) unless the callback did (cut_restore_commit()).
+ * Called with recv_mu.
+ */
+static int
+restore(struct cut *c, struct restore *rs)
+{
+	char reason[RPC_MSG_MAX] = "";
+	cut_restore_fn fn;
+	void *arg;
+	int rv = CUT_ENOTSUP, qrv = 0;
+
+	pthread_mutex_lock(&c->mu);
+	fn = c->restore_fn;
+	arg = c->restore_arg;
+	pthread_mutex_unlock(&c->mu);
+	if (fn != NULL) {
+		c->rs_cur = rs;
+		c->rs_done = 0;
+		c->rs_thread = pthread_self();
+		rv = fn(arg, rs->id, rs->state, rs->len, rs->content_type);
+		c->rs_cur = NULL;
+	}
+	if (fn == NULL)
+		snprintf(reason, sizeof(reason),
+		         "the application has no restore callback");
+	else if (rv != 0)
+		snprintf(reason, sizeof(reason),
+		         "the application's restore callback failed (%d)", rv);
+	if (fn != NULL && c->rs_done) {
+		/* Committed: the daemon was told it was taken. */
+		if (rv != 0)
+			cut_set_error(c,
+			              "restore to %s: the callback failed (%d) "
+			              "after cut_restore_commit(): reported "
+			              "taken",
+			              rs->id, rv);
+	} else {
+		qrv = restore_step(c, rs, rv, reason);
+		if (rv != 0)
+			cut_set_error(c, "restore to %s: %s", rs->id, reason);
+	}
+	c->rs_done = 0;
+	free(rs);
+	return qrv;
 }
 
 int

@@ -335,23 +335,24 @@ CUT_API int cut_buf_set(struct cut_buf *b, const void *data, size_t len,
  * recorded in-transit ones, then new traffic.  Each channel's numbering
  * (cut_msg_seq()) continues from the snapshot's.
  *
- * Sends.  The restore takes effect for the up stream in one step, right
- * after the callback returns (libcut takes its send lock, renumbers the
- * channels and tells the daemon): every cut_send() that returned before
- * that step belongs to before the restore and is discarded by the daemon
- * (its message is never delivered), and every one after it is numbered
- * from the snapshot's positions and delivered.  The credit of every
- * channel starts again from nothing and comes back from the daemon just
- * after the restore, so a cut_send() waiting for room at that moment
- * goes on waiting and then sends under the new numbering; a
- * cut_try_send() returns CUT_EAGAIN until the credit has come.  A
- * multi-threaded application therefore takes, in its restore callback,
- * the same lock under which it updates its state and calls cut_send(),
- * so that no send is made from a half-replaced state; and it does not
- * hold that lock while a cut_send() waits for room (use cut_try_send()
- * under the lock), since the fresh credit comes only after the callback
- * has returned.  Sends that other threads make between the callback's
- * unlocking and its return still count as before the restore.
+ * Sends.  The restore takes effect for the up stream in one step (libcut
+ * takes its send lock, renumbers the channels and tells the daemon), by
+ * default right after the callback returns, or where the callback calls
+ * cut_restore_commit().  Every cut_send() that returned before that step
+ * belongs to before the restore and is discarded by the daemon (its
+ * message is never delivered); every one after it is numbered from the
+ * snapshot's positions and delivered.  The credit of every channel starts
+ * again from nothing and comes back from the daemon just after the step,
+ * so a cut_send() waiting for room at that moment goes on waiting and
+ * then sends under the new numbering; a cut_try_send() returns CUT_EAGAIN
+ * until the credit has come.  A multi-threaded application therefore
+ * takes, in its restore callback, the same lock under which it updates
+ * its state and calls cut_send(), and calls cut_restore_commit() while it
+ * holds that lock (else the sends other threads make between the
+ * callback's unlocking and its return still count as before the
+ * restore).  It must not hold that lock while a cut_send() waits for
+ * room: the fresh credit comes only after the step, which the callback,
+ * waiting for the lock, cannot reach; use cut_try_send() under the lock.
  */
 
 /*
@@ -382,6 +383,20 @@ typedef int (*cut_restore_fn)(void *arg, const char *snapshot_id,
  */
 CUT_API int cut_set_restore_callback(struct cut *c, cut_restore_fn fn,
                                      void *arg);
+
+/*
+ * From a restore callback, after it replaced the state and while it
+ * still holds the application's lock: takes the restore's step for the
+ * sends now instead of when the callback returns, and tells the daemon
+ * the restore was taken, so that the step sits exactly between the sends
+ * of other threads made before the state was replaced and those made
+ * after.  Optional; call it at most once per callback, and the callback
+ * then returns 0 (a non-zero return is no longer reported).  Sends the
+ * callback itself makes count as before the restore before this call
+ * and as after it after.  Returns 0; CUT_EINVAL outside a restore
+ * callback or on a second call; CUT_ENOMEM.
+ */
+CUT_API int cut_restore_commit(struct cut *c);
 
 /*
  * Snapshots (need a control URL).
