@@ -1135,6 +1135,7 @@ do_status(struct cutd *d, struct reply *r)
 	struct arena a = {0};
 	struct tls_status ts;
 	Cut__V1__ScheduleStatus sched;
+	struct coord_restore_view rv;
 	size_t n = d->cfg->nnodes;
 
 	rp.node = (char *)d->name;
@@ -1182,6 +1183,19 @@ do_status(struct cutd *d, struct reply *r)
 		rp.schedule = &sched;
 	rp.has_forgets_pending = 1;
 	rp.forgets_pending = coord_forgets_pending(d->coord);
+	coord_restore_view(d->coord, &rv);
+	rp.has_restore_generation = rp.has_old_generation_batches =
+	    rp.has_app_restorable = 1;
+	rp.restore_generation = rv.generation;
+	rp.old_generation_batches = rv.old_batches;
+	rp.app_restorable = rv.restorable != 0;
+	rp.restore_phase = (char *)rv.phase;
+	if (rv.id[0] != '\0' && (rv.result != 0 || rv.running)) {
+		rp.last_restore = (char *)rv.id;
+		rp.last_restore_result = rv.running         ? "running"
+		                         : rv.result == 1   ? "done"
+		                                            : (char *)rv.why;
+	}
 	tls_status(d->tls, &ts);
 	rp.has_tls_listener_failures = rp.has_auth_failures_unknown =
 	    rp.has_unauthenticated_batches = 1;

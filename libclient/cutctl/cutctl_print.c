@@ -567,6 +567,17 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 		        "deletions not yet confirmed by participants: %" PRIu64
 		        "\n",
 		        s->forgets_pending);
+	if (s->has_restore_generation)
+		fprintf(f,
+		        "restore: generation %" PRIu64 ", %s; application %s "
+		        "restore%s%s%s%s\n",
+		        s->restore_generation,
+		        s->restore_phase ? s->restore_phase : "idle",
+		        s->app_restorable ? "can" : "cannot",
+		        s->last_restore ? "; last: " : "",
+		        s->last_restore ? s->last_restore : "",
+		        s->last_restore ? " " : "",
+		        s->last_restore_result ? s->last_restore_result : "");
 	if (s->tls_listener_failures || s->auth_failures_unknown ||
 	    s->unauthenticated_batches)
 		fprintf(f,
@@ -688,7 +699,18 @@ status_json(const Cut__V1__StatusReply *s)
 	o = cj_set(o, "schedule",
 	           s->schedule != NULL ? schedule_json(s->schedule)
 	                               : json_null());
-	return cj_set(o, "forgets_pending", juint(s->forgets_pending));
+	o = cj_set(o, "forgets_pending", juint(s->forgets_pending));
+	o = cj_set(o, "restore_generation", juint(s->restore_generation));
+	o = cj_set(o, "restore_phase",
+	           cj_string(s->restore_phase ? s->restore_phase : "idle"));
+	o = cj_set(o, "last_restore",
+	           s->last_restore ? cj_string(s->last_restore) : json_null());
+	o = cj_set(o, "last_restore_result",
+	           s->last_restore_result ? cj_string(s->last_restore_result)
+	                                  : json_null());
+	o = cj_set(o, "old_generation_batches",
+	           juint(s->old_generation_batches));
+	return cj_set(o, "app_restorable", json_boolean(s->app_restorable));
 }
 
 void

@@ -65,6 +65,17 @@ for n in 0 1 2; do
 	[ "$(sql "$n" "SELECT generation || ' ' || snapshot_id || ' ' || restorer FROM restores")" = "1 $id1 p0" ] ||
 		fail "p$n's restores table: $(sql "$n" "SELECT * FROM restores")"
 done
+for n in 0 1 2; do
+	ctl "$n" --json status | python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert d['restore_generation'] == 1 and d['restore_phase'] == 'idle', d
+assert d['app_restorable'] is True, d
+if sys.argv[1] == '0':
+    assert d['last_restore'] == sys.argv[2] and d['last_restore_result'] == 'done', d
+" "$n" "$id1" || fail "p$n's status after the restore: $(ctl "$n" --json status)"
+done
+ctl 0 status | grep -q "^restore: generation 1, idle; application can restore; last: $id1 done" ||
+	fail "status text: $(ctl 0 status | grep restore)"
 echo "ok: restored $id1 ($inflight in flight replayed): every balance as recorded"
 id2=$(snapshot 0)
 check_snapshot 0 "$id2" 44
