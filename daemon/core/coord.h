@@ -274,6 +274,10 @@ struct coord_restore_view {
 	uint64_t replayed, state_bytes, message_bytes;
 	uint64_t old_batches; /* batches dropped as from before a restore */
 	int restorable;       /* the application can restore */
+	/* Not 0: this node missed the restore of this generation (it moved
+	 * its links to it without restoring its application); 0 once a
+	 * restore is applied here again. */
+	uint64_t adopted;
 };
 void coord_restore_view(const struct coord *c, struct coord_restore_view *ret);
 

@@ -186,7 +186,8 @@ struct coord_restore {
 	int restorable, paused, app_due, app_wait;
 	uint8_t *app_item;
 	size_t app_item_len;
-	uint64_t old_batches, new_batches; /* batches dropped by generation */
+	uint64_t old_batches; /* batches dropped as from an older generation */
+	uint64_t adopted;     /* a generation taken without its restore */
 };
 
 /* Deletions kept per node until it confirms them. */

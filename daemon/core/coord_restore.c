@@ -431,6 +431,7 @@ apply(struct coord *c)
 		bytes += r.bytes;
 	}
 	rs->gen = rs->pgen;
+	rs->adopted = 0;
 	rs->paused = 0;
 	if (rs->restorer != c->self)
 		rs->message_bytes = bytes;
@@ -759,6 +760,53 @@ restore_abort_msg(struct coord *c, size_t from,
 	return 0;
 }
 
+/*
+ * p speaks a newer generation that this node did not prepare: it missed a
+ * restore (it crashed after voting yes, say).  Its application was not
+ * restored, so its channels' numbering no longer matches the others';
+ * but a node that refused the new generation would stay cut off for good,
+ * unable even to take part in the next restore.  So it moves its links to
+ * that generation (numbering from 1 again, its channel counts as they
+ * are), records it as adopted (an empty snapshot_id in restores), says so
+ * loudly, and takes the batch: the next restore brings it back in line.
+ */
+static int
+adopt(struct coord *c, struct peer *p, uint64_t gen)
+{
+	struct coord_restore *rs = &c->rs;
+
+	log_err("%s is at restore generation %" PRIu64 ", which this node "
+	        "(at %" PRIu64 ") did not take part in: its application was "
+	        "not restored and its channels no longer match; restore "
+	        "again to bring the cluster together",
+	        c->cfg->nodes[p->node].name, gen, rs->gen);
+	snap_abort_all(c, "this node missed a restore");
+	for (size_t v = 0; v < c->cfg->nnodes; v++) {
+		const struct peer *q = &c->peers[v];
+		if (v == c->self)
+			continue;
+		if (peer_restore_reset(
+		        c, v,
+		        q->out_chan >= 0
+		            ? engine_sent_count(c->eng, (size_t)q->out_chan)
+		            : 0,
+		        q->in_chan >= 0 ? engine_delivered_count(
+		                              c->eng, (size_t)q->in_chan)
+		                        : 0) != 0)
+			return -1;
+	}
+	rs->gen = gen;
+	rs->adopted = gen;
+	rs->phase = RS_IDLE;
+	rs->paused = 0;
+	forget_prepared(rs);
+	coord_db(c);
+	if (DB(c, restore_put, gen, "", c->cfg->nodes[p->node].name, c->wall,
+	       (uint64_t)0) != 0)
+		coord_write_failed(c, "cannot store the restore generation");
+	return 0;
+}
+
 int
 restore_batch(struct coord *c, struct peer *p, uint64_t gen)
 {
@@ -771,15 +819,8 @@ restore_batch(struct coord *c, struct peer *p, uint64_t gen)
 		rs->old_batches++;
 		return -1;
 	}
-	if (rs->chans == NULL || gen != rs->pgen || rs->restorer == c->self) {
-		if (rs->new_batches++ % 100 == 0)
-			log_err("%s is at restore generation %" PRIu64
-			        ", which this node (at %" PRIu64
-			        ") did not prepare: restore again to bring "
-			        "them together",
-			        c->cfg->nodes[p->node].name, gen, rs->gen);
-		return -1;
-	}
+	if (rs->chans == NULL || gen != rs->pgen || rs->restorer == c->self)
+		return adopt(c, p, gen);
 	if ((replayed = apply(c)) < 0) {
 		rs->phase = RS_IDLE;
 		rs->paused = 0;
@@ -907,4 +948,5 @@ coord_restore_view(const struct coord *c, struct coord_restore_view *ret)
 	ret->state_bytes = rs->state_bytes;
 	ret->old_batches = rs->old_batches;
 	ret->restorable = rs->restorable;
+	ret->adopted = rs->adopted;
 }

@@ -1189,6 +1189,8 @@ do_status(struct cutd *d, struct reply *r)
 	rp.restore_generation = rv.generation;
 	rp.old_generation_batches = rv.old_batches;
 	rp.app_restorable = rv.restorable != 0;
+	rp.has_restore_missed = rv.adopted != 0;
+	rp.restore_missed = rv.adopted;
 	rp.restore_phase = (char *)rv.phase;
 	if (rv.id[0] != '\0' && (rv.result != 0 || rv.running)) {
 		rp.last_restore = (char *)rv.id;

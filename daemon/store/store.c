@@ -1373,7 +1373,7 @@ store_restore_put(struct store *st, uint64_t generation, const char *id,
                   const char *restorer, int64_t applied_ms,
                   uint64_t replayed)
 {
-	return put(st, S_RESTORE_PUT, "uINiu", generation, id, restorer,
+	return put(st, S_RESTORE_PUT, "utNiu", generation, id, restorer,
 	           applied_ms, replayed);
 }
 

@@ -578,6 +578,12 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 		        s->last_restore ? s->last_restore : "",
 		        s->last_restore ? " " : "",
 		        s->last_restore_result ? s->last_restore_result : "");
+	if (s->has_restore_missed && s->restore_missed)
+		fprintf(f,
+		        "restore: MISSED generation %" PRIu64
+		        ": this node's application was not restored; restore "
+		        "again\n",
+		        s->restore_missed);
 	if (s->tls_listener_failures || s->auth_failures_unknown ||
 	    s->unauthenticated_batches)
 		fprintf(f,
@@ -710,6 +716,9 @@ status_json(const Cut__V1__StatusReply *s)
 	                                  : json_null());
 	o = cj_set(o, "old_generation_batches",
 	           juint(s->old_generation_batches));
+	o = cj_set(o, "restore_missed",
+	           s->has_restore_missed ? juint(s->restore_missed)
+	                                 : json_null());
 	return cj_set(o, "app_restorable", json_boolean(s->app_restorable));
 }
 
