@@ -123,6 +123,8 @@ peer_restore_reset(struct coord *c, size_t node, uint64_t out_n,
 	if (p->in_chan >= 0 &&
 	    engine_resume_in(c->eng, (size_t)p->in_chan, in_m) != 0)
 		return E_STATE;
+	/* The deletions it has not confirmed were on the old link. */
+	sched_peer_epoch(c, node);
 	return 0;
 }
 
