@@ -307,6 +307,11 @@ uint64_t peer_next_seq(struct coord *c, size_t node);
 /* Packs item (whose seq is already peer_next_seq()) onto the link. */
 int peer_push_item(struct coord *c, size_t node,
                    const Cut__V1__PeerItem *item);
+/* Packs item onto the link to every other node, its seq field (*seq) set
+ * for each; logs, for each link that is full, that it cannot tell that
+ * node what (a phrase: "the outcome of p0:5").  Returns how many. */
+size_t peer_push_all(struct coord *c, const Cut__V1__PeerItem *item,
+                     uint64_t *seq, const char *what);
 /* Keeps application message data (a PeerData, seq ignored) of len
  * payload bytes, sent on the channel to node, until the receiving
  * application has taken it. */

@@ -187,6 +187,25 @@ peer_push_item(struct coord *c, size_t node, const Cut__V1__PeerItem *item)
 	return 0;
 }
 
+size_t
+peer_push_all(struct coord *c, const Cut__V1__PeerItem *item, uint64_t *seq,
+              const char *what)
+{
+	size_t failed = 0;
+
+	for (size_t v = 0; v < c->cfg->nnodes; v++) {
+		if (v == c->self)
+			continue;
+		*seq = peer_next_seq(c, v);
+		if (peer_push_item(c, v, item) != 0) {
+			log_warnx("cannot tell %s %s: its link is full",
+			          c->cfg->nodes[v].name, what);
+			failed++;
+		}
+	}
+	return failed;
+}
+
 int
 peer_window_open(struct coord *c, size_t node, size_t len)
 {

@@ -121,15 +121,18 @@ push_abort(struct coord *c, const char *why)
 	a.reason = (char *)why;
 	item.item_case = CUT__V1__PEER_ITEM__ITEM_RESTORE_ABORT;
 	item.restore_abort = &a;
-	for (size_t v = 0; v < c->cfg->nnodes; v++) {
-		if (v == c->self)
-			continue;
-		a.seq = peer_next_seq(c, v);
-		if (peer_push_item(c, v, &item) != 0)
-			log_warnx("restore: cannot tell %s it is given up; it "
-			          "resumes at its own timeout",
-			          c->cfg->nodes[v].name);
-	}
+	/* A node not told resumes at its own timeout. */
+	peer_push_all(c, &item, &a.seq, "the restore is given up");
+}
+
+/* 1 when every node's flag is set. */
+static int
+all_set(const struct coord *c, const uint8_t *flag)
+{
+	for (size_t v = 0; v < c->cfg->nnodes; v++)
+		if (!flag[v])
+			return 0;
+	return 1;
 }
 
 /* ---- Loading what the snapshot recorded ---- */
@@ -613,14 +616,11 @@ coord_restore(struct coord *c, const char *id, uint32_t timeout_ms,
 		p.n_channels = l.n;
 		item.item_case = CUT__V1__PEER_ITEM__ITEM_RESTORE_PREPARE;
 		item.restore_prepare = &p;
-		for (size_t v = 0; v < c->cfg->nnodes && rv == 0; v++) {
-			if (v == c->self)
-				continue;
-			p.seq = peer_next_seq(c, v);
-			if ((rv = peer_push_item(c, v, &item)) != 0)
-				snprintf(why, sizeof(why),
-				         "the link to %s is full",
-				         c->cfg->nodes[v].name);
+		if (peer_push_all(c, &item, &p.seq, "to prepare the "
+		                                    "restore") != 0) {
+			rv = E_FULL;
+			snprintf(why, sizeof(why),
+			         "a link to another node is full; try again");
 		}
 		free(chp);
 		free(chpp);
@@ -641,7 +641,6 @@ int
 restore_vote(struct coord *c, size_t from, const Cut__V1__PeerRestoreVote *m)
 {
 	struct coord_restore *rs = &c->rs;
-	size_t v;
 
 	if (rs->phase != RS_VOTING || m->generation != rs->pgen)
 		return 0; /* late: the restore was given up already */
@@ -654,9 +653,7 @@ restore_vote(struct coord *c, size_t from, const Cut__V1__PeerRestoreVote *m)
 		return 0;
 	}
 	rs->voted[from] = 1;
-	for (v = 0; v < c->cfg->nnodes && rs->voted[v]; v++)
-		;
-	if (v == c->cfg->nnodes)
+	if (all_set(c, rs->voted))
 		commit(c);
 	return 0;
 }
@@ -665,15 +662,12 @@ int
 restore_done(struct coord *c, size_t from, const Cut__V1__PeerRestoreDone *m)
 {
 	struct coord_restore *rs = &c->rs;
-	size_t v;
 
 	if (rs->phase != RS_CONFIRMING || m->generation != rs->gen)
 		return 0;
 	rs->done[from] = 1;
 	rs->replayed += m->replayed;
-	for (v = 0; v < c->cfg->nnodes && rs->done[v]; v++)
-		;
-	if (v == c->cfg->nnodes)
+	if (all_set(c, rs->done))
 		finish(c, 1, NULL);
 	return 0;
 }

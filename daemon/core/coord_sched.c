@@ -218,6 +218,7 @@ sched_tell_outcome(struct coord *c, const struct snap *s, int complete,
 {
 	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerOutcome o = CUT__V1__PEER_OUTCOME__INIT;
+	char what[ENGINE_ID_MAX + 20];
 
 	o.snapshot_id = (char *)s->id;
 	o.complete = complete != 0;
@@ -233,16 +234,10 @@ sched_tell_outcome(struct coord *c, const struct snap *s, int complete,
 	o.parts = (uint32_t)s->parts_done;
 	item.item_case = CUT__V1__PEER_ITEM__ITEM_OUTCOME;
 	item.outcome = &o;
-	for (size_t v = 0; v < c->cfg->nnodes; v++) {
-		if (v == c->self)
-			continue;
-		o.seq = peer_next_seq(c, v);
-		/* A full link leaves that node with its own part's end:
-		 * it shows the outcome as not known, never a wrong one. */
-		if (peer_push_item(c, v, &item) != 0)
-			log_warnx("snapshot %s: cannot tell %s its outcome",
-			          s->id, c->cfg->nodes[v].name);
-	}
+	/* A full link leaves that node with its own part's end: it shows
+	 * the outcome as not known, never a wrong one. */
+	snprintf(what, sizeof(what), "the outcome of %s", s->id);
+	peer_push_all(c, &item, &o.seq, what);
 	c->retain_due = 1;
 }
 
