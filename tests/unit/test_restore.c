@@ -843,6 +843,34 @@ Test(restorer, apply_fails_at_state_keeps_deliveries)
 	h_free(h);
 }
 
+/*
+ * BUG (minor; coord_snap.c, coord_stop()): coord.h says coord_stop()
+ * "aborts what is in flight with reason (stored in the open batch) and
+ * keeps nothing else running", but a restore in flight is left running:
+ * the pending Restore control call is then dropped at exit without an
+ * answer (control_wake() answers it only once coord_restore_view() says
+ * it is not running), and the prepared nodes hear no PeerRestoreAbort.
+ * Should: a VOTING restore given up with the reason (give_up(): abort
+ * to every node, result set, e.g. E_STATE "daemon stopped").
+ */
+Test(restorer, stop_ends_a_restore_in_flight)
+{
+	char sid[ENGINE_ID_MAX + 1];
+	struct h *h = recorded(sid);
+	const Cut__V1__PeerRestorePrepare *prep[3];
+	struct coord_restore_view v;
+
+	start_restore(h, sid, 0, prep);
+	vote(h, "p1", 7, 1, 1, NULL);
+	coord_stop(h->c, "daemon stopped");
+	v = rview(h);
+	cr_assert(!v.running, "BUG: the restore still runs after coord_stop()");
+	cr_assert_neq(v.result, 0);
+	HAS(v.why, "daemon stopped");
+	want_aborts(h, 1, "daemon stopped");
+	h_free(h);
+}
+
 /* ---- refuse: coord_restore()'s refusals ---- */
 
 /* Nothing changed: no prepare queued, not running, deliveries flow. */
@@ -1675,6 +1703,43 @@ Test(participant, apply_retried_after_a_failed_read)
 	             "BUG: the prepared restore was forgotten: the node "
 	             "stays at generation 0 for good");
 	want_applied(h, 0);
+	h_free(h);
+}
+
+/*
+ * BUG (design; coord_restore.c, restore_batch() and restore_prepare()):
+ * a node left at an older generation (it was prepared and restarted
+ * before it applied, or its restores row was lost, see
+ * rstore::lost_restore_row_written_again) can never be brought back,
+ * although restore_batch() logs "restore again to bring them together".
+ * The restorer's next prepare (generation 2, sent on its generation-1
+ * link, which numbers from 1) comes in a batch of a generation this node
+ * did not prepare, so restore_batch() drops the whole batch: the prepare
+ * is never seen and nothing is answered.  Were it seen, restore_prepare()
+ * would still vote no ("at restore generation 0, not 1"), the vote would
+ * travel in a generation-0 batch, which the restorer drops as older, and
+ * the links' numbering no longer matches either way.  Expected: a node
+ * behind answers a prepare of a later restore (PeerRestorePrepare taken
+ * from a newer generation's batch, on a link resynchronised by that
+ * batch's hello), votes yes when it holds its part, and applies it.
+ */
+Test(participant, node_left_behind_can_be_restored_again)
+{
+	struct h *h = participant();
+	struct h_items it = {0};
+	struct pb b;
+
+	/* p1 restored generation 1 without p0; now it restores again. */
+	pb_gen(&b, "p1", 1);
+	pb_hello(&b, 1, H_E1);
+	pb_restore_prepare(&b, 1, 2, P1_SNAP, 2000, 6, P1_CHANS);
+	h_peer(h, H_C1, &b);
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_VOTE), 1,
+	             "BUG: the prepare of a later restore is dropped with its "
+	             "batch: a node left behind never answers");
+	cr_assert(h_find(&it, ITEM_VOTE, 0)->restore_vote->ok, "%s",
+	          h_find(&it, ITEM_VOTE, 0)->restore_vote->reason);
 	h_free(h);
 }
 
