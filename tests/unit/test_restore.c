@@ -28,9 +28,6 @@
  *                       apply() changes the node before its reads
  *   rstore::lost_restore_row_written_again
  *                       a restores row lost with its batch stays lost
- *   participant::node_left_behind_can_be_restored_again
- *                       a node at an older generation never hears a
- *                       later prepare
  *   rapp::failed_restore_callback_reported
  *                       AppRestored.failed is only logged
  *   rapp::pre_restore_resume_does_not_bypass_the_window
@@ -39,6 +36,9 @@
  *                       the snapshot being restored can be deleted
  *   restorer::stop_ends_a_restore_in_flight
  *                       coord_stop() leaves a restore running
+ *   participant::kept_prepared_restore_and_an_own_restore
+ *                       an own restore discards a kept prepared one and
+ *                       ends without a result when its decision comes
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -1420,21 +1420,51 @@ Test(participant, older_generation_dropped)
 	h_free(h);
 }
 
-/* A newer generation this node did not prepare: dropped. */
-Test(participant, newer_generation_not_prepared_dropped)
+/* A newer generation this node did not prepare: it missed a restore.
+ * It adopts the generation (links from 1, channel counts as they stand,
+ * snapshots in progress aborted, no AppRestore), records it (a restores
+ * row with an empty snapshot id), says so (adopted), and takes the
+ * batch. */
+Test(participant, newer_generation_not_prepared_adopted)
 {
 	struct h *h = participant();
 	struct h_app_items ai = {0};
+	struct h_items it = {0};
+	struct h_restore_row row;
+	struct store_snapshot srow;
+	struct coord_restore_view v;
+	struct pb b;
 
-	data_gen(h, "p1", 1, 3, 2, "{\"x\": 1}");
-	cr_assert_eq(rview(h).generation, 0);
-	cr_assert_eq(h_stats(h, 1).delivered, 1, "not delivered");
-	cr_assert_null(h_app_frame(h));
-	/* The same item in generation 0 is taken. */
-	data(h, "p1", 3, 2, "{\"x\": 1}");
+	marker(h, "p2", 3, "p2:77", 0);
+	cr_assert(h_view(h, "p2:77").running);
+	h_app_items(h, &ai); /* its state request */
+	pb_gen(&b, "p1", 1);
+	pb_hello(&b, 1, H_E1);
+	pb_data(&b, 1, 2, "{\"x\": 1}");
+	h_peer(h, H_C1, &b);
+	v = rview(h);
+	cr_assert_eq(v.generation, 1);
+	cr_assert_eq(v.adopted, 1);
+	cr_assert(!v.running);
+	cr_assert_eq(h_stats(h, 1).delivered, 2, "taken, numbering kept");
+	memset(&ai, 0, sizeof(ai));
 	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_RESTORE), 0, "nothing restored");
 	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1);
-	cr_assert_eq(h_restores(h), 0);
+	want_deliver(h_app_find(&ai, APP_DELIVER, 0), "p1", 2, "{\"x\": 1}");
+	pull_gen(h, 1, 1, &it);
+	cr_assert_eq(h_find(&it, ITEM_HELLO, 0)->hello->next_expected, 2);
+	cr_assert_eq(h_count(&it, ITEM_DONE), 0);
+	h_commit(h);
+	want_row(h, "p2:77", STORE_ABORTED, &srow);
+	cr_assert_str_eq(srow.reason, "this node missed a restore");
+	cr_assert(h_restore_row(h, 1, &row));
+	cr_assert_str_eq(row.snapshot_id, "");
+	cr_assert_str_eq(row.restorer, "p1");
+	cr_assert_eq(row.replayed, 0);
+	/* p2, still at 0, is now from before. */
+	data(h, "p2", 4, 2, "{}");
+	cr_assert_eq(rview(h).old_batches, 1);
 	h_free(h);
 }
 
@@ -1592,11 +1622,21 @@ Test(participant, abort_resumes)
 	want_deliver(h_app_find(&ai, APP_DELIVER, 0), "p1", 2, "{\"x\": 2}");
 	cr_assert_eq(h_app_count(&ai, APP_RESTORE), 0);
 	pull_gen(h, 1, 0, &it);
-	/* Given up: a batch of generation 1 does not apply it any more. */
-	data_gen(h, "p1", 1, 1, 2, "{\"x\": 3}");
-	cr_assert_eq(rview(h).generation, 0);
+	/* The same links go on: p1's item 6 is delivered. */
+	data(h, "p1", 6, 3, "{\"x\": 3}");
+	memset(&ai, 0, sizeof(ai));
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1);
 	h_commit(h);
 	cr_assert_eq(h_restores(h), 0);
+	/* Given up, the prepared restore is forgotten: a batch of
+	 * generation 1 no longer applies it (it is adopted, unrestored). */
+	data_gen(h, "p1", 1, 1, 4, "{\"x\": 4}");
+	cr_assert_eq(rview(h).generation, 1);
+	cr_assert_eq(rview(h).adopted, 1);
+	memset(&ai, 0, sizeof(ai));
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_RESTORE), 0);
 	h_free(h);
 }
 
@@ -1722,11 +1762,13 @@ Test(participant, prepare_with_bad_timeout)
  * makes restore_batch() forget the prepared restore (forget_prepared())
  * and drop the batch, after apply() already reset the links, emptied the
  * down stream and queued AppRestore, with the generation left at 0.
- * Every later batch of generation 1 is then dropped as "a generation
- * this node did not prepare", so the node is cut off from the restored
- * cluster for good (until another restore).  The restorer has decided;
- * this node should change nothing when a read fails and stay prepared,
- * so that the next batch of the generation applies the restore again.
+ * The next batch of generation 1 then finds nothing prepared, so the
+ * node adopts the generation without restoring (adopt(): "missed"),
+ * though it had prepared and only a read failed, and its application
+ * holds an AppRestore with part of the replay.  The restorer has
+ * decided; this node should change nothing when a read fails and stay
+ * prepared, so that the next batch of the generation applies the restore
+ * again.
  */
 Test(participant, apply_retried_after_a_failed_read)
 {
@@ -1754,23 +1796,9 @@ Test(participant, apply_retried_after_a_failed_read)
 	h_free(h);
 }
 
-/*
- * BUG (design; coord_restore.c, restore_batch() and restore_prepare()):
- * a node left at an older generation (it was prepared and restarted
- * before it applied, or its restores row was lost, see
- * rstore::lost_restore_row_written_again) can never be brought back,
- * although restore_batch() logs "restore again to bring them together".
- * The restorer's next prepare (generation 2, sent on its generation-1
- * link, which numbers from 1) comes in a batch of a generation this node
- * did not prepare, so restore_batch() drops the whole batch: the prepare
- * is never seen and nothing is answered.  Were it seen, restore_prepare()
- * would still vote no ("at restore generation 0, not 1"), the vote would
- * travel in a generation-0 batch, which the restorer drops as older, and
- * the links' numbering no longer matches either way.  Expected: a node
- * behind answers a prepare of a later restore (PeerRestorePrepare taken
- * from a newer generation's batch, on a link resynchronised by that
- * batch's hello), votes yes when it holds its part, and applies it.
- */
+/* A node left behind (it missed restore 1) adopts generation 1 from the
+ * restorer's batch, votes yes to the next restore (generation 2, on the
+ * new links) and applies it: adopted no more. */
 Test(participant, node_left_behind_can_be_restored_again)
 {
 	struct h *h = participant();
@@ -1782,12 +1810,106 @@ Test(participant, node_left_behind_can_be_restored_again)
 	pb_hello(&b, 1, H_E1);
 	pb_restore_prepare(&b, 1, 2, P1_SNAP, 2000, 6, P1_CHANS);
 	h_peer(h, H_C1, &b);
-	h_pull_items(h, 1, &it);
-	cr_assert_eq(h_count(&it, ITEM_VOTE), 1,
-	             "BUG: the prepare of a later restore is dropped with its "
-	             "batch: a node left behind never answers");
+	cr_assert_eq(rview(h).generation, 1);
+	cr_assert_eq(rview(h).adopted, 1);
+	pull_gen(h, 1, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_VOTE), 1, "the prepare answered");
 	cr_assert(h_find(&it, ITEM_VOTE, 0)->restore_vote->ok, "%s",
 	          h_find(&it, ITEM_VOTE, 0)->restore_vote->reason);
+	cr_assert_eq(h_find(&it, ITEM_VOTE, 0)->restore_vote->generation, 2);
+	cr_assert_str_eq(rview(h).phase, "prepared");
+	pb_gen(&b, "p1", 2);
+	pb_hello(&b, 1, H_E1);
+	h_peer(h, H_C1, &b);
+	cr_assert_eq(rview(h).generation, 2);
+	cr_assert_eq(rview(h).adopted, 0);
+	{
+		struct h_app_items ai = {0};
+		h_app_items(h, &ai);
+		cr_assert_eq(ai.v[0]->item_case, APP_RESTORE);
+		cr_assert_eq(ai.v[0]->restore->generation, 2);
+		want_position(ai.v[0]->restore, "p1", 0, 1);
+	}
+	h_free(h);
+}
+
+/*
+ * BUG (coord_restore.c, coord_restore() and restore_batch()/adopt()):
+ * a prepared restore kept after the 3 x timeout (README, Limits: "keeps
+ * the prepared restore: ... the first batch of the new generation from
+ * any node still applies it") is thrown away by a coord_restore() of this
+ * node's own snapshot (forget_prepared(), then its own chans, pgen and
+ * restorer = self).  When p1's late decision then arrives, restore_batch()
+ * sees restorer == self and calls adopt(): p1's restore is not applied
+ * (the node is "missed"), and p0's own restore, VOTING, is ended by
+ * adopt() without a result (rs->result stays 0, why "") and without a
+ * PeerRestoreAbort to the nodes it prepared: the Restore call is then
+ * answered by control_wake() with result 0 (no status, no reason).
+ * Should: either coord_restore() refuses while a prepared restore is
+ * kept (E_STATE), or the own restore is given up with a reason when the
+ * late decision comes, and either way p1's decided restore is applied.
+ */
+Test(participant, kept_prepared_restore_and_an_own_restore)
+{
+	char sid[ENGINE_ID_MAX + 1];
+	struct h *h = recorded(sid);
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+	struct h_rchan chans[6];
+	struct store_channel ch;
+	struct errinfo e = {0};
+	struct coord_restore_view v;
+	struct pb b;
+	int rv;
+
+	/* p0's part of P1_SNAP: p1's marker counts its 4 messages, of which
+	 * the application had taken 3 (A5 queued); p2's counts 1 (A4,
+	 * taken). */
+	marker(h, "p1", 7, P1_SNAP, 4);
+	h_app_items(h, &ai);
+	h_reply(h, P1_SNAP, PS, 4);
+	marker(h, "p2", 5, P1_SNAP, 1);
+	h_commit(h);
+	cr_assert(h_channel(h, P1_SNAP, "p1", "p0", &ch));
+	chans[0] = (struct h_rchan){"p1", "p0", ch.m, ch.n};
+	cr_assert(h_channel(h, P1_SNAP, "p2", "p0", &ch));
+	chans[1] = (struct h_rchan){"p2", "p0", ch.m, ch.n};
+	chans[2] = (struct h_rchan){"p0", "p1", 0, 2};
+	chans[3] = (struct h_rchan){"p0", "p2", 0, 1};
+	chans[4] = (struct h_rchan){"p1", "p2", 0, 0};
+	chans[5] = (struct h_rchan){"p2", "p1", 0, 0};
+	h_drain(h);
+	pb_init(&b, "p1");
+	pb_restore_prepare(&b, 8, 1, P1_SNAP, 100, 6, chans);
+	h_peer(h, H_C1, &b);
+	pull_gen(h, 1, 0, &it);
+	cr_assert(h_find(&it, ITEM_VOTE, 0)->restore_vote->ok, "%s",
+	          h_find(&it, ITEM_VOTE, 0)->restore_vote->reason);
+	h_drain(h);
+	h_time(h, 300);
+	coord_timers(h->c);
+	cr_assert_str_eq(rview(h).phase, "idle", "resumed, prepared kept");
+	rv = coord_restore(h->c, sid, 0, &e);
+	h_drain(h);
+	/* p1 had decided: its first batch of generation 1. */
+	pb_gen(&b, "p1", 1);
+	pb_hello(&b, 1, H_E1);
+	h_peer(h, H_C1, &b);
+	v = rview(h);
+	if (rv == 0) {
+		cr_assert_neq(v.result, 0,
+		              "BUG: p0's own restore ended without a result "
+		              "(phase %s, why \"%s\")",
+		              v.phase, v.why);
+	} else {
+		cr_assert_eq(rv, E_STATE, "%s", e.text);
+	}
+	cr_assert_eq(v.adopted, 0, "BUG: p1's decided restore adopted, not "
+	                           "applied");
+	memset(&ai, 0, sizeof(ai));
+	h_app_items(h, &ai);
+	cr_assert_eq(ai.v[0]->item_case, APP_RESTORE);
+	cr_assert_str_eq(ai.v[0]->restore->snapshot_id, P1_SNAP);
 	h_free(h);
 }
 
@@ -2131,12 +2253,14 @@ Test(rstore, restore_put_full_disk_batch_lost)
  * is never written again, although memory applied the restore (its
  * batches say generation 1).  Snapshot ends lost with a batch are
  * rewritten by snap_storage_retry() (s->unsaved); the restore's row is
- * not, so the database stays at generation 0 while the node speaks 1,
- * and a daemon restarted later reads generation 0 and is cut off from
- * the rest of the cluster (its batches dropped as older, theirs as a
- * generation it did not prepare) until another restore.  It should be
- * kept as unsaved and rewritten with the next batch that commits (or the
- * restore should not count as applied until it is on disk).
+ * not, so the database stays at generation 0 while the node speaks 1.
+ * A daemon restarted later reads generation 0: its batches are dropped
+ * as older until it hears a peer's and adopts generation 1 as a restore
+ * it missed (status MISSED), though it applied it, and the restores table
+ * never records the restore it applied.  The same holds for adopt()'s
+ * row.  It should be kept as unsaved and rewritten with the next batch
+ * that commits (or the restore should not count as applied until it is
+ * on disk).
  */
 Test(rstore, lost_restore_row_written_again)
 {
