@@ -1,6 +1,6 @@
 /*
  * coord_harness.h - node p0 of a three-node cluster around one
- * coordinator, for test_coord.c.
+ * coordinator, for test_coord.c and test_restore.c.
  *
  * The cluster "test" has nodes p0, p1 and p2 and every ordered pair as a
  * channel; the coordinator is p0's, with epoch H_EPOCH, on a real SQLite

@@ -861,6 +861,45 @@ Test(restorer, apply_fails_at_state_keeps_deliveries)
 	h_free(h);
 }
 
+/* Deletions the peers have not confirmed were on the old links: they go
+ * again on the new ones (the restore's links start afresh). */
+Test(restorer, unconfirmed_deletions_go_again)
+{
+	char sid[ENGINE_ID_MAX + 1], sid_b[ENGINE_ID_MAX + 1];
+	struct h *h = recorded(sid);
+	const Cut__V1__PeerRestorePrepare *prep[3];
+	struct h_app_items ai = {0};
+	struct errinfo e = {0};
+	struct h_items it = {0};
+	const Cut__V1__PeerItem *f;
+
+	snprintf(sid_b, sizeof(sid_b), "%s", h_start(h, 1000));
+	h_app_items(h, &ai);
+	h_commit(h);
+	h_time(h, 1000);
+	coord_timers(h->c); /* aborted at its deadline */
+	h_commit(h);
+	cr_assert_eq(coord_delete(h->c, sid_b, &e), 0, "%s", e.text);
+	h_commit(h);
+	cr_assert_eq(coord_forgets_pending(h->c), 2);
+	pull_gen(h, 1, 0, &it);
+	cr_assert_not_null(h_find(&it, CUT__V1__PEER_ITEM__ITEM_FORGET, 0));
+	h_drain(h);
+	start_restore(h, sid, 0, prep);
+	vote(h, "p1", 7, 1, 1, NULL);
+	vote(h, "p2", 5, 1, 1, NULL);
+	cr_assert_eq(rview(h).generation, 1);
+	for (size_t k = 1; k < 3; k++) {
+		memset(&it, 0, sizeof(it));
+		pull_gen(h, k, 1, &it);
+		f = h_find(&it, CUT__V1__PEER_ITEM__ITEM_FORGET, 0);
+		cr_assert_not_null(f, "the deletion again to p%zu", k);
+		cr_assert_str_eq(f->forget->snapshot_id, sid_b);
+		cr_assert_eq(f->forget->seq, 1, "the new link's first item");
+	}
+	h_free(h);
+}
+
 /*
  * BUG (minor; coord_snap.c, coord_stop()): coord.h says coord_stop()
  * "aborts what is in flight with reason (stored in the open batch) and
