@@ -205,6 +205,7 @@ coord_commit(struct coord *c)
 		c->batch_open = 0;
 		if (c->unfinished == c->batch_gen)
 			c->unfinished = 0;
+		restore_committed(c);
 	}
 	if (c->degraded[0] != '\0' && c->now - c->retry_ms >= 1000)
 		snap_storage_retry(c);
@@ -379,6 +380,8 @@ coord_delete(struct coord *c, const char *id, struct errinfo *e)
 	if (s != NULL &&
 	    (s->state == SNAP_RUNNING || s->state == SNAP_WAITING))
 		return err_set(e, E_STATE, "snapshot still in progress");
+	if (restore_uses(c, id))
+		return err_set(e, E_STATE, "a restore of %s is running", id);
 	if (c->degraded[0] != '\0')
 		return err_set(e, E_STORAGE, "storage degraded: %.200s",
 		               c->degraded);

@@ -482,7 +482,9 @@ hello(struct coord *c, uint32_t conn, const Cut__V1__AppHello *h)
 		sent[n++] = engine_sent_count(c->eng, (size_t)p->out_chan);
 		p->resend_upto = 0;
 	}
-	for (size_t i = 0; i < h->n_resume; i++) {
+	/* What libcut sends again went within a window once; not so the
+	 * positions of a libcut that has not taken a restore yet. */
+	for (size_t i = 0; i < h->n_resume && !c->rs.app_wait; i++) {
 		int node = config_node_index(c->cfg, h->resume[i]->node);
 		if (node >= 0 && (size_t)node != c->self &&
 		    h->resume[i]->has_out_sent)

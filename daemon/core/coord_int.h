@@ -188,6 +188,22 @@ struct coord_restore {
 	size_t app_item_len;
 	uint64_t old_batches; /* batches dropped as from an older generation */
 	uint64_t adopted;     /* a generation taken without its restore */
+	/* A prepared node that resumed keeps chans until then. */
+	int64_t kept_until;
+	/* After applying, a node owes the restorer (done_to) its
+	 * PeerRestoreDone once its application took the restore; the
+	 * restorer collects why applications failed. */
+	int done_due;
+	size_t done_to;
+	uint64_t applied_replayed;
+	char failed_why[400];
+	/* The restores row of the last apply or adoption, written again
+	 * while its batch is lost (row_unsaved). */
+	int row_unsaved;
+	uint64_t row_gen, row_replayed;
+	char row_id[ENGINE_ID_MAX + 1];
+	size_t row_by;
+	int64_t row_ms;
 };
 
 /* Deletions kept per node until it confirms them. */
@@ -433,6 +449,13 @@ int restore_abort_msg(struct coord *c, size_t from,
                       const Cut__V1__PeerRestoreAbort *m);
 int restore_done(struct coord *c, size_t from,
                  const Cut__V1__PeerRestoreDone *m);
+/* The restores row again after its batch was lost; its batch committed. */
+void restore_rewrite(struct coord *c);
+void restore_committed(struct coord *c);
+/* 1 while a restore (running, or prepared and kept) needs snapshot id. */
+int restore_uses(const struct coord *c, const char *id);
+/* The daemon stops: a restore it runs is given up. */
+void restore_stop(struct coord *c, const char *reason);
 /* The application's AppRestorable and AppRestored. */
 void restore_app_restorable(struct coord *c, int yes);
 void restore_app_restored(struct coord *c, const Cut__V1__AppRestored *m);

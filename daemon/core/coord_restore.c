@@ -59,6 +59,10 @@
 #include "cutproto.h"
 #include "log.h"
 
+/* How long a prepared node that resumed keeps the restore, should its
+ * decision come late. */
+#define KEEP_PREPARED_MS 60000
+
 int
 restore_init(struct coord *c, struct errinfo *e)
 {
@@ -285,56 +289,146 @@ cannot(struct coord *c, const char *id, char *why, size_t size)
 
 /* ---- Applying ---- */
 
-struct replay {
-	struct coord *c;
+/* What applying needs from the database, read before anything changes:
+ * this node's recorded state and the recorded messages of its incoming
+ * channels, copied. */
+struct rmsg {
 	size_t src;
-	uint64_t count, bytes;
-	int rv;
-};
-
-static int
-replay_one(uint64_t seq, const char *ctype, const void *payload, size_t len,
-           void *arg)
-{
-	struct replay *r = arg;
-
-	if ((r->rv = snap_data(r->c, r->src, seq, coord_ctype(ctype), payload,
-	                       len)) != 0)
-		return r->rv;
-	r->count++;
-	r->bytes += len;
-	return 0;
-}
-
-struct own_state {
-	const char *node;
-	char ctype[STORE_CTYPE_MAX + 1];
+	uint64_t seq;
+	char *ctype; /* NULL: none */
 	uint8_t *data;
 	size_t len;
-	int found;
 };
 
-static int
-own_state(const char *node, const char *ctype, const void *state, size_t len,
-          void *arg)
-{
-	struct own_state *o = arg;
+struct loaded {
+	struct coord *c;
+	const char *node;
+	char ctype[STORE_CTYPE_MAX + 1];
+	uint8_t *state;
+	size_t len;
+	int found;
+	size_t src; /* the channel being read */
+	struct rmsg *v;
+	size_t n, cap;
+	uint64_t bytes;
+};
 
-	if (strcmp(node, o->node) != 0 || o->found)
+static void
+loaded_free(struct loaded *l)
+{
+	free(l->state);
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].ctype);
+		free(l->v[i].data);
+	}
+	free(l->v);
+}
+
+static int
+load_state(const char *node, const char *ctype, const void *state, size_t len,
+           void *arg)
+{
+	struct loaded *l = arg;
+
+	if (strcmp(node, l->node) != 0 || l->found)
 		return 0;
-	if ((o->data = malloc(len ? len : 1)) == NULL)
+	if ((l->state = malloc(len ? len : 1)) == NULL)
 		return E_NOMEM;
-	memcpy(o->data, state, len);
-	o->len = len;
-	snprintf(o->ctype, sizeof(o->ctype), "%s", ctype ? ctype : "");
-	o->found = 1;
+	memcpy(l->state, state, len);
+	l->len = len;
+	snprintf(l->ctype, sizeof(l->ctype), "%s", ctype ? ctype : "");
+	l->found = 1;
 	return 0;
 }
 
-/* Packs the AppRestore for the application: its state and where each of
- * its channels stands. */
 static int
-pack_app_restore(struct coord *c, const struct own_state *st)
+load_message(uint64_t seq, const char *ctype, const void *payload, size_t len,
+             void *arg)
+{
+	struct loaded *l = arg;
+	struct rmsg *m;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct rmsg *v = realloc(l->v, cap * sizeof(*v));
+		if (v == NULL)
+			return E_NOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	m = &l->v[l->n];
+	memset(m, 0, sizeof(*m));
+	m->src = l->src;
+	m->seq = seq;
+	m->len = len;
+	if ((ctype != NULL && (m->ctype = strdup(ctype)) == NULL) ||
+	    (m->data = malloc(len ? len : 1)) == NULL) {
+		free(m->ctype);
+		return E_NOMEM;
+	}
+	memcpy(m->data, payload, len);
+	l->n++;
+	l->bytes += len;
+	return 0;
+}
+
+/* Reads what applying the prepared restore needs; 0, or -1 (logged)
+ * with nothing changed. */
+static int
+load(struct coord *c, struct loaded *l)
+{
+	struct coord_restore *rs = &c->rs;
+	int rv;
+
+	memset(l, 0, sizeof(*l));
+	l->c = c;
+	l->node = c->name;
+	rv = c->st.ops->foreach_state(c->st.db, rs->id, load_state, l);
+	if (rv != 0 || !l->found) {
+		log_err("restore of %s: cannot read this node's state: %s",
+		        rs->id, rv != 0 ? DB_ERR(c) : "none recorded");
+		return -1;
+	}
+	for (size_t v = 0; v < c->cfg->nnodes; v++) {
+		const struct rchan *r = find_chan(rs, v, c->self);
+		size_t first = l->n;
+		if (v == c->self || c->peers[v].in_chan < 0)
+			continue;
+		l->src = v;
+		rv = c->st.ops->foreach_message(c->st.db, rs->id,
+		                                c->cfg->nodes[v].name, c->name,
+		                                load_message, l);
+		if (rv != 0) {
+			log_err("restore of %s: cannot read the channel from "
+			        "%s: %s",
+			        rs->id, c->cfg->nodes[v].name, DB_ERR(c));
+			return -1;
+		}
+		/* Exactly m+1 .. n, in order, or the replay would leave a
+		 * gap the channel cannot take. */
+		for (size_t i = first; i < l->n; i++)
+			if (r == NULL || l->v[i].seq != r->m + 1 + (i - first)) {
+				log_err("restore of %s: the channel from %s "
+				        "does not hold m+1 .. n",
+				        rs->id, c->cfg->nodes[v].name);
+				return -1;
+			}
+		if (r != NULL && l->n - first != r->n - r->m) {
+			log_err("restore of %s: the channel from %s holds %zu "
+			        "recorded messages, not %" PRIu64,
+			        rs->id, c->cfg->nodes[v].name, l->n - first,
+			        r->n - r->m);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Packs the AppRestore for the application into *ret (malloc'd): its
+ * state and where each of its channels stands. */
+static int
+pack_app_restore(struct coord *c, const struct loaded *l, uint8_t **ret,
+                 size_t *ret_len)
 {
 	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
 	Cut__V1__AppRestore r = CUT__V1__APP_RESTORE__INIT;
@@ -359,93 +453,123 @@ pack_app_restore(struct coord *c, const struct own_state *st)
 		n++;
 	}
 	r.snapshot_id = c->rs.id;
-	r.content_type = st->ctype[0] ? (char *)st->ctype : NULL;
-	r.state.data = st->data;
-	r.state.len = st->len;
+	r.content_type = l->ctype[0] ? (char *)l->ctype : NULL;
+	r.state.data = l->state;
+	r.state.len = l->len;
 	r.generation = c->rs.pgen;
 	r.channels = chp;
 	r.n_channels = n;
 	it.item_case = CUT__V1__APP_ITEM__ITEM_RESTORE;
 	it.restore = &r;
-	free(c->rs.app_item);
-	c->rs.app_item_len = cut__v1__app_item__get_packed_size(&it);
-	if ((c->rs.app_item = malloc(c->rs.app_item_len)) == NULL)
+	*ret_len = cut__v1__app_item__get_packed_size(&it);
+	if ((*ret = malloc(*ret_len)) == NULL)
 		return E_NOMEM;
-	cut__v1__app_item__pack(&it, c->rs.app_item);
+	cut__v1__app_item__pack(&it, *ret);
 	return 0;
 }
 
-/* Applies the prepared restore here.  Returns the messages queued for
- * replay, or -1 (logged) if this node could not. */
+/* Writes the restores row of what was applied or adopted here (again,
+ * after its batch was lost). */
+static void
+put_row(struct coord *c)
+{
+	struct coord_restore *rs = &c->rs;
+
+	coord_db(c);
+	if (DB(c, restore_put, rs->row_gen, rs->row_id,
+	       c->cfg->nodes[rs->row_by].name, rs->row_ms,
+	       rs->row_replayed) != 0)
+		coord_write_failed(c, "cannot store the restore");
+}
+
+void
+restore_rewrite(struct coord *c)
+{
+	if (c->rs.row_unsaved)
+		put_row(c);
+}
+
+void
+restore_committed(struct coord *c)
+{
+	c->rs.row_unsaved = 0;
+}
+
+static void
+note_row(struct coord *c, const char *id, size_t by, uint64_t replayed)
+{
+	struct coord_restore *rs = &c->rs;
+
+	rs->row_gen = rs->gen;
+	snprintf(rs->row_id, sizeof(rs->row_id), "%s", id);
+	rs->row_by = by;
+	rs->row_ms = c->wall;
+	rs->row_replayed = replayed;
+	rs->row_unsaved = 1;
+	put_row(c);
+}
+
+/* Applies the prepared restore here.  Everything it needs is read first:
+ * if that fails, nothing has changed and it returns -1 (logged).
+ * Otherwise returns the messages queued for replay. */
 static int64_t
 apply(struct coord *c)
 {
 	struct coord_restore *rs = &c->rs;
-	struct own_state st = {.node = c->name};
 	char reason[ENGINE_ID_MAX + 64];
-	uint64_t replayed = 0, bytes = 0;
-	int rv;
+	struct loaded l;
+	uint8_t *item;
+	size_t item_len;
 
+	if (load(c, &l) != 0 ||
+	    pack_app_restore(c, &l, &item, &item_len) != 0) {
+		loaded_free(&l);
+		return -1;
+	}
+	/* From here on the restore happens. */
 	snprintf(reason, sizeof(reason), "the cluster is restored to %s",
 	         rs->id);
 	snap_abort_all(c, reason);
 	app_restore_reset(c);
-	rv = c->st.ops->foreach_state(c->st.db, rs->id, own_state, &st);
-	if (rv != 0 || !st.found) {
-		log_err("restore of %s: cannot read this node's state: %s",
-		        rs->id, rv != 0 ? DB_ERR(c) : "none recorded");
-		free(st.data);
-		return -1;
-	}
 	for (size_t v = 0; v < c->cfg->nnodes; v++) {
 		const struct rchan *o, *i;
 		if (v == c->self)
 			continue;
 		o = find_chan(rs, c->self, v);
 		i = find_chan(rs, v, c->self);
-		if (peer_restore_reset(c, v, o ? o->n : 0, i ? i->m : 0) != 0) {
+		if (peer_restore_reset(c, v, o ? o->n : 0, i ? i->m : 0) != 0)
 			log_err("restore of %s: cannot reset the links with %s",
 			        rs->id, c->cfg->nodes[v].name);
-			free(st.data);
-			return -1;
-		}
 	}
-	rv = pack_app_restore(c, &st);
-	free(st.data);
-	if (rv != 0)
-		return -1;
+	free(rs->app_item);
+	rs->app_item = item;
+	rs->app_item_len = item_len;
 	rs->app_due = rs->app_wait = 1;
 	/* The recorded messages, in order, ahead of anything new. */
-	for (size_t v = 0; v < c->cfg->nnodes; v++) {
-		struct replay r = {c, v, 0, 0, 0};
-		if (v == c->self || c->peers[v].in_chan < 0)
-			continue;
-		rv = c->st.ops->foreach_message(c->st.db, rs->id,
-		                                c->cfg->nodes[v].name, c->name,
-		                                replay_one, &r);
-		if (rv != 0 || r.rv != 0) {
-			log_err("restore of %s: cannot replay the channel "
-			        "from %s: %s",
-			        rs->id, c->cfg->nodes[v].name,
-			        r.rv != 0 ? err_str(r.rv) : DB_ERR(c));
-			return -1;
-		}
-		replayed += r.count;
-		bytes += r.bytes;
+	for (size_t i = 0; i < l.n; i++) {
+		int rv = snap_data(c, l.v[i].src, l.v[i].seq,
+		                   coord_ctype(l.v[i].ctype), l.v[i].data,
+		                   l.v[i].len);
+		if (rv != 0)
+			log_err("restore of %s: cannot queue message %" PRIu64
+			        " from %s again: %s",
+			        rs->id, l.v[i].seq,
+			        c->cfg->nodes[l.v[i].src].name, err_str(rv));
 	}
 	rs->gen = rs->pgen;
 	rs->adopted = 0;
 	rs->paused = 0;
 	if (rs->restorer != c->self)
-		rs->message_bytes = bytes;
-	coord_db(c);
-	if (DB(c, restore_put, rs->gen, rs->id,
-	       c->cfg->nodes[rs->restorer].name, c->wall, replayed) != 0)
-		coord_write_failed(c, "cannot store the restore");
+		rs->message_bytes = l.bytes;
+	rs->applied_replayed = l.n;
+	rs->done_due = rs->restorer != c->self;
+	rs->done_to = rs->restorer;
+	note_row(c, rs->id, rs->restorer, l.n);
 	log_notice("restored %s (generation %" PRIu64 "): state given to the "
-	           "application, %" PRIu64 " in-flight messages queued",
-	           rs->id, rs->gen, replayed);
-	return (int64_t)replayed;
+	           "application, %zu in-flight messages queued",
+	           rs->id, rs->gen, l.n);
+	loaded_free(&l);
+	return (int64_t)l.n;
 }
 
 static void
@@ -486,19 +610,22 @@ commit(struct coord *c)
 	int64_t replayed = apply(c);
 
 	if (replayed < 0) {
-		/* Only here: the others apply as they hear the generation;
-		 * the database or memory failed this node. */
-		finish(c, E_IO, "%s could not apply the restore; see its log",
-		       c->name);
+		/* Nothing changed here, and nobody has heard the new
+		 * generation: everybody resumes. */
+		char why[200];
+		snprintf(why, sizeof(why),
+		         "%s could not apply the restore: it cannot read the "
+		         "snapshot; see its log",
+		         c->name);
+		give_up(c, E_IO, why);
 		return;
 	}
 	rs->replayed = (uint64_t)replayed;
 	memset(rs->done, 0, c->cfg->nnodes);
-	rs->done[c->self] = 1;
+	rs->failed_why[0] = '\0';
 	rs->phase = RS_CONFIRMING;
 	rs->deadline = c->now + rs->timeout_ms;
-	if (c->cfg->nnodes == 1)
-		finish(c, 1, NULL);
+	/* Done here once this node's application took it (AppRestored). */
 }
 
 /* ---- The restorer ---- */
@@ -516,6 +643,13 @@ coord_restore(struct coord *c, const char *id, uint32_t timeout_ms,
 	if (rs->phase != RS_IDLE)
 		return err_set(e, E_STATE, "a restore of %s is running",
 		               rs->id);
+	if (rs->chans != NULL && rs->restorer != c->self)
+		return err_set(e, E_STATE,
+		               "a restore of %s by %s was prepared here and "
+		               "never decided; it is kept until %" PRId64
+		               " s from now, in case it was",
+		               rs->id, c->cfg->nodes[rs->restorer].name,
+		               (rs->kept_until - c->now + 999) / 1000);
 	if (!engine_id_valid(id))
 		return err_set(e, E_INVAL, "not a snapshot id");
 	if (snap_initiator_of(c, id) != (long)c->self) {
@@ -658,6 +792,29 @@ restore_vote(struct coord *c, size_t from, const Cut__V1__PeerRestoreVote *m)
 	return 0;
 }
 
+/* Node `node` applied the restore and its application took it (failed:
+ * why not, or ""). */
+static void
+confirmed(struct coord *c, size_t node, const char *failed)
+{
+	struct coord_restore *rs = &c->rs;
+	size_t n = strlen(rs->failed_why);
+
+	rs->done[node] = 1;
+	if (failed != NULL && failed[0] != '\0' && n + 3 < sizeof(rs->failed_why))
+		snprintf(rs->failed_why + n, sizeof(rs->failed_why) - n, "%s%s",
+		         n ? "; " : "", failed);
+	if (!all_set(c, rs->done))
+		return;
+	if (rs->failed_why[0] != '\0')
+		finish(c, E_STATE,
+		       "restored on every node, but not every application "
+		       "took its state: %s",
+		       rs->failed_why);
+	else
+		finish(c, 1, NULL);
+}
+
 int
 restore_done(struct coord *c, size_t from, const Cut__V1__PeerRestoreDone *m)
 {
@@ -665,10 +822,8 @@ restore_done(struct coord *c, size_t from, const Cut__V1__PeerRestoreDone *m)
 
 	if (rs->phase != RS_CONFIRMING || m->generation != rs->gen)
 		return 0;
-	rs->done[from] = 1;
 	rs->replayed += m->replayed;
-	if (all_set(c, rs->done))
-		finish(c, 1, NULL);
+	confirmed(c, from, m->failed);
 	return 0;
 }
 
@@ -768,7 +923,16 @@ static int
 adopt(struct coord *c, struct peer *p, uint64_t gen)
 {
 	struct coord_restore *rs = &c->rs;
+	char why[200];
 
+	if (rs->phase == RS_VOTING) {
+		/* Our own restore lost a race with one decided elsewhere. */
+		snprintf(why, sizeof(why),
+		         "another restore took %s to generation %" PRIu64
+		         " meanwhile",
+		         c->cfg->nodes[p->node].name, gen);
+		give_up(c, E_STATE, why);
+	}
 	log_err("%s is at restore generation %" PRIu64 ", which this node "
 	        "(at %" PRIu64 ") did not take part in: its application was "
 	        "not restored and its channels no longer match; restore "
@@ -794,10 +958,7 @@ adopt(struct coord *c, struct peer *p, uint64_t gen)
 	rs->phase = RS_IDLE;
 	rs->paused = 0;
 	forget_prepared(rs);
-	coord_db(c);
-	if (DB(c, restore_put, gen, "", c->cfg->nodes[p->node].name, c->wall,
-	       (uint64_t)0) != 0)
-		coord_write_failed(c, "cannot store the restore generation");
+	note_row(c, "", p->node, 0);
 	return 0;
 }
 
@@ -805,8 +966,6 @@ int
 restore_batch(struct coord *c, struct peer *p, uint64_t gen)
 {
 	struct coord_restore *rs = &c->rs;
-	int64_t replayed;
-
 	if (gen == rs->gen)
 		return 0;
 	if (gen < rs->gen) {
@@ -815,26 +974,13 @@ restore_batch(struct coord *c, struct peer *p, uint64_t gen)
 	}
 	if (rs->chans == NULL || gen != rs->pgen || rs->restorer == c->self)
 		return adopt(c, p, gen);
-	if ((replayed = apply(c)) < 0) {
-		rs->phase = RS_IDLE;
-		rs->paused = 0;
-		forget_prepared(rs);
+	/* Nothing changed if it fails: still prepared, and the next batch
+	 * of the generation tries again. */
+	if (apply(c) < 0)
 		return -1;
-	}
 	rs->phase = RS_IDLE;
 	forget_prepared(rs);
-	{
-		Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
-		Cut__V1__PeerRestoreDone d = CUT__V1__PEER_RESTORE_DONE__INIT;
-		d.seq = peer_next_seq(c, rs->restorer);
-		d.generation = rs->gen;
-		d.replayed = (uint64_t)replayed;
-		item.item_case = CUT__V1__PEER_ITEM__ITEM_RESTORE_DONE;
-		item.restore_done = &d;
-		if (peer_push_item(c, rs->restorer, &item) != 0)
-			log_warnx("restore: cannot tell %s it is applied",
-			          c->cfg->nodes[rs->restorer].name);
-	}
+	/* PeerRestoreDone goes once the application took it. */
 	return 0;
 }
 
@@ -850,20 +996,64 @@ void
 restore_app_restored(struct coord *c, const Cut__V1__AppRestored *m)
 {
 	struct coord_restore *rs = &c->rs;
+	char failed[300];
 
 	if (!rs->app_wait || rs->app_due)
 		return; /* not asked, or asked again on a new connection */
 	rs->app_wait = 0;
 	for (size_t i = 0; i < c->n_out; i++)
 		c->peers[c->out_node[i]].credit_force = 1;
-	if (m->has_failed && m->failed != 0)
-		log_err("restore of %s: the application's restore callback "
-		        "failed (%" PRIu32 "%s%s)",
-		        m->snapshot_id, m->failed, m->reason ? ": " : "",
-		        m->reason ? m->reason : "");
-	else
+	failed[0] = '\0';
+	if (m->has_failed && m->failed != 0) {
+		snprintf(failed, sizeof(failed),
+		         "%s: the application's restore callback failed (%" PRIu32
+		         "%s%.200s)",
+		         c->name, m->failed, m->reason ? ": " : "",
+		         m->reason ? m->reason : "");
+		log_err("restore of %s: %s", m->snapshot_id, failed);
+	} else {
 		log_info("restore of %s: the application took its state",
 		         m->snapshot_id);
+	}
+	if (rs->phase == RS_CONFIRMING && rs->restorer == c->self) {
+		confirmed(c, c->self, failed);
+	} else if (rs->done_due) {
+		Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+		Cut__V1__PeerRestoreDone d = CUT__V1__PEER_RESTORE_DONE__INIT;
+		rs->done_due = 0;
+		d.seq = peer_next_seq(c, rs->done_to);
+		d.generation = rs->gen;
+		d.replayed = rs->applied_replayed;
+		d.failed = failed[0] ? failed : NULL;
+		item.item_case = CUT__V1__PEER_ITEM__ITEM_RESTORE_DONE;
+		item.restore_done = &d;
+		if (peer_push_item(c, rs->done_to, &item) != 0)
+			log_warnx("restore: cannot tell %s it is applied",
+			          c->cfg->nodes[rs->done_to].name);
+	}
+}
+
+int
+restore_uses(const struct coord *c, const char *id)
+{
+	const struct coord_restore *rs = &c->rs;
+
+	return (rs->phase != RS_IDLE || rs->chans != NULL) &&
+	       strcmp(rs->id, id) == 0;
+}
+
+void
+restore_stop(struct coord *c, const char *reason)
+{
+	struct coord_restore *rs = &c->rs;
+	char why[300];
+
+	snprintf(why, sizeof(why), "the restorer %s stopped (%.200s)",
+	         c->name, reason);
+	if (rs->phase == RS_VOTING)
+		give_up(c, E_UNAVAIL, why);
+	else if (rs->phase == RS_CONFIRMING)
+		finish(c, E_UNAVAIL, "%s before every node confirmed", why);
 }
 
 /* ---- Time ---- */
@@ -874,6 +1064,13 @@ restore_timers(struct coord *c)
 	struct coord_restore *rs = &c->rs;
 	char why[400];
 
+	if (rs->phase == RS_IDLE && rs->chans != NULL &&
+	    rs->restorer != c->self && c->now >= rs->kept_until) {
+		log_warnx("restore of %s by %s: never decided; forgotten", rs->id,
+		          c->cfg->nodes[rs->restorer].name);
+		forget_prepared(rs);
+		return;
+	}
 	if (rs->phase == RS_IDLE || c->now < rs->deadline)
 		return;
 	switch (rs->phase) {
@@ -905,6 +1102,7 @@ restore_timers(struct coord *c)
 		          3 * rs->timeout_ms);
 		rs->phase = RS_IDLE;
 		rs->paused = 0;
+		rs->kept_until = c->now + KEEP_PREPARED_MS;
 		break;
 	default:
 		break;
@@ -918,6 +1116,9 @@ restore_next_timer(struct coord *c, int max)
 
 	if (c->rs.phase != RS_IDLE && c->rs.deadline - c->now < ms)
 		ms = c->rs.deadline - c->now;
+	else if (c->rs.phase == RS_IDLE && c->rs.chans != NULL &&
+	         c->rs.restorer != c->self && c->rs.kept_until - c->now < ms)
+		ms = c->rs.kept_until - c->now;
 	return ms < 0 ? 0 : (int)ms;
 }
 

@@ -522,6 +522,7 @@ coord_keep(struct coord *c, const char *id, int keep, struct errinfo *e)
 /* ---- Retention ---- */
 
 struct retain {
+	struct coord *c;
 	const struct config *cfg;
 	int64_t wall;
 	unsigned complete; /* complete, not kept, seen so far */
@@ -549,6 +550,8 @@ retain_one(const char *id, int complete, int keep, int64_t ended_ms,
 	} else {
 		drop = age > (int64_t)r->cfg->keep_aborted_ms;
 	}
+	if (drop && restore_uses(r->c, id))
+		drop = 0; /* a restore reads it now */
 	if (drop && r->n < RETAIN_BATCH)
 		snprintf(r->ids[r->n++], sizeof(r->ids[0]), "%s", id);
 	return 0;
@@ -564,6 +567,7 @@ retain_run(struct coord *c)
 	c->retain_ms = c->now;
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return;
+	r->c = c;
 	r->cfg = c->cfg;
 	r->wall = c->wall;
 	coord_db(c);

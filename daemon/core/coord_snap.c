@@ -180,6 +180,7 @@ snap_init(struct coord *c, struct errinfo *e)
 void
 coord_stop(struct coord *c, const char *reason)
 {
+	restore_stop(c, reason);
 	for (struct snap *s = c->snaps; s != NULL; s = s->next)
 		if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING) {
 			coord_db(c);
@@ -802,6 +803,7 @@ rewrite_ends(struct coord *c)
 		if (rv == E_STATE) /* aborted in this batch already */
 			rv = 0;
 	}
+	restore_rewrite(c);
 	return rv != 0 ? rv : DB(c, probe, c->wall);
 }
 
@@ -822,6 +824,7 @@ snap_storage_retry(struct coord *c)
 		c->unfinished = 0;
 		for (struct snap *s = c->snaps; s != NULL; s = s->next)
 			s->unsaved = 0;
+		restore_committed(c);
 		if (c->degraded[0] != '\0')
 			log_notice("storage works again: snapshots accepted");
 		c->degraded[0] = '\0';

@@ -19,8 +19,8 @@
  *                AppRestore again on a reconnect;
  *   rstore       the restores table and storage faults.
  *
- * A test marked BUG fails against the code as it stands; the comment
- * above it says what is wrong and what should happen.  They are:
+ * The tests whose messages say BUG each found a bug in the core, since
+ * fixed; the comment above each says what was wrong.  They are:
  *
  *   restorer::apply_fails_at_replay_changes_nothing
  *   restorer::apply_fails_at_state_keeps_deliveries
@@ -503,7 +503,9 @@ Test(restorer, happy_path)
 	want_deliver(ai.v[3], "p2", 1, A4);
 	cr_assert_eq(h_app_count(&ai, APP_CREDIT), 0);
 
-	/* The confirmations, on the new links. */
+	/* p0's own application takes it; then the others confirm, on the
+	 * new links. */
+	h_restored(h, sid);
 	done(h, "p1", 1, 1, 0);
 	v = rview(h);
 	cr_assert(v.running, "p2 has not confirmed");
@@ -618,10 +620,11 @@ restored(char sid[ENGINE_ID_MAX + 1])
 	start_restore(h, sid, 0, prep);
 	vote(h, "p1", 7, 1, 1, NULL);
 	vote(h, "p2", 5, 1, 1, NULL);
+	h_app_items(h, &ai);
+	h_restored(h, sid);
 	done(h, "p1", 1, 1, 0);
 	done(h, "p2", 1, 1, 1);
 	cr_assert_eq(rview(h).result, 1);
-	h_app_items(h, &ai);
 	cr_assert_eq(ai.n, 4);
 	h_commit(h);
 	h_drain(h);
@@ -656,7 +659,8 @@ Test(restorer, sends_number_from_n)
 	cr_assert_eq(h_count(&it, ITEM_DATA), 1, "only the new message 3");
 	d = h_find(&it, ITEM_DATA, 0)->data;
 	cr_assert_eq(d->app_seq, 3);
-	cr_assert_eq(d->seq, 1);
+	/* After the outcomes told again on the new link. */
+	cr_assert_eq(d->seq, 1 + h_count(&it, CUT__V1__PEER_ITEM__ITEM_OUTCOME));
 	cr_assert_eq(d->payload.len, strlen("{\"s\": 4b}"));
 	h_free(h);
 }
@@ -753,6 +757,7 @@ Test(restorer, second_restore_generation_2)
 	/* A batch still of generation 1 is from before. */
 	data_gen(h, "p1", 1, 3, 4, "{}");
 	cr_assert_eq(rview(h).old_batches, 1);
+	h_restored(h, sid);
 	done(h, "p1", 1, 2, 0);
 	done(h, "p2", 1, 2, 1);
 	cr_assert_eq(rview(h).result, 1, "%s", rview(h).why);
@@ -895,7 +900,9 @@ Test(restorer, unconfirmed_deletions_go_again)
 		f = h_find(&it, CUT__V1__PEER_ITEM__ITEM_FORGET, 0);
 		cr_assert_not_null(f, "the deletion again to p%zu", k);
 		cr_assert_str_eq(f->forget->snapshot_id, sid_b);
-		cr_assert_eq(f->forget->seq, 1, "the new link's first item");
+		cr_assert_eq(f->forget->seq,
+		             1 + h_count(&it, CUT__V1__PEER_ITEM__ITEM_OUTCOME),
+		             "after the outcomes told again");
 	}
 	h_free(h);
 }
@@ -1368,7 +1375,6 @@ want_applied(struct h *h, int with_new)
 	struct h_app_items ai = {0};
 	struct h_items it = {0};
 	const Cut__V1__AppRestore *ar;
-	const Cut__V1__PeerRestoreDone *d;
 	struct coord_restore_view v = rview(h);
 
 	cr_assert_eq(v.generation, 1);
@@ -1387,18 +1393,67 @@ want_applied(struct h *h, int with_new)
 	want_deliver(ai.v[1], "p2", 1, A2);
 	if (with_new)
 		want_deliver(ai.v[2], "p1", 2, "{\"new\": 1}");
+	/* PeerRestoreDone goes once the application took it
+	 * (participant::done_once_the_application_took_it). */
 	pull_gen(h, 1, 1, &it);
-	cr_assert_eq(h_count(&it, ITEM_DONE), 1);
-	d = h_find(&it, ITEM_DONE, 0)->restore_done;
-	cr_assert_eq(d->generation, 1);
-	cr_assert_eq(d->replayed, 1);
-	cr_assert_eq(d->seq, 1, "the new link's first item");
+	cr_assert_eq(h_count(&it, ITEM_DONE), 0, "done before AppRestored");
 	cr_assert_eq(h_find(&it, ITEM_HELLO, 0)->hello->next_expected,
 	             with_new ? 2 : 1);
 	memset(&it, 0, sizeof(it));
 	pull_gen(h, 2, 1, &it);
 	cr_assert_eq(h_count(&it, ITEM_DONE), 0, "only the restorer");
 	cr_assert_eq(h_find(&it, ITEM_HELLO, 0)->hello->next_expected, 1);
+}
+
+/* PeerRestoreDone goes to the restorer once the application answered
+ * AppRestored, with what it replayed; and says why when the restore
+ * callback failed. */
+Test(participant, done_once_the_application_took_it)
+{
+	struct h *h = prepared(2000);
+	struct h_items it = {0};
+	const Cut__V1__PeerRestoreDone *d;
+	struct pb b;
+
+	pb_gen(&b, "p1", 1);
+	pb_hello(&b, 1, H_E1);
+	h_peer(h, H_C1, &b);
+	want_applied(h, 0);
+	h_restored(h, P1_SNAP);
+	pull_gen(h, 1, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_DONE), 1);
+	d = h_find(&it, ITEM_DONE, 0)->restore_done;
+	cr_assert_eq(d->generation, 1);
+	cr_assert_eq(d->replayed, 1);
+	cr_assert_eq(d->seq, 1, "the new link's first item");
+	cr_assert_null(d->failed);
+	memset(&it, 0, sizeof(it));
+	pull_gen(h, 2, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_DONE), 0, "only the restorer");
+	h_free(h);
+}
+
+Test(participant, done_says_the_callback_failed)
+{
+	struct h *h = prepared(2000);
+	struct h_items it = {0};
+	const Cut__V1__PeerRestoreDone *d;
+	struct pb b;
+	struct ab a;
+
+	pb_gen(&b, "p1", 1);
+	pb_hello(&b, 1, H_E1);
+	h_peer(h, H_C1, &b);
+	want_applied(h, 0);
+	ab_init(&a);
+	ab_restored(&a, P1_SNAP, 5, "bad state");
+	h_app(h, H_APP, &a);
+	pull_gen(h, 1, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_DONE), 1);
+	d = h_find(&it, ITEM_DONE, 0)->restore_done;
+	cr_assert_not_null(d->failed);
+	HAS(d->failed, "p0: the application's restore callback failed (5: bad state)");
+	h_free(h);
 }
 
 Test(participant, votes_yes_and_applies)
@@ -2264,7 +2319,8 @@ Test(rstore, restore_put_fails_batch_lost)
 	cr_assert_eq(h->calls[H_RESTORE_PUT], 1);
 	cr_assert_eq(coord_commit(h->c), E_STORAGE);
 	cr_assert_eq(h->calls[H_ROLLBACK], rollbacks + 1);
-	cr_assert_eq(h_restores(h), 0, "rolled back");
+	cr_assert_eq(h_restores(h), 1,
+	             "rolled back, then written again (rewrite_ends())");
 	cr_assert_str_eq(h_disk_status(h, "p2:88"), "aborted",
 	                 "the batch's other writes rewritten as aborts");
 	h_free(h);
@@ -2282,7 +2338,7 @@ Test(rstore, restore_put_full_disk_batch_lost)
 	pb_hello(&b, 1, H_E1);
 	h_peer(h, H_C1, &b);
 	cr_assert_eq(coord_commit(h->c), E_STORAGE);
-	cr_assert_eq(h_restores(h), 0);
+	cr_assert_eq(h_restores(h), 1, "written again once writes work");
 	h_free(h);
 }
 
