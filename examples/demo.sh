@@ -5,7 +5,10 @@
 # from p0 while tokens move, and shows it: each node's recorded balance,
 # the messages in transit, the audit's verdict, and a sqlite3 query over
 # p0's database that adds it all up to the 44 tokens the bank started
-# with.  Every process it started is stopped when it ends, also when
+# with.  Then it restores that snapshot into the running cluster and
+# prints the restored total (the balances each application was given
+# plus the in-flight tokens replayed), and a snapshot after the restore.
+# Every process it started is stopped when it ends, also when
 # interrupted.
 set -eu
 cd "$(dirname "$0")/.."
@@ -88,3 +91,32 @@ query="SELECT (SELECT sum(json_extract(state, '\$.balance')) FROM recorded_state
                 WHERE snapshot_id = '$id' AND is_json) AS total;"
 echo "$query"
 sqlite3 -header -column "$T/p0.db" "$query"
+
+n_inflight=$(sqlite3 "$T/p0.db" "SELECT coalesce(sum(json_extract(payload, '\$.amount')), 0) FROM in_transit WHERE snapshot_id = '$id' AND is_json")
+echo
+echo "== restore $id into the running cluster: every node goes back to it"
+build/bin/cutctl --control "ipc://$T/p0.ctl" restore "$id"
+sum=0
+for n in p0 p1 p2; do
+	i=0
+	until grep -q "restored $n to balance .* from $id\$" "$T/tokenbank-$n.log"; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { echo "$n was not restored:"; cat "$T/tokenbank-$n.log"; exit 1; }
+		sleep 0.1
+	done
+	b=$(sed -n "s/^tokenbank: restored $n to balance \([0-9-]*\) from $id\$/\1/p" \
+		"$T/tokenbank-$n.log" | tail -1)
+	echo "   $n's application was given its recorded balance: $b"
+	sum=$((sum + b))
+done
+restored=$((sum + n_inflight))
+echo "   restored total: $sum in the balances + $n_inflight in flight, replayed to their receivers = $restored"
+echo
+echo "== a snapshot after the restore, while tokens move again"
+sleep 1
+id2=$(build/bin/cutctl --control "ipc://$T/p0.ctl" snapshot)
+build/bin/cutctl --control "ipc://$T/p0.ctl" wait "$id2" >/dev/null
+after=$(sqlite3 "$T/p0.db" "$(echo "$query" | sed "s/ AS total;//; s/$id/$id2/g")")
+echo "   $id2: total $after"
+[ "$restored" = 44 ] && [ "$after" = 44 ] || { echo "tokens not conserved"; exit 1; }
+echo "== restored total: $restored"

@@ -9,7 +9,9 @@
  *             [--ignore-state-requests K] [--log FILE] [--sent-log FILE]
  *
  * Messages are {"amount": k} (application/json); the state reported to
- * snapshots is {"balance": N}.  The only line on stdout is the final one,
+ * snapshots is {"balance": N}, and a restore (cutctl restore) sets the
+ * balance back to the one recorded, with a line "tokenbank: restored NAME
+ * to balance B from ID" on stderr.  The only line on stdout is the final one,
  * "tokenbank NAME: balance B sent S received R" (S and R count messages);
  * diagnostics go to stderr.  With --log, every received message is
  * appended to FILE as "FROM SEQ AMOUNT" ("FROM SEQ malformed" for a
@@ -91,15 +93,16 @@ next_random(struct bank *b)
 }
 
 /*
- * Parses a payload of exactly {"amount": K} (any JSON whitespace between
- * the tokens), K a decimal integer 1..INT_MAX without sign or leading
- * zeros.  Returns K, or -1 if the payload is anything else.
+ * Parses a payload of exactly {KEY: K} (key a quoted JSON name; any JSON
+ * whitespace between the tokens), K a decimal integer min..max (min 0 or
+ * 1) without sign or leading zeros.  Returns K, or -1 if the payload is
+ * anything else.
  */
 static long
-parse_amount(const char *p, size_t len)
+parse_field(const char *p, size_t len, const char *key, long min, long max)
 {
-	static const char key[] = "\"amount\"";
 	const char *end = p + len;
+	size_t klen = strlen(key);
 	long k = 0;
 
 #define SKIP_WS()                                                              \
@@ -110,27 +113,36 @@ parse_amount(const char *p, size_t len)
 	if (p == end || *p++ != '{')
 		return -1;
 	SKIP_WS();
-	if ((size_t)(end - p) < sizeof(key) - 1 ||
-	    memcmp(p, key, sizeof(key) - 1) != 0)
+	if ((size_t)(end - p) < klen || memcmp(p, key, klen) != 0)
 		return -1;
-	p += sizeof(key) - 1;
+	p += klen;
 	SKIP_WS();
 	if (p == end || *p++ != ':')
 		return -1;
 	SKIP_WS();
-	if (p == end || *p < '1' || *p > '9')
+	if (p == end || *p < '0' || *p > '9' || (*p == '0' && min > 0))
 		return -1;
-	while (p < end && *p >= '0' && *p <= '9') {
-		if (k > (INT_MAX - (*p - '0')) / 10)
-			return -1;
-		k = k * 10 + (*p++ - '0');
-	}
+	if (*p == '0')
+		p++; /* 0 stands alone: no leading zeros */
+	else
+		while (p < end && *p >= '0' && *p <= '9') {
+			if (k > (max - (*p - '0')) / 10)
+				return -1;
+			k = k * 10 + (*p++ - '0');
+		}
 	SKIP_WS();
 	if (p == end || *p++ != '}')
 		return -1;
 	SKIP_WS();
 #undef SKIP_WS
 	return p == end ? k : -1;
+}
+
+/* A message: {"amount": K}, K 1..INT_MAX. */
+static long
+parse_amount(const char *p, size_t len)
+{
+	return parse_field(p, len, "\"amount\"", 1, INT_MAX);
 }
 
 /* cut_dispatch() calls this for every message, in order. */
@@ -184,6 +196,47 @@ on_state_request(void *arg, const char *snapshot_id, struct cut_buf *ret)
 		        "tokenbank %s: cannot report state for %s: %s\n",
 		        b->node, snapshot_id, cut_strerror(rv));
 	return rv;
+}
+
+/*
+ * The restore callback: the cluster goes back to a snapshot, and this
+ * branch to the balance it recorded there ({"balance": N}, as reported
+ * by on_state_request()).  libcut calls it inside cut_dispatch(), after
+ * dropping the messages that had arrived before the restore and before
+ * handing over those the snapshot recorded in transit to this branch,
+ * which on_message() then adds to the balance as usual: the total is the
+ * snapshot's.  A multi-threaded bank would take its lock here, as in
+ * on_state_request(), and call cut_restore_commit() before releasing it,
+ * so that a send of another thread either comes before the restore (and
+ * is discarded with the old balance) or after it (and is taken from the
+ * restored one).  The counters of messages sent and received are this
+ * run's and go on counting.
+ */
+static int
+on_restore(void *arg, const char *snapshot_id, const void *state, size_t len,
+           const char *content_type)
+{
+	struct bank *b = arg;
+	long balance = parse_field(state, len, "\"balance\"", 0, LONG_MAX);
+	int rv;
+
+	(void)content_type;
+	if (balance < 0) {
+		fprintf(stderr,
+		        "tokenbank %s: cannot restore from %s: the state is "
+		        "not {\"balance\": N} (%zu bytes)\n",
+		        b->node, snapshot_id, len);
+		return 1;
+	}
+	b->balance = balance;
+	if ((rv = cut_restore_commit(b->c)) != 0) {
+		fprintf(stderr, "tokenbank %s: cannot restore from %s: %s\n",
+		        b->node, snapshot_id, cut_strerror(rv));
+		return rv;
+	}
+	fprintf(stderr, "tokenbank: restored %s to balance %ld from %s\n",
+	        b->node, balance, snapshot_id);
+	return 0;
 }
 
 /* Sends a random amount to a random peer; the balance drops only once the
@@ -403,6 +456,7 @@ main(int argc, char **argv)
 		status = EX_UNAVAILABLE;
 	} else {
 		cut_set_state_callback(b.c, on_state_request, &b);
+		cut_set_restore_callback(b.c, on_restore, &b);
 		if ((rv = run(&b, &o)) != 0) {
 			fprintf(stderr, "tokenbank %s: %s\n", o.node,
 			        cut_strerror(rv));

@@ -27,8 +27,9 @@
  *            send in flight; send_cv announces credit and a lost link.
  *   ctl_mu   serializes control calls (req0 allows one at a time) and
  *            guards the control connection.
- *   mu       guards the state callback registration, the last error text
- *            and the timeouts; held only briefly.
+ *   mu       guards the state and restore callback registrations, the
+ *            last error text and the timeouts; held only briefly (and
+ *            taken inside send_mu by cut_set_restore_callback()).
  *
  *   re_mu    serializes resuming after the link was lost (resume.c);
  *            taken after recv_mu and before the others.
@@ -160,6 +161,8 @@ struct cut {
 	int resuming;    /* waiting for the reply to a resuming hello */
 	int resume_done; /* it came, and was taken with this result: */
 	int resume_rv;
+	int restore_pending; /* an AppRestore is queued, not yet taken:
+	                      * unaligned requests wait behind it */
 	nng_aio *recv_aio;
 	int recv_err; /* the reason receiving stopped, or 0 */
 
@@ -190,12 +193,20 @@ struct cut {
 	} srcs[CUT_MAX_SOURCES];
 	size_t nsrcs;
 
+	/* The restore whose callback runs (recv_mu, on rs_thread), and
+	 * whether it called cut_restore_commit(). */
+	struct restore *rs_cur;
+	int rs_done;
+	pthread_t rs_thread;
+
 	pthread_mutex_t ctl_mu;
 	struct rpc *rpc;
 
 	pthread_mutex_t mu;
 	cut_state_fn state_fn;
 	void *state_arg;
+	cut_restore_fn restore_fn;
+	void *restore_arg;
 	int ctl_timeout;
 	int send_timeout;
 	char err[RPC_MSG_MAX];
@@ -263,6 +274,10 @@ void cut_note_handed(struct cut *c, const char *from, uint64_t seq);
  * the hello, and returns 1; drops it (from the lost connection) and
  * returns 0 otherwise.  q_mu held. */
 int cut_resume_frame(struct cut *c, nng_msg *msg);
+/* Queues AppRestorable (whether a restore callback is registered) after
+ * the items queued before it: after every hello.  send_mu held; 0 or the
+ * code of cut_queue_item_locked(). */
+int cut_restorable_locked(struct cut *c);
 /* The first byte of a packed AppItem of kind field. */
 #define CUT_KIND(field) (uint8_t)(((field) << 3) | 2)
 /*

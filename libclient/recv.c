@@ -17,6 +17,12 @@
  * that orders its sends, so the reply sits exactly between the sends its
  * state covers and the ones it does not.
  *
+ * A restore (AppRestore) drops, as soon as its frame comes, every item
+ * received before it and not yet taken, and holds back unaligned requests
+ * that come after it until the application's thread has processed it:
+ * called the restore callback, then taken the snapshot's positions and
+ * answered AppRestored in one step under the send lock (restore()).
+ *
  * libcut reports the handed count (AppTaken) CUT_TAKEN_DELAY_MS after
  * handing a delivery over (a timer does it, whatever the application is
  * doing then), at once when an eighth of a window is unreported, and
@@ -25,6 +31,7 @@
  * and their senders' windows reopen.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <time.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -54,11 +61,33 @@ struct cut_buf {
 	int used;
 };
 
+/* An AppRestore, copied out of its frame for the restore callback: one
+ * allocation, the strings and the state after the channels. */
+struct restore {
+	char id[CUT_SNAPSHOT_ID_MAX];
+	char *content_type; /* or NULL */
+	uint8_t *state;
+	size_t len;
+	size_t nch;
+	struct restore_ch {
+		char *node;
+		uint64_t out_sent, in_taken;
+	} ch[];
+};
+
 /* What taking one item off the queue gave. */
 struct item {
-	enum { ITEM_DELIVER, ITEM_STATE, ITEM_ERROR, ITEM_BAD, ITEM_SKIP } kind;
+	enum {
+		ITEM_DELIVER,
+		ITEM_STATE,
+		ITEM_RESTORE,
+		ITEM_ERROR,
+		ITEM_BAD,
+		ITEM_SKIP
+	} kind;
 	struct cut_msg *msg;          /* ITEM_DELIVER */
 	char id[CUT_SNAPSHOT_ID_MAX]; /* ITEM_STATE */
+	struct restore *rs;           /* ITEM_RESTORE */
 };
 
 /* Copies a delivery into one allocation that the caller owns. */
@@ -96,6 +125,51 @@ id_ok(const char *s)
 	return n > 0 && n < CUT_SNAPSHOT_ID_MAX && cut_content_type_ok(s);
 }
 
+/* Copies a restore into one allocation that the caller frees, or returns
+ * NULL (*bad set if the restore itself is bad). */
+static struct restore *
+new_restore(const Cut__V1__AppRestore *r, int *bad)
+{
+	size_t clen = r->content_type != NULL ? strlen(r->content_type) + 1 : 0;
+	size_t names = 0, size;
+	struct restore *rs;
+	char *p;
+
+	*bad = 1;
+	if (!id_ok(r->snapshot_id) || !cut_content_type_ok(r->content_type))
+		return NULL;
+	for (size_t i = 0; i < r->n_channels; i++) {
+		if (r->channels[i]->node[0] == '\0' ||
+		    !cut_content_type_ok(r->channels[i]->node))
+			return NULL;
+		names += strlen(r->channels[i]->node) + 1;
+	}
+	*bad = 0;
+	size = sizeof(*rs) + r->n_channels * sizeof(rs->ch[0]) + names + clen +
+	       r->state.len + 1;
+	if ((rs = malloc(size)) == NULL)
+		return NULL;
+	strcpy(rs->id, r->snapshot_id);
+	rs->nch = r->n_channels;
+	p = (char *)&rs->ch[rs->nch];
+	for (size_t i = 0; i < rs->nch; i++) {
+		const Cut__V1__AppRestoreChannel *ch = r->channels[i];
+		size_t n = strlen(ch->node) + 1;
+		rs->ch[i].node = memcpy(p, ch->node, n);
+		p += n;
+		rs->ch[i].out_sent = ch->has_out_sent ? ch->out_sent : 0;
+		rs->ch[i].in_taken = ch->has_in_taken ? ch->in_taken : 0;
+	}
+	rs->content_type = clen > 0 ? memcpy(p, r->content_type, clen) : NULL;
+	p += clen;
+	rs->state = (uint8_t *)p;
+	if (r->state.len > 0)
+		memcpy(p, r->state.data, r->state.len);
+	p[r->state.len] = '\0';
+	rs->len = r->state.len;
+	return rs;
+}
+
 /* The one switch over items from the daemon: checks it and says what to do
  * with it in *ret.  Returns 0 or CUT_ENOMEM. */
 static int
@@ -127,6 +201,17 @@ judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
 		strcpy(ret->id, it->state_request->snapshot_id);
 		ret->kind = ITEM_STATE;
 		return 0;
+	case CUT__V1__APP_ITEM__ITEM_RESTORE: {
+		int bad;
+		if ((ret->rs = new_restore(it->restore, &bad)) != NULL) {
+			ret->kind = ITEM_RESTORE;
+			return 0;
+		}
+		if (!bad)
+			return CUT_ENOMEM;
+		cut_set_error(c, "the daemon sent a bad restore");
+		return 0;
+	}
 	case CUT__V1__APP_ITEM__ITEM_ERROR:
 		v = protobuf_c_enum_descriptor_get_value(
 		    &cut__v1__app_error__code__descriptor,
@@ -148,6 +233,7 @@ judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
 #define TAG(field)  (uint8_t)(((field) << 3) | 2)
 #define KIND_CREDIT TAG(CUT__V1__APP_ITEM__ITEM_CREDIT)
 #define KIND_STATE  TAG(CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
+#define KIND_RESTORE TAG(CUT__V1__APP_ITEM__ITEM_RESTORE)
 
 /* Reads a varint at p[*i], within len; returns 0 or -1. */
 static int
@@ -230,6 +316,10 @@ take_packed(struct cut *c, struct batch *q, struct item *ret)
 		ret->kind = ITEM_SKIP;
 		return 0;
 	}
+	/* Taken off the queue now: unaligned requests that came after it
+	 * may go (after it is processed, by this same thread). */
+	if (len > 0 && p[0] == KIND_RESTORE)
+		c->restore_pending = 0;
 	it = (Cut__V1__AppItem *)cutproto_unpack_arena(
 	    &cut__v1__app_item__descriptor, len, p, &c->arena);
 	if (it == NULL) {
@@ -314,7 +404,9 @@ take_item(struct cut *c, struct item *ret)
 	int rv, done = 0;
 
 	pthread_mutex_lock(&c->q_mu);
-	if ((o = c->ovt) != NULL) {
+	/* An unaligned request that came after a restore still queued is
+	 * answered after it: it is about the restored state. */
+	if ((o = c->ovt) != NULL && !c->restore_pending) {
 		c->ovt = o->link;
 		if (c->ovt == NULL)
 			c->ovt_tail = NULL;
@@ -464,7 +556,7 @@ static int
 ingest(struct cut *c, nng_msg *msg)
 {
 	const uint8_t *body = nng_msg_body(msg), *p;
-	size_t len = nng_msg_len(msg), off = 0, n, keep = 0;
+	size_t len = nng_msg_len(msg), off = 0, n, keep = 0, at, restore_at = 0;
 	int urgent_state = 0, rv;
 	struct batch *q;
 
@@ -483,7 +575,25 @@ ingest(struct cut *c, nng_msg *msg)
 		nng_msg_free(msg);
 		return 1;
 	}
-	for (off = 0; cut_frame_item(body, len, &off, &p, &n) == 1;) {
+	/* A restore: everything received before it and not yet taken
+	 * belongs to before the restore, and is dropped, here in its
+	 * frame (it comes first; credit before it was for the old
+	 * positions too) and in the queue.  The restore itself is
+	 * processed in its turn, by the application's thread. */
+	for (off = 0, at = 0; cut_frame_item(body, len, &off, &p, &n) == 1;
+	     at = off)
+		if (n > 0 && p[0] == KIND_RESTORE) {
+			struct overtake *o;
+			restore_at = at;
+			cut_queue_free(c);
+			while ((o = c->ovt) != NULL) {
+				c->ovt = o->link;
+				free(o);
+			}
+			c->ovt_tail = NULL;
+			c->restore_pending = 1;
+		}
+	for (off = restore_at; cut_frame_item(body, len, &off, &p, &n) == 1;) {
 		switch (urgent(c, p, n)) {
 		case URGENT_NOT:
 			keep++;
@@ -507,6 +617,7 @@ ingest(struct cut *c, nng_msg *msg)
 		return 1;
 	}
 	q->msg = msg;
+	q->off = restore_at;
 	if (c->tail != NULL)
 		c->tail->link = q;
 	else
@@ -622,6 +733,164 @@ answer(struct cut *c, const char *id)
 }
 
 int
+cut_restorable_locked(struct cut *c)
+{
+	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppRestorable r = CUT__V1__APP_RESTORABLE__INIT;
+
+	pthread_mutex_lock(&c->mu);
+	r.yes = c->restore_fn != NULL;
+	pthread_mutex_unlock(&c->mu);
+	item.item_case = CUT__V1__APP_ITEM__ITEM_RESTORABLE;
+	item.restorable = &r;
+	return cut_queue_item_locked(c, &item);
+}
+
+int
+cut_set_restore_callback(struct cut *c, cut_restore_fn fn, void *arg)
+{
+	if (c == NULL)
+		return CUT_EINVAL;
+	/* Under send_mu, so that the daemon hears of each change in the
+	 * order they were made. */
+	if (c->has_app)
+		pthread_mutex_lock(&c->send_mu);
+	pthread_mutex_lock(&c->mu);
+	c->restore_fn = fn;
+	c->restore_arg = arg;
+	pthread_mutex_unlock(&c->mu);
+	/* A lost link says it again after its hello (resume.c). */
+	if (c->has_app) {
+		(void)cut_restorable_locked(c);
+		pthread_mutex_unlock(&c->send_mu);
+	}
+	return 0;
+}
+
+/* Sets the position of incoming channel `from` to seq.  taken_mu held. */
+static void
+set_in_taken(struct cut *c, const char *from, uint64_t seq)
+{
+	size_t i;
+
+	for (i = 0; i < c->nsrcs; i++)
+		if (strcmp(c->srcs[i].name, from) == 0) {
+			c->srcs[i].taken = seq;
+			return;
+		}
+	if (seq > 0)
+		cut_note_handed(c, from, seq);
+}
+
+/*
+ * The restore's step for the up stream, in one go under taken_mu and
+ * send_mu: takes the snapshot's channel positions, forgets what was kept
+ * for sending again, starts credit and the handed count from 0 and queues
+ * AppRestored (failed with rv and reason unless rv is 0).  Sends before
+ * it are numbered the old way and discarded by the daemon, which ignores
+ * sends until AppRestored; sends after it are numbered from the
+ * snapshot's out_sent.  Returns 0 or CUT_ENOMEM.
+ */
+static int
+restore_step(struct cut *c, const struct restore *rs, int rv,
+             const char *reason)
+{
+	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppRestored done = CUT__V1__APP_RESTORED__INIT;
+	int qrv;
+
+	pthread_mutex_lock(&c->taken_mu);
+	c->handed = c->reported = c->unreported = 0;
+	for (size_t i = 0; i < c->nsrcs; i++)
+		c->srcs[i].taken = 0;
+	for (size_t k = 0; k < rs->nch; k++)
+		set_in_taken(c, rs->ch[k].node, rs->ch[k].in_taken);
+	pthread_mutex_lock(&c->send_mu);
+	for (size_t i = 0; i < c->npeers; i++) {
+		uint64_t seq = 0;
+		for (size_t k = 0; k < rs->nch; k++)
+			if (strcmp(rs->ch[k].node, c->peers[i]) == 0)
+				seq = rs->ch[k].out_sent;
+		cut_keep_release(&c->keep[i], UINT64_MAX);
+		c->out_seq[i] = c->out_taken[i] = seq;
+		c->sent[i] = c->limit[i] = 0;
+	}
+	done.snapshot_id = (char *)rs->id;
+	if (rv != 0) {
+		done.has_failed = 1;
+		done.failed = (uint32_t)rv;
+		done.reason = (char *)reason;
+	}
+	item.item_case = CUT__V1__APP_ITEM__ITEM_RESTORED;
+	item.restored = &done;
+	/* On a lost link the daemon sends the restore again after the
+	 * hello: it is taken again then. */
+	qrv = cut_queue_item_locked(c, &item);
+	pthread_mutex_unlock(&c->send_mu);
+	pthread_mutex_unlock(&c->taken_mu);
+	return qrv == CUT_ENOMEM ? CUT_ENOMEM : 0;
+}
+
+int
+cut_restore_commit(struct cut *c)
+{
+	if (c == NULL || c->rs_cur == NULL || c->rs_done ||
+	    !pthread_equal(c->rs_thread, pthread_self()))
+		return CUT_EINVAL;
+	c->rs_done = 1;
+	return restore_step(c, c->rs_cur, 0, NULL);
+}
+
+/*
+ * Processes a restore (consumed) at its place in the down stream: calls
+ * the restore callback, then takes the restore's step for the up stream
+ * (restore_step()) unless the callback did (cut_restore_commit()).
+ * Called with recv_mu.
+ */
+static int
+restore(struct cut *c, struct restore *rs)
+{
+	char reason[RPC_MSG_MAX] = "";
+	cut_restore_fn fn;
+	void *arg;
+	int rv = CUT_ENOTSUP, qrv = 0;
+
+	pthread_mutex_lock(&c->mu);
+	fn = c->restore_fn;
+	arg = c->restore_arg;
+	pthread_mutex_unlock(&c->mu);
+	if (fn != NULL) {
+		c->rs_cur = rs;
+		c->rs_done = 0;
+		c->rs_thread = pthread_self();
+		rv = fn(arg, rs->id, rs->state, rs->len, rs->content_type);
+		c->rs_cur = NULL;
+	}
+	if (fn == NULL)
+		snprintf(reason, sizeof(reason),
+		         "the application has no restore callback");
+	else if (rv != 0)
+		snprintf(reason, sizeof(reason),
+		         "the application's restore callback failed (%d)", rv);
+	if (fn != NULL && c->rs_done) {
+		/* Committed: the daemon was told it was taken. */
+		if (rv != 0)
+			cut_set_error(c,
+			              "restore to %s: the callback failed (%d) "
+			              "after cut_restore_commit(): reported "
+			              "taken",
+			              rs->id, rv);
+	} else {
+		qrv = restore_step(c, rs, rv, reason);
+		if (rv != 0)
+			cut_set_error(c, "restore to %s: %s", rs->id, reason);
+	}
+	c->rs_done = 0;
+	free(rs);
+	return qrv;
+}
+
+int
 cut_set_state_callback(struct cut *c, cut_state_fn fn, void *arg)
 {
 	if (c == NULL)
@@ -676,6 +945,10 @@ next_message(struct cut *c, int timeout_ms, nng_time deadline,
 			return 0;
 		case ITEM_STATE:
 			if ((rv = answer(c, it.id)) != 0)
+				return rv;
+			break;
+		case ITEM_RESTORE:
+			if ((rv = restore(c, it.rs)) != 0)
 				return rv;
 			break;
 		case ITEM_ERROR:

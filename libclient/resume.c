@@ -17,6 +17,10 @@
  * The application sees nothing but a pause; snapshots in flight during
  * the restart end aborted, with the reason, as they would anyway.
  *
+ * A restore (recv.c) replaces the positions: the channels' numbering and
+ * the last delivery taken from each node become the snapshot's, and the
+ * kept messages are forgotten, so a hello after it resumes from there.
+ *
  * Locks: re_mu serializes resumptions and is taken before taken_mu, q_mu
  * and send_mu, and after recv_mu (cut_int.h).
  */
@@ -136,6 +140,7 @@ forget_connection(struct cut *c)
 	}
 	c->ovt_tail = NULL;
 	c->bad_frames = 0;
+	c->restore_pending = 0; /* sent again after the hello if untaken */
 	c->resume_done = 0;
 	c->resuming = 1;
 	pthread_mutex_unlock(&c->q_mu);
@@ -213,7 +218,7 @@ take_resume_reply(struct cut *c, nng_msg *msg)
 	    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
 	    nng_msg_body(msg));
 	const Cut__V1__AppHelloReply *r = NULL;
-	int rv = CUT_EPROTO;
+	int rv = CUT_EPROTO, restorable;
 
 	for (size_t k = 0; b != NULL && k < b->n_items; k++) {
 		const Cut__V1__AppItem *it = b->items[k];
@@ -258,6 +263,13 @@ take_resume_reply(struct cut *c, nng_msg *msg)
 			atomic_store(&c->lost, 0);
 			/* Lost again already?  Then set_live says so. */
 			cut_set_live(c, nng_msg_get_pipe(msg));
+			/* The new connection knows of no restore callback
+			 * until told, after the hello. */
+			pthread_mutex_lock(&c->mu);
+			restorable = c->restore_fn != NULL;
+			pthread_mutex_unlock(&c->mu);
+			if (restorable)
+				(void)cut_restorable_locked(c);
 			cut_kick(c);
 			pthread_cond_broadcast(&c->send_cv);
 		}

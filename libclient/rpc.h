@@ -29,6 +29,8 @@
 /* Room for a daemon's error message, including the NUL. */
 #define RPC_MSG_MAX 256
 
+/* Snapshots/Restore, until cutproto.h names it with the others. */
+
 struct rpc;
 
 /* What the daemon answered to one call. */

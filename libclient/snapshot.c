@@ -7,6 +7,7 @@
  * struct cut_snapshot wraps the SnapshotInfo the daemon sent, checked
  * before it is handed out.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,9 @@
 /* The daemon's Wait is asked for at most this long per call, so a call is
  * never far from its RPC timeout. */
 #define WAIT_SLICE_MS 10000
+/* What a restore without a timeout may take at the daemon, for the
+ * call's own timeout: the default deadline_ms of a cluster file. */
+#define RESTORE_DEFAULT_WAIT_MS 10000
 
 int
 cut_set_control_timeout(struct cut *c, int timeout_ms)
@@ -314,6 +318,44 @@ cut_snapshot_delete(struct cut *c, const char *id)
 	if (rv == 0)
 		protobuf_c_message_free_unpacked(body, NULL);
 	return rv;
+}
+
+int
+cut_restore(struct cut *c, const char *snapshot_id, uint32_t timeout_ms,
+            struct cut_restore_result *ret)
+{
+	Cut__V1__RestoreRequest req = CUT__V1__RESTORE_REQUEST__INIT;
+	Cut__V1__RestoreReply *rep;
+	ProtobufCMessage *body;
+	uint64_t wait;
+	int rv;
+
+	if (c == NULL || snapshot_id == NULL || snapshot_id[0] == '\0')
+		return CUT_EINVAL;
+	req.snapshot_id = (char *)snapshot_id;
+	req.has_timeout_ms = timeout_ms > 0;
+	req.timeout_ms = timeout_ms;
+	/* The daemon waits for the votes and then for the confirmations,
+	 * each up to the timeout (its deadline_ms when none is given); the
+	 * answer may take that long, and rpc_call() waits twice. */
+	wait = 2 * (uint64_t)(timeout_ms > 0 ? timeout_ms
+	                                     : RESTORE_DEFAULT_WAIT_MS) +
+	       (uint64_t)ctl_timeout(c);
+	rv = ctl_call(c, CUTPROTO_METHOD_RESTORE, &req.base,
+	              &cut__v1__restore_reply__descriptor,
+	              wait > INT_MAX ? INT_MAX : (int)wait, 0, &body);
+	if (rv != 0)
+		return rv;
+	rep = (Cut__V1__RestoreReply *)body;
+	if (ret != NULL) {
+		ret->generation = rep->generation;
+		ret->nodes = rep->nodes;
+		ret->replayed = rep->replayed;
+		ret->state_bytes = rep->state_bytes;
+		ret->message_bytes = rep->message_bytes;
+	}
+	protobuf_c_message_free_unpacked(body, NULL);
+	return 0;
 }
 
 void

@@ -35,6 +35,7 @@
 #define CUTPROTO_METHOD_EVALUATE "/cut.v1.Snapshots/Evaluate"
 #define CUTPROTO_METHOD_STATUS "/cut.v1.Node/Status"
 #define CUTPROTO_METHOD_KEEP   "/cut.v1.Snapshots/Keep"
+#define CUTPROTO_METHOD_RESTORE "/cut.v1.Snapshots/Restore"
 #define CUTPROTO_METHOD_SCHEDULE_SHOW   "/cut.v1.Schedule/Show"
 #define CUTPROTO_METHOD_SCHEDULE_PAUSE  "/cut.v1.Schedule/Pause"
 #define CUTPROTO_METHOD_SCHEDULE_RESUME "/cut.v1.Schedule/Resume"

@@ -51,7 +51,13 @@
  *                          "last_held": B|null, "last_detail": S|null,
  *                          "last_ms": N|null}...]}
  *                        "schedule": SCHEDULE|null,
- *                        "forgets_pending": N}
+ *                        "forgets_pending": N,
+ *                        "restore_generation": N, "restore_phase": S,
+ *                        "last_restore": S|null,
+ *                        "last_restore_result": S|null,
+ *                        "old_generation_batches": N,
+ *                        "restore_missed": N|null,
+ *                        "app_restorable": B}
  *   delete ID           {"deleted": S}
  *   keep ID, unkeep ID  {"id": S, "keep": B}
  *   schedule show|pause|resume
@@ -350,7 +356,21 @@ status_json(const Cut__V1__StatusReply *s)
 	o = cj_set(o, "schedule",
 	           s->schedule != NULL ? schedule_json(s->schedule)
 	                               : json_null());
-	return cj_set(o, "forgets_pending", juint(s->forgets_pending));
+	o = cj_set(o, "forgets_pending", juint(s->forgets_pending));
+	o = cj_set(o, "restore_generation", juint(s->restore_generation));
+	o = cj_set(o, "restore_phase",
+	           cj_string(s->restore_phase ? s->restore_phase : "idle"));
+	o = cj_set(o, "last_restore",
+	           s->last_restore ? cj_string(s->last_restore) : json_null());
+	o = cj_set(o, "last_restore_result",
+	           s->last_restore_result ? cj_string(s->last_restore_result)
+	                                  : json_null());
+	o = cj_set(o, "old_generation_batches",
+	           juint(s->old_generation_batches));
+	o = cj_set(o, "restore_missed",
+	           s->has_restore_missed ? juint(s->restore_missed)
+	                                 : json_null());
+	return cj_set(o, "app_restorable", json_boolean(s->app_restorable));
 }
 
 json_t *

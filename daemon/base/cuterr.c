@@ -28,6 +28,7 @@ static const char *const words[E_MAX - E_INVAL] = {
 	[E_PERM - E_INVAL] = "permission denied",
 	[E_LIMIT - E_INVAL] = "over a limit",
 	[E_UNAVAIL - E_INVAL] = "unavailable",
+	[E_TIMEDOUT - E_INVAL] = "the time allowed passed first",
 	[E_EMPTY - E_INVAL] = "no frame at that position on the channel",
 	[E_ORDER - E_INVAL] =
 	    "declarations must come before the first event",

@@ -39,6 +39,7 @@ enum err {
 	E_PERM,         /* the caller may not do that */
 	E_LIMIT,        /* over a configured limit; try again later */
 	E_UNAVAIL,      /* no application or peer to do it */
+	E_TIMEDOUT,     /* the time allowed passed first */
 	/* The lab's script and model errors. */
 	E_EMPTY,  /* no frame at that position */
 	E_ORDER,  /* declarations after the first event */

@@ -59,6 +59,10 @@ coord_new(const struct config *cfg, size_t self, uint64_t epoch,
 		coord_free(c);
 		return rv;
 	}
+	if ((rv = restore_init(c, e)) != 0) {
+		coord_free(c);
+		return rv;
+	}
 	sched_init(c);
 	c->retain_due = 1; /* what an earlier run left to delete */
 	*ret = c;
@@ -70,6 +74,7 @@ coord_free(struct coord *c)
 {
 	if (c == NULL)
 		return;
+	restore_fini(c);
 	snap_fini(c);
 	app_fini(c);
 	peer_fini(c);
@@ -201,6 +206,7 @@ coord_commit(struct coord *c)
 		c->batch_open = 0;
 		if (c->unfinished == c->batch_gen)
 			c->unfinished = 0;
+		restore_committed(c);
 	}
 	if (c->degraded[0] != '\0' && c->now - c->retry_ms >= 1000)
 		snap_storage_retry(c);
@@ -220,12 +226,14 @@ coord_timers(struct coord *c)
 	snap_timers(c);
 	peer_timers(c);
 	sched_timers(c);
+	restore_timers(c);
 }
 
 int
 coord_next_timer(struct coord *c, int max)
 {
-	return sched_next_timer(c, peer_next_timer(c, snap_next_timer(c, max)));
+	return restore_next_timer(
+	    c, sched_next_timer(c, peer_next_timer(c, snap_next_timer(c, max))));
 }
 
 uint64_t
@@ -375,6 +383,8 @@ coord_delete(struct coord *c, const char *id, struct errinfo *e)
 	if (s != NULL &&
 	    (s->state == SNAP_RUNNING || s->state == SNAP_WAITING))
 		return err_set(e, E_STATE, "snapshot still in progress");
+	if (restore_uses(c, id))
+		return err_set(e, E_STATE, "a restore of %s is running", id);
 	if (c->degraded[0] != '\0')
 		return err_set(e, E_STORAGE, "storage degraded: %.200s",
 		               c->degraded);

@@ -252,6 +252,37 @@ void coord_schedule_view(struct coord *c, struct coord_sched_view *ret);
  * E_STATE without a [schedule]. */
 int coord_schedule_pause(struct coord *c, int paused, struct errinfo *e);
 
+/* ---- Restore (coord_restore.c) ---- */
+
+/* Starts restoring the complete, consistent snapshot id, which this node
+ * initiated, into the whole cluster, waiting timeout_ms (0: the cluster's
+ * deadline) for the votes and again for the confirmations.  0 when
+ * started: coord_restore_view() says when it ends and how.  E_STATE (a
+ * restore running, not this node's, not complete or consistent, this
+ * node's application cannot restore), E_NOENT, E_UNAVAIL (a node not
+ * reachable), E_INVAL; e says why. */
+int coord_restore(struct coord *c, const char *id, uint32_t timeout_ms,
+                  struct errinfo *e);
+struct coord_restore_view {
+	int running;
+	const char *phase; /* "idle", "voting", "prepared", "confirming" */
+	const char *id;    /* the last restore's snapshot, "" if none */
+	/* The last restore run here: 0 while it runs (or none ran), 1 done
+	 * on every node, else an E_* code, with why. */
+	int result;
+	const char *why;
+	uint64_t generation; /* the generation applied here */
+	uint32_t nodes;
+	uint64_t replayed, state_bytes, message_bytes;
+	uint64_t old_batches; /* batches dropped as from before a restore */
+	int restorable;       /* the application can restore */
+	/* Not 0: this node missed the restore of this generation (it moved
+	 * its links to it without restoring its application); 0 once a
+	 * restore is applied here again. */
+	uint64_t adopted;
+};
+void coord_restore_view(const struct coord *c, struct coord_restore_view *ret);
+
 /* ---- Time and storage ---- */
 
 /* Deadlines, resends and expiry. */

@@ -131,6 +131,22 @@ app_deliver(struct coord *c, size_t from, const char *content_type,
 	return 0;
 }
 
+void
+app_restore_reset(struct coord *c)
+{
+	while (c->reqs != NULL) {
+		struct appreq *r = c->reqs;
+		c->reqs = r->next;
+		free(r->upto);
+		free(r);
+	}
+	c->down_head_abs += fifo_count(&c->down);
+	fifo_clear(&c->down);
+	c->down_sent = 0;
+	c->down_base = 0;
+	c->down_sent_bytes = 0;
+}
+
 int
 app_request_state(struct coord *c, const char *id)
 {
@@ -410,6 +426,11 @@ new_connection(struct coord *c, uint32_t conn)
 
 	c->app_hello = conn;
 	c->app_gone = 0;
+	/* A new libcut says whether it can restore after its hello; one
+	 * that had not answered a restore gets it again. */
+	c->rs.restorable = 0;
+	if (c->rs.app_wait)
+		c->rs.app_due = 1;
 	c->down_sent = 0;
 	c->down_base = 0;
 	c->down_sent_bytes = 0;
@@ -449,15 +470,21 @@ hello(struct coord *c, uint32_t conn, const Cut__V1__AppHello *h)
 		    "this daemon serves another node");
 		return;
 	}
-	resume(c, h);
-	renumber(c, h);
+	/* Waiting on a restore, the positions libcut resumes may be from
+	 * before it: the restore sets them (AppRestore). */
+	if (!c->rs.app_wait) {
+		resume(c, h);
+		renumber(c, h);
+	}
 	for (size_t i = 0; i < c->n_out; i++) {
 		struct peer *p = &c->peers[c->out_node[i]];
 		peers[n] = c->cfg->nodes[c->out_node[i]].name;
 		sent[n++] = engine_sent_count(c->eng, (size_t)p->out_chan);
 		p->resend_upto = 0;
 	}
-	for (size_t i = 0; i < h->n_resume; i++) {
+	/* What libcut sends again went within a window once; not so the
+	 * positions of a libcut that has not taken a restore yet. */
+	for (size_t i = 0; i < h->n_resume && !c->rs.app_wait; i++) {
 		int node = config_node_index(c->cfg, h->resume[i]->node);
 		if (node >= 0 && (size_t)node != c->self &&
 		    h->resume[i]->has_out_sent)
@@ -560,7 +587,20 @@ item(struct coord *c, uint32_t conn, const Cut__V1__AppItem *it)
 		    "item before hello");
 		return;
 	}
+	/* Until libcut has taken a restore, what it sends, takes or
+	 * answers belongs to before the restore. */
+	if (c->rs.app_wait &&
+	    (it->item_case == CUT__V1__APP_ITEM__ITEM_SEND ||
+	     it->item_case == CUT__V1__APP_ITEM__ITEM_TAKEN ||
+	     it->item_case == CUT__V1__APP_ITEM__ITEM_STATE_REPLY))
+		return;
 	switch (it->item_case) {
+	case CUT__V1__APP_ITEM__ITEM_RESTORABLE:
+		restore_app_restorable(c, it->restorable->yes);
+		break;
+	case CUT__V1__APP_ITEM__ITEM_RESTORED:
+		restore_app_restored(c, it->restored);
+		break;
 	case CUT__V1__APP_ITEM__ITEM_SEND:
 		app_send(c, conn, it->send);
 		break;
@@ -673,7 +713,19 @@ walk_batch(struct coord *c, uint8_t *dst, int commit)
 	struct appreq *r;
 
 #define AT(dst) ((dst) != NULL ? (dst) + off : NULL)
-	for (size_t i = 0; i < c->n_out; i++) {
+	/* A restore goes first, alone ahead of the replayed messages; no
+	 * credit until libcut has taken it (credit applies on arrival, and
+	 * the restore resets it). */
+	if (c->rs.app_due) {
+		if (dst != NULL)
+			off += wire_put_field(dst + off, 1, c->rs.app_item,
+			                      c->rs.app_item_len);
+		else
+			off += wire_field_size(c->rs.app_item_len);
+		if (commit)
+			c->rs.app_due = 0;
+	}
+	for (size_t i = 0; i < c->n_out && !c->rs.app_wait; i++) {
 		struct peer *p = &c->peers[c->out_node[i]];
 		uint64_t limit = credit_limit(c, p);
 		if (!p->credit_force && limit == p->credit_sent &&
@@ -727,7 +779,7 @@ coord_app_frame(struct coord *c, uint8_t *buf)
 {
 	/* Only to the connection that said hello, while it lasts; a new
 	 * application gets nothing before its own hello. */
-	if (!coord_app_connected(c))
+	if (!coord_app_connected(c) || c->rs.paused)
 		return 0;
 	return walk_batch(c, buf, buf != NULL);
 }

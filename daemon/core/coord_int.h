@@ -147,6 +147,66 @@ struct coord_sched {
 	char last_id[ENGINE_ID_MAX + 1]; /* the last scheduled start */
 };
 
+/* A restore (coord_restore.c).  Phases at the restorer (the snapshot's
+ * initiator) and at every other node; see the diagram there. */
+enum restore_phase {
+	RS_IDLE,
+	RS_VOTING,     /* restorer: prepares sent, votes coming in */
+	RS_PREPARED,   /* other node: voted yes, waits for the decision */
+	RS_CONFIRMING, /* restorer: applied, waits for every node's done */
+};
+
+/* A channel src -> dst of the snapshot being restored, with its counts. */
+struct rchan {
+	size_t src, dst;
+	uint64_t m, n;
+};
+
+struct coord_restore {
+	enum restore_phase phase;
+	uint64_t gen;  /* the generation applied here (0: none) */
+	uint64_t pgen; /* the generation prepared (valid with chans) */
+	char id[ENGINE_ID_MAX + 1];
+	size_t restorer;
+	uint32_t timeout_ms;
+	int64_t deadline;
+	struct rchan *chans; /* NULL: nothing prepared */
+	size_t nchans;
+	/* The restorer: per node, voted yes / applied. */
+	uint8_t *voted, *done;
+	uint64_t replayed, state_bytes, message_bytes;
+	/* The outcome of the last restore run here, for the control call:
+	 * result 0 while it runs, 1 done, else an E_* code with why. */
+	int result;
+	uint64_t result_gen;
+	char why[400];
+	/* The application: it registered a restore callback; deliveries
+	 * are held (voting or prepared); AppRestore is to go (app_due) or
+	 * went and AppRestored has not come (app_wait); app_item holds
+	 * the packed AppItem. */
+	int restorable, paused, app_due, app_wait;
+	uint8_t *app_item;
+	size_t app_item_len;
+	uint64_t old_batches; /* batches dropped as from an older generation */
+	uint64_t adopted;     /* a generation taken without its restore */
+	/* A prepared node that resumed keeps chans until then. */
+	int64_t kept_until;
+	/* After applying, a node owes the restorer (done_to) its
+	 * PeerRestoreDone once its application took the restore; the
+	 * restorer collects why applications failed. */
+	int done_due;
+	size_t done_to;
+	uint64_t applied_replayed;
+	char failed_why[400];
+	/* The restores row of the last apply or adoption, written again
+	 * while its batch is lost (row_unsaved). */
+	int row_unsaved;
+	uint64_t row_gen, row_replayed;
+	char row_id[ENGINE_ID_MAX + 1];
+	size_t row_by;
+	int64_t row_ms;
+};
+
 /* Deletions kept per node until it confirms them. */
 #define FORGET_MAX 4096
 
@@ -209,6 +269,8 @@ struct coord {
 	int retain_due, reclaim_due;
 	int64_t retain_ms, reclaim_ms;
 	struct coord_counters stats; /* metrics (coord_stats.c) */
+
+	struct coord_restore rs;
 };
 
 /* The store port's calls, on c's database.  What DB() calls goes through
@@ -263,6 +325,11 @@ uint64_t peer_next_seq(struct coord *c, size_t node);
 /* Packs item (whose seq is already peer_next_seq()) onto the link. */
 int peer_push_item(struct coord *c, size_t node,
                    const Cut__V1__PeerItem *item);
+/* Packs item onto the link to every other node, its seq field (*seq) set
+ * for each; logs, for each link that is full, that it cannot tell that
+ * node what (a phrase: "the outcome of p0:5").  Returns how many. */
+size_t peer_push_all(struct coord *c, const Cut__V1__PeerItem *item,
+                     uint64_t *seq, const char *what);
 /* Keeps application message data (a PeerData, seq ignored) of len
  * payload bytes, sent on the channel to node, until the receiving
  * application has taken it. */
@@ -367,5 +434,41 @@ void asm_own_part(struct coord *c, struct snap *s);
 int asm_part(struct coord *c, size_t from, const Cut__V1__PeerPart *p);
 int asm_part_messages(struct coord *c, size_t from,
                       const Cut__V1__PeerPartMessages *pm);
+
+/* coord_restore.c */
+int restore_init(struct coord *c, struct errinfo *e);
+void restore_fini(struct coord *c);
+void restore_timers(struct coord *c);
+int restore_next_timer(struct coord *c, int max);
+/* A batch from p of restore generation gen: 0 to take it, -1 to drop
+ * it (an older generation, or a newer one not prepared here). */
+int restore_batch(struct coord *c, struct peer *p, uint64_t gen);
+int restore_prepare(struct coord *c, size_t from,
+                    const Cut__V1__PeerRestorePrepare *m);
+int restore_vote(struct coord *c, size_t from,
+                 const Cut__V1__PeerRestoreVote *m);
+int restore_abort_msg(struct coord *c, size_t from,
+                      const Cut__V1__PeerRestoreAbort *m);
+int restore_done(struct coord *c, size_t from,
+                 const Cut__V1__PeerRestoreDone *m);
+/* The restores row again after its batch was lost; its batch committed. */
+void restore_rewrite(struct coord *c);
+void restore_committed(struct coord *c);
+/* 1 while a restore (running, or prepared and kept) needs snapshot id. */
+int restore_uses(const struct coord *c, const char *id);
+/* The daemon stops: a restore it runs is given up. */
+void restore_stop(struct coord *c, const char *reason);
+/* The application's AppRestorable and AppRestored. */
+void restore_app_restorable(struct coord *c, int yes);
+void restore_app_restored(struct coord *c, const Cut__V1__AppRestored *m);
+
+/* coord_peer.c: both links with node start afresh for a restore, and the
+ * channels to and from it stand at out_n sent / in_m taken. */
+int peer_restore_reset(struct coord *c, size_t node, uint64_t out_n,
+                       uint64_t in_m);
+/* coord_snap.c: aborts every snapshot in progress, for reason. */
+void snap_abort_all(struct coord *c, const char *reason);
+/* coord_app.c: forgets the down stream and the state requests. */
+void app_restore_reset(struct coord *c);
 
 #endif /* CUT_COORD_INT_H */

@@ -97,6 +97,38 @@ new_links(struct peer *p)
 }
 
 int
+peer_restore_reset(struct coord *c, size_t node, uint64_t out_n,
+                   uint64_t in_m)
+{
+	struct peer *p = &c->peers[node];
+
+	if (new_links(p) != 0)
+		return E_NOMEM;
+	fifo_clear(&p->inflight);
+	p->inflight_bytes = 0;
+	p->app_taken = p->taken_told = out_n;
+	p->accepted = p->credit_sent = 0;
+	p->credit_force = 1;
+	p->resend_upto = 0;
+	p->out_numbered = 1;
+	p->taken = p->taken_reported = in_m;
+	p->taken_bytes = 0;
+	p->in_known = 1;
+	p->hello_due = 1;
+	p->ack_due_ms = c->now;
+	p->progress_ms = p->acked_ms = c->now;
+	if (p->out_chan >= 0 &&
+	    engine_resume_out(c->eng, (size_t)p->out_chan, out_n) != 0)
+		return E_STATE;
+	if (p->in_chan >= 0 &&
+	    engine_resume_in(c->eng, (size_t)p->in_chan, in_m) != 0)
+		return E_STATE;
+	/* The deletions it has not confirmed were on the old link. */
+	sched_peer_epoch(c, node);
+	return 0;
+}
+
+int
 peer_init(struct coord *c)
 {
 	for (size_t v = 0; v < c->cfg->nnodes; v++) {
@@ -153,6 +185,25 @@ peer_push_item(struct coord *c, size_t node, const Cut__V1__PeerItem *item)
 		return E_FULL;
 	cut__v1__peer_item__pack(item, buf);
 	return 0;
+}
+
+size_t
+peer_push_all(struct coord *c, const Cut__V1__PeerItem *item, uint64_t *seq,
+              const char *what)
+{
+	size_t failed = 0;
+
+	for (size_t v = 0; v < c->cfg->nnodes; v++) {
+		if (v == c->self)
+			continue;
+		*seq = peer_next_seq(c, v);
+		if (peer_push_item(c, v, item) != 0) {
+			log_warnx("cannot tell %s %s: its link is full",
+			          c->cfg->nodes[v].name, what);
+			failed++;
+		}
+	}
+	return failed;
 }
 
 int
@@ -380,6 +431,18 @@ dispatch(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it)
 	case CUT__V1__PEER_ITEM__ITEM_FORGOTTEN:
 		rv = sched_forgotten(c, p->node, it->forgotten);
 		break;
+	case CUT__V1__PEER_ITEM__ITEM_RESTORE_PREPARE:
+		rv = restore_prepare(c, p->node, it->restore_prepare);
+		break;
+	case CUT__V1__PEER_ITEM__ITEM_RESTORE_VOTE:
+		rv = restore_vote(c, p->node, it->restore_vote);
+		break;
+	case CUT__V1__PEER_ITEM__ITEM_RESTORE_ABORT:
+		rv = restore_abort_msg(c, p->node, it->restore_abort);
+		break;
+	case CUT__V1__PEER_ITEM__ITEM_RESTORE_DONE:
+		rv = restore_done(c, p->node, it->restore_done);
+		break;
 	case CUT__V1__PEER_ITEM__ITEM_RENUMBER:
 		log_notice("the channel from %s numbers from 1 again: its "
 		           "daemon and application both started afresh",
@@ -415,6 +478,14 @@ item_seq(const Cut__V1__PeerItem *it)
 		return it->forget->seq;
 	case CUT__V1__PEER_ITEM__ITEM_FORGOTTEN:
 		return it->forgotten->seq;
+	case CUT__V1__PEER_ITEM__ITEM_RESTORE_PREPARE:
+		return it->restore_prepare->seq;
+	case CUT__V1__PEER_ITEM__ITEM_RESTORE_VOTE:
+		return it->restore_vote->seq;
+	case CUT__V1__PEER_ITEM__ITEM_RESTORE_ABORT:
+		return it->restore_abort->seq;
+	case CUT__V1__PEER_ITEM__ITEM_RESTORE_DONE:
+		return it->restore_done->seq;
 	default:
 		return 0;
 	}
@@ -585,6 +656,7 @@ void
 coord_peer_input(struct coord *c, uint32_t conn, const Cut__V1__PeerBatch *b)
 {
 	struct peer *p;
+	uint64_t gen;
 	int for_us;
 
 	if (conn == 0) {
@@ -593,8 +665,13 @@ coord_peer_input(struct coord *c, uint32_t conn, const Cut__V1__PeerBatch *b)
 	}
 	if ((p = check_header(c, b, conn)) == NULL)
 		return;
+	if (restore_batch(c, p, b->has_generation ? b->generation : 0) != 0)
+		return;
 	for_us = b->has_to_epoch && b->to_epoch == c->epoch;
-	for (size_t i = 0; i < b->n_items; i++)
+	gen = c->rs.gen;
+	/* A restore committed by an item of this batch ends it: the rest
+	 * belongs to the old links. */
+	for (size_t i = 0; i < b->n_items && c->rs.gen == gen; i++)
 		item(c, p, b->items[i], for_us);
 }
 
@@ -657,6 +734,8 @@ batch_header(struct coord *c, struct peer *p, const Cut__V1__PeerAuth *auth,
 	b.epoch = c->epoch;
 	b.has_to_epoch = 1;
 	b.to_epoch = p->epoch;
+	b.has_generation = c->rs.gen != 0;
+	b.generation = c->rs.gen;
 	if (buf == NULL)
 		return cut__v1__peer_batch__get_packed_size(&b);
 	return cut__v1__peer_batch__pack(&b, buf);

@@ -211,6 +211,28 @@ coord_schedule_pause(struct coord *c, int paused, struct errinfo *e)
 
 /* ---- Outcomes ---- */
 
+/* Fills o (and item) with how snapshot id ended. */
+static void
+outcome_item(Cut__V1__PeerItem *item, Cut__V1__PeerOutcome *o, const char *id,
+             int complete, const char *reason, int consistent,
+             const char *audit_reason, uint32_t parts)
+{
+	o->snapshot_id = (char *)id;
+	o->complete = complete != 0;
+	o->reason = reason != NULL && reason[0] != '\0' ? (char *)reason : NULL;
+	if (complete && consistent >= 0) {
+		o->has_consistent = 1;
+		o->consistent = consistent != 0;
+		o->audit_reason = audit_reason != NULL && audit_reason[0] != '\0'
+		                      ? (char *)audit_reason
+		                      : NULL;
+	}
+	o->has_parts = 1;
+	o->parts = parts;
+	item->item_case = CUT__V1__PEER_ITEM__ITEM_OUTCOME;
+	item->outcome = o;
+}
+
 void
 sched_tell_outcome(struct coord *c, const struct snap *s, int complete,
                    const char *reason, int consistent,
@@ -218,33 +240,80 @@ sched_tell_outcome(struct coord *c, const struct snap *s, int complete,
 {
 	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerOutcome o = CUT__V1__PEER_OUTCOME__INIT;
+	char what[ENGINE_ID_MAX + 20];
 
 	coord_stats_ended(c, complete, reason, s->started_ms);
-	o.snapshot_id = (char *)s->id;
-	o.complete = complete != 0;
-	o.reason = reason != NULL && reason[0] != '\0' ? (char *)reason : NULL;
-	if (complete && consistent >= 0) {
-		o.has_consistent = 1;
-		o.consistent = consistent != 0;
-		o.audit_reason = audit_reason != NULL && audit_reason[0] != '\0'
-		                     ? (char *)audit_reason
-		                     : NULL;
-	}
-	o.has_parts = 1;
-	o.parts = (uint32_t)s->parts_done;
-	item.item_case = CUT__V1__PEER_ITEM__ITEM_OUTCOME;
-	item.outcome = &o;
-	for (size_t v = 0; v < c->cfg->nnodes; v++) {
-		if (v == c->self)
-			continue;
-		o.seq = peer_next_seq(c, v);
-		/* A full link leaves that node with its own part's end:
-		 * it shows the outcome as not known, never a wrong one. */
-		if (peer_push_item(c, v, &item) != 0)
-			log_warnx("snapshot %s: cannot tell %s its outcome",
-			          s->id, c->cfg->nodes[v].name);
-	}
+	outcome_item(&item, &o, s->id, complete, reason, consistent,
+	             audit_reason, (uint32_t)s->parts_done);
+	/* A full link leaves that node with its own part's end: it shows
+	 * the outcome as not known, never a wrong one (and it goes again
+	 * when either side restarts: resend_outcomes()). */
+	snprintf(what, sizeof(what), "the outcome of %s", s->id);
+	peer_push_all(c, &item, &o.seq, what);
 	c->retain_due = 1;
+}
+
+/* Outcomes told again to a node whose link started afresh: the newest
+ * this many of this node's ended snapshots. */
+#define OUTCOME_RESEND 64
+
+struct recent {
+	char ids[OUTCOME_RESEND][ENGINE_ID_MAX + 1];
+	size_t n;
+};
+
+static int
+recent_one(const char *id, int complete, int keep, int64_t ended_ms, void *arg)
+{
+	struct recent *r = arg;
+
+	(void)complete;
+	(void)keep;
+	(void)ended_ms;
+	if (r->n == OUTCOME_RESEND)
+		return 1; /* enough: stops the walk */
+	snprintf(r->ids[r->n++], ENGINE_ID_MAX + 1, "%s", id);
+	return 0;
+}
+
+/* The outcomes went on a link that is gone (either side restarted, or a
+ * restore reset it): the node may never have heard them.  They go again,
+ * for the newest of this node's snapshots; a node that holds one of them
+ * stores it again (the same values), one that does not ignores it. */
+static void
+resend_outcomes(struct coord *c, size_t node)
+{
+	struct recent *r = calloc(1, sizeof(*r));
+	struct store_snapshot row;
+	const struct snap *s;
+	int rv;
+
+	if (r == NULL)
+		return;
+	rv = DB(c, retain_foreach, recent_one, r);
+	if (rv != 0 && rv != 1) {
+		log_warnx("cannot read the outcomes to tell %s: %s",
+		          c->cfg->nodes[node].name, DB_ERR(c));
+		free(r);
+		return;
+	}
+	for (size_t i = r->n; i-- > 0;) {
+		Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+		Cut__V1__PeerOutcome o = CUT__V1__PEER_OUTCOME__INIT;
+		if (DB(c, get, r->ids[i], &row) != 0 ||
+		    row.status == STORE_IN_PROGRESS)
+			continue;
+		/* The parts as this node lists them: from memory while it
+		 * holds the snapshot there, as sched_tell_outcome() said. */
+		s = snap_find(c, row.id);
+		outcome_item(&item, &o, row.id, row.status == STORE_COMPLETE,
+		             row.reason, row.consistent, row.audit_reason,
+		             s != NULL ? (uint32_t)s->parts_done : row.parts);
+		o.seq = peer_next_seq(c, node);
+		if (peer_push_item(c, node, &item) != 0)
+			break; /* the link is full: the rest at the next epoch */
+	}
+	free(r);
 }
 
 int
@@ -412,6 +481,7 @@ sched_peer_epoch(struct coord *c, size_t node)
 {
 	struct resend r = {c, node, 0, 0};
 
+	resend_outcomes(c, node);
 	if (DB(c, forget_foreach, resend_one, &r) != 0) {
 		log_warnx("cannot read the deletions pending for %s: %s",
 		          c->cfg->nodes[node].name, DB_ERR(c));
@@ -453,6 +523,7 @@ coord_keep(struct coord *c, const char *id, int keep, struct errinfo *e)
 /* ---- Retention ---- */
 
 struct retain {
+	struct coord *c;
 	const struct config *cfg;
 	int64_t wall;
 	unsigned complete; /* complete, not kept, seen so far */
@@ -480,6 +551,8 @@ retain_one(const char *id, int complete, int keep, int64_t ended_ms,
 	} else {
 		drop = age > (int64_t)r->cfg->keep_aborted_ms;
 	}
+	if (drop && restore_uses(r->c, id))
+		drop = 0; /* a restore reads it now */
 	if (drop && r->n < RETAIN_BATCH)
 		snprintf(r->ids[r->n++], sizeof(r->ids[0]), "%s", id);
 	return 0;
@@ -495,6 +568,7 @@ retain_run(struct coord *c)
 	c->retain_ms = c->now;
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return;
+	r->c = c;
 	r->cfg = c->cfg;
 	r->wall = c->wall;
 	coord_db(c);

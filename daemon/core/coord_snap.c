@@ -180,6 +180,7 @@ snap_init(struct coord *c, struct errinfo *e)
 void
 coord_stop(struct coord *c, const char *reason)
 {
+	restore_stop(c, reason);
 	for (struct snap *s = c->snaps; s != NULL; s = s->next)
 		if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING) {
 			coord_db(c);
@@ -302,6 +303,12 @@ abort_running(struct coord *c, const char *reason)
 			abort_snap(c, s, reason);
 }
 
+void
+snap_abort_all(struct coord *c, const char *reason)
+{
+	abort_running(c, reason);
+}
+
 int
 snap_resume_out(struct coord *c, size_t node, uint64_t count)
 {
@@ -364,6 +371,9 @@ coord_start(struct coord *c, uint32_t timeout_ms,
 	if (c->degraded[0] != '\0')
 		return err_set(e, E_STORAGE, "storage degraded: %.200s",
 		               c->degraded);
+	if (c->rs.phase != RS_IDLE)
+		return err_set(e, E_STATE, "a restore of %s is running",
+		               c->rs.id);
 	/* The id and its row first: a snapshot that cannot be stored is
 	 * refused before any marker leaves. */
 	coord_db(c);
@@ -796,6 +806,7 @@ rewrite_ends(struct coord *c)
 		if (rv == E_STATE) /* aborted in this batch already */
 			rv = 0;
 	}
+	restore_rewrite(c);
 	return rv != 0 ? rv : DB(c, probe, c->wall);
 }
 
@@ -816,6 +827,7 @@ snap_storage_retry(struct coord *c)
 		c->unfinished = 0;
 		for (struct snap *s = c->snaps; s != NULL; s = s->next)
 			s->unsaved = 0;
+		restore_committed(c);
 		if (c->degraded[0] != '\0')
 			log_notice("storage works again: snapshots accepted");
 		c->degraded[0] = '\0';

@@ -128,6 +128,11 @@ struct store_port_ops {
 	int (*retain_foreach)(void *db, store_retain_fn fn, void *arg);
 	int (*reclaim)(void *db);
 	int (*get)(void *db, const char *id, struct store_snapshot *ret);
+	/* Restores applied here. */
+	int (*restore_put)(void *db, uint64_t generation, const char *id,
+	                   const char *restorer, int64_t applied_ms,
+	                   uint64_t replayed);
+	int (*restore_generation)(void *db, uint64_t *ret);
 };
 
 struct store_port {

@@ -355,6 +355,27 @@ p_get(void *db, const char *id, struct store_snapshot *ret)
 	return INNER(d, get, id, ret);
 }
 
+static int
+p_restore_put(void *db, uint64_t generation, const char *id,
+              const char *restorer, int64_t applied_ms, uint64_t replayed)
+{
+	struct sim_db *d = db;
+	int rv;
+
+	return (rv = write_fails(d)) != 0
+	           ? rv
+	           : INNER(d, restore_put, generation, id, restorer,
+	                   applied_ms, replayed);
+}
+
+static int
+p_restore_generation(void *db, uint64_t *ret)
+{
+	struct sim_db *d = db;
+
+	return INNER(d, restore_generation, ret);
+}
+
 static const struct store_port_ops ops = {
     .errmsg = p_errmsg,
     .begin = p_begin,
@@ -384,6 +405,8 @@ static const struct store_port_ops ops = {
     .retain_foreach = p_retain_foreach,
     .reclaim = p_reclaim,
     .get = p_get,
+    .restore_put = p_restore_put,
+    .restore_generation = p_restore_generation,
 };
 
 void

@@ -124,6 +124,8 @@ err_grpc(int err)
 	case E_UNAVAIL:
 	case E_TRANSPORT:
 		return CUT__V1__STATUS_CODE__UNAVAILABLE;
+	case E_TIMEDOUT:
+		return CUT__V1__STATUS_CODE__DEADLINE_EXCEEDED;
 	default:
 		return CUT__V1__STATUS_CODE__INTERNAL;
 	}
@@ -217,6 +219,9 @@ control_free(struct cutd *d)
 		free(w);
 	}
 	d->nwaiters = 0;
+	if (d->restore_req != NULL)
+		nng_msg_free(d->restore_req);
+	d->restore_req = NULL;
 	for (size_t i = 0; i < 64; i++) {
 		if (d->replies[i].reply != NULL)
 			nng_msg_free(d->replies[i].reply);
@@ -752,10 +757,86 @@ out:
 		cut__v1__wait_request__free_unpacked(rq, NULL);
 }
 
+/* The reply to the Restore call that ran, from how it ended. */
+static void
+restore_reply(struct cutd *d, struct reply *r)
+{
+	Cut__V1__RestoreReply rp = CUT__V1__RESTORE_REPLY__INIT;
+	struct coord_restore_view v;
+
+	coord_restore_view(d->coord, &v);
+	if (v.result != 1) {
+		fail(r, err_grpc(v.result), v.why);
+		return;
+	}
+	rp.snapshot_id = (char *)v.id;
+	rp.generation = v.generation;
+	rp.nodes = v.nodes;
+	rp.replayed = v.replayed;
+	rp.state_bytes = v.state_bytes;
+	rp.message_bytes = v.message_bytes;
+	set_body(r, &rp.base);
+}
+
+static void
+do_restore(struct cutd *d, nng_msg *req, uint64_t request_id,
+           const ProtobufCBinaryData *body, struct reply *r)
+{
+	Cut__V1__RestoreRequest *rq =
+	    cut__v1__restore_request__unpack(NULL, body->len, body->data);
+	struct errinfo e = {0};
+	int rv;
+
+	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
+		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
+		     "bad request or snapshot id");
+	} else if (d->restore_req != NULL &&
+	           d->restore_request_id == request_id && request_id != 0) {
+		/* Resent while it runs: answered once, later. */
+		nng_msg_free(d->restore_req);
+		d->restore_req = req;
+		r->deferred = 1;
+	} else if (rq->has_timeout_ms &&
+	           (rq->timeout_ms < 100 || rq->timeout_ms > 3600000)) {
+		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
+		     "timeout_ms must be 100 .. 3600000");
+	} else if ((rv = coord_restore(d->coord, rq->snapshot_id,
+	                               rq->has_timeout_ms ? rq->timeout_ms : 0,
+	                               &e)) != 0) {
+		fail_err(r, rv, &e);
+	} else {
+		struct coord_restore_view v;
+		coord_restore_view(d->coord, &v);
+		if (!v.running) {
+			restore_reply(d, r); /* a single node: done at once */
+		} else {
+			d->restore_req = req;
+			d->restore_request_id = request_id;
+			r->deferred = 1;
+		}
+	}
+	if (rq != NULL)
+		cut__v1__restore_request__free_unpacked(rq, NULL);
+}
+
 void
 control_wake(struct cutd *d, int64_t now)
 {
 	struct waiter **pw = &d->waiters, *w;
+
+	if (d->restore_req != NULL) {
+		struct coord_restore_view v;
+		coord_restore_view(d->coord, &v);
+		if (!v.running) {
+			struct reply r = {0};
+			restore_reply(d, &r);
+			send_reply(d, d->restore_req, d->restore_request_id,
+			           &r);
+			free(r.body);
+			nng_msg_free(d->restore_req);
+			d->restore_req = NULL;
+		}
+	}
 
 	while ((w = *pw) != NULL) {
 		struct coord_snap_view v;
@@ -1091,6 +1172,7 @@ do_status(struct cutd *d, struct reply *r)
 	struct arena a = {0};
 	struct tls_status ts;
 	Cut__V1__ScheduleStatus sched;
+	struct coord_restore_view rv;
 	size_t n = d->cfg->nnodes;
 
 	rp.node = (char *)d->name;
@@ -1138,6 +1220,21 @@ do_status(struct cutd *d, struct reply *r)
 		rp.schedule = &sched;
 	rp.has_forgets_pending = 1;
 	rp.forgets_pending = coord_forgets_pending(d->coord);
+	coord_restore_view(d->coord, &rv);
+	rp.has_restore_generation = rp.has_old_generation_batches =
+	    rp.has_app_restorable = 1;
+	rp.restore_generation = rv.generation;
+	rp.old_generation_batches = rv.old_batches;
+	rp.app_restorable = rv.restorable != 0;
+	rp.has_restore_missed = rv.adopted != 0;
+	rp.restore_missed = rv.adopted;
+	rp.restore_phase = (char *)rv.phase;
+	if (rv.id[0] != '\0' && (rv.result != 0 || rv.running)) {
+		rp.last_restore = (char *)rv.id;
+		rp.last_restore_result = rv.running         ? "running"
+		                         : rv.result == 1   ? "done"
+		                                            : (char *)rv.why;
+	}
 	tls_status(d->tls, &ts);
 	rp.has_tls_listener_failures = rp.has_auth_failures_unknown =
 	    rp.has_unauthenticated_batches = 1;
@@ -1172,6 +1269,8 @@ dispatch(struct cutd *d, nng_msg *req, const Cut__V1__RpcRequest *rq,
 		do_status(d, r);
 	else if (strcmp(m, CUTPROTO_METHOD_KEEP) == 0)
 		do_keep(d, &rq->body, r);
+	else if (strcmp(m, CUTPROTO_METHOD_RESTORE) == 0)
+		do_restore(d, req, rq->request_id, &rq->body, r);
 	else if (strcmp(m, CUTPROTO_METHOD_SCHEDULE_SHOW) == 0)
 		do_schedule(d, -1, r);
 	else if (strcmp(m, CUTPROTO_METHOD_SCHEDULE_PAUSE) == 0)

@@ -122,6 +122,10 @@ struct cutd {
 	struct waiter *waiters;
 	size_t nwaiters;
 	struct held_reply *held; /* answered at control_committed() */
+	/* The Restore call being run, answered when it ends (one at a
+	 * time: the coordinator runs one restore). */
+	nng_msg *restore_req;
+	uint64_t restore_request_id;
 	/* Recent control replies by request id, so a resent request is
 	 * answered, not executed twice. */
 	struct {

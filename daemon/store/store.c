@@ -209,7 +209,7 @@ enum { S_EXISTS, S_CREATE, S_MESSAGE, S_STATE, S_CHANNEL, S_FINISH,
        S_ABORT_ALL, S_AUDIT, S_DELETE, S_GET, S_LIST, S_STATES, S_CHANNELS,
        S_MESSAGES, S_NEXT_ID, S_RECREATE, S_PROBE, S_COND_PUT, S_CONDS,
        S_OUTCOME, S_KEEP, S_FORGET_ADD, S_FORGET_DONE, S_FORGET_LIST,
-       S_FORGET_COUNT, S_RETAIN_LIST, S_COUNT };
+       S_FORGET_COUNT, S_RETAIN_LIST, S_RESTORE_PUT, S_RESTORE_GEN, S_COUNT };
 // clang-format on
 
 static const char *const statements[S_COUNT] = {
@@ -279,6 +279,10 @@ static const char *const statements[S_COUNT] = {
                       " coalesce(finished_ms, started_ms) FROM snapshots"
                       " WHERE role = 'initiator' AND status != 'in_progress'"
                       " ORDER BY started_ms DESC, id DESC",
+    [S_RESTORE_PUT] = "INSERT OR REPLACE INTO restores (generation,"
+                      " snapshot_id, restorer, applied_ms, replayed)"
+                      " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [S_RESTORE_GEN] = "SELECT coalesce(max(generation), 0) FROM restores",
 };
 
 static const char *const status_names[] = {"in_progress", "complete",
@@ -888,6 +892,27 @@ migrate_conditions(struct store *st)
 	            NULL);
 }
 
+/*
+ * restores: one row per restore this node applied (see the README's
+ * Restore section): its generation (1, 2, ...), the snapshot, the node
+ * that ran it, when it was applied here and how many recorded messages
+ * it queued for replay on this node's channels.  The highest generation
+ * is this node's restore generation, which its batches carry, so a
+ * daemon that restarts after a restore speaks the generation it had.
+ * Made like snapshot_conditions, idempotently and without a version.
+ */
+static int
+migrate_restores(struct store *st)
+{
+	return exec(st,
+	            "CREATE TABLE IF NOT EXISTS restores ("
+	            " generation INTEGER PRIMARY KEY,"
+	            " snapshot_id TEXT NOT NULL, restorer TEXT NOT NULL,"
+	            " applied_ms INTEGER NOT NULL,"
+	            " replayed INTEGER NOT NULL) STRICT",
+	            NULL);
+}
+
 /* Why path cannot be written, if the file system says: SQLite reports a
  * read-only file system or directory as "unable to open database file"
  * or "attempt to write a readonly database". */
@@ -922,7 +947,8 @@ store_open(const char *path, struct store **ret_store, char *errbuf,
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return E_NOMEM;
 	if ((rv = connect_db(st, path)) != 0 || (rv = quick_check(st)) != 0 ||
-	    (rv = migrate(st)) != 0 || (rv = migrate_conditions(st)) != 0)
+	    (rv = migrate(st)) != 0 || (rv = migrate_conditions(st)) != 0 ||
+	    (rv = migrate_restores(st)) != 0)
 		goto fail;
 	for (i = 0; i < S_COUNT; i++) {
 		rc = sqlite3_prepare_v3(st->db, statements[i], -1,
@@ -1343,6 +1369,29 @@ store_forget_count(struct store *st, const char *node, uint64_t *ret)
 }
 
 int
+store_restore_put(struct store *st, uint64_t generation, const char *id,
+                  const char *restorer, int64_t applied_ms,
+                  uint64_t replayed)
+{
+	return put(st, S_RESTORE_PUT, "utNiu", generation, id, restorer,
+	           applied_ms, replayed);
+}
+
+int
+store_restore_generation(struct store *st, uint64_t *ret)
+{
+	struct query q;
+	int64_t g = 0;
+	int rv = query_start(&q, st, S_RESTORE_GEN, "");
+
+	if (rv == 0 && query_next(&q))
+		g = sqlite3_column_int64(q.s, 0);
+	if ((rv = query_end(&q, rv)) == 0)
+		*ret = (uint64_t)g;
+	return rv;
+}
+
+int
 store_retain_foreach(struct store *st, store_retain_fn fn, void *arg)
 {
 	struct query q;
@@ -1534,6 +1583,20 @@ port_foreach_message(void *db, const char *id, const char *src,
 	return store_foreach_message(db, id, src, dst, fn, arg);
 }
 
+static int
+port_restore_put(void *db, uint64_t generation, const char *id,
+                 const char *restorer, int64_t applied_ms, uint64_t replayed)
+{
+	return store_restore_put(db, generation, id, restorer, applied_ms,
+	                         replayed);
+}
+
+static int
+port_restore_generation(void *db, uint64_t *ret)
+{
+	return store_restore_generation(db, ret);
+}
+
 static const struct store_port_ops port_ops = {
     .errmsg = port_errmsg,
     .begin = port_begin,
@@ -1563,6 +1626,8 @@ static const struct store_port_ops port_ops = {
     .retain_foreach = port_retain_foreach,
     .reclaim = port_reclaim,
     .get = port_get,
+    .restore_put = port_restore_put,
+    .restore_generation = port_restore_generation,
 };
 
 struct store_port

@@ -227,6 +227,13 @@ int store_retain_foreach(struct store *st, store_retain_fn fn, void *arg);
 /* After deletes, outside a batch: PRAGMA incremental_vacuum, then a
  * TRUNCATE checkpoint of the WAL. */
 int store_reclaim(struct store *st);
+/* Restores (the restores table): records that this node applied
+ * restore `generation` of snapshot id, run by node restorer; and reads
+ * the highest generation applied (0: none). */
+int store_restore_put(struct store *st, uint64_t generation, const char *id,
+                      const char *restorer, int64_t applied_ms,
+                      uint64_t replayed);
+int store_restore_generation(struct store *st, uint64_t *ret);
 
 /* The store as the coordinator's port (store_port.h). */
 struct store_port store_port(struct store *st);

@@ -101,6 +101,12 @@ static const struct command {
      "      when its first row's first column is true.  --timeout DURATION\n"
      "      bounds the whole watch (exit 2 when it ends first)",
      0},
+    {"restore", "restore ID [--timeout DURATION]",
+     "restore the whole cluster to snapshot ID (complete, consistent, one\n"
+     "      this node initiated): every node's state and the messages in\n"
+     "      transit; --timeout bounds the nodes' answers (default: the\n"
+     "      cluster file's deadline_ms)",
+     1},
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -1088,6 +1094,47 @@ cmd_schedule(struct ctl *x)
 	return rv;
 }
 
+/* restore: the whole cluster to one snapshot. */
+static int
+cmd_restore(struct ctl *x)
+{
+	Cut__V1__RestoreRequest req = CUT__V1__RESTORE_REQUEST__INIT;
+	Cut__V1__RestoreReply *rep;
+	ProtobufCMessage *body;
+	long wait;
+	int rv;
+
+	req.snapshot_id = (char *)x->o->args[0];
+	req.has_timeout_ms = x->o->timeout_ms > 0;
+	req.timeout_ms = (uint32_t)(x->o->timeout_ms > 0 ? x->o->timeout_ms : 0);
+	/* The daemon waits for the votes, then for the confirmations. */
+	wait = 2 * (x->o->timeout_ms > 0 ? x->o->timeout_ms : 10000) +
+	       DEFAULT_TIMEOUT_MS;
+	rv = call(x, CUTPROTO_METHOD_RESTORE, &req.base,
+	          &cut__v1__restore_reply__descriptor,
+	          wait > 0x7fffffff ? 0x7fffffff : (int)wait, 0, &body);
+	if (rv != 0)
+		return rv;
+	rep = (Cut__V1__RestoreReply *)body;
+	if (x->o->json)
+		rv = json_out(json_pack(
+		    "{s:o, s:I, s:I, s:I, s:I, s:I}", "snapshot_id",
+		    cj_string(rep->snapshot_id), "generation",
+		    (json_int_t)rep->generation, "nodes", (json_int_t)rep->nodes,
+		    "replayed", (json_int_t)rep->replayed, "state_bytes",
+		    (json_int_t)rep->state_bytes, "message_bytes",
+		    (json_int_t)rep->message_bytes));
+	else
+		printf("restored %s on %u node%s (generation %llu): %llu "
+		       "in-flight message%s replayed\n",
+		       rep->snapshot_id, rep->nodes, rep->nodes == 1 ? "" : "s",
+		       (unsigned long long)rep->generation,
+		       (unsigned long long)rep->replayed,
+		       rep->replayed == 1 ? "" : "s");
+	protobuf_c_message_free_unpacked(body, NULL);
+	return rv;
+}
+
 /* Runs the command; returns the exit status. */
 static int
 run(struct ctl *x, const struct command *c)
@@ -1096,6 +1143,7 @@ run(struct ctl *x, const struct command *c)
 	    cmd_snapshot, cmd_wait,     cmd_list,  cmd_show,
 	    cmd_export,   cmd_status,   cmd_delete, cmd_keep,
 	    cmd_unkeep,   cmd_schedule, cmd_evaluate, cmd_watch,
+	    cmd_restore,
 	};
 
 	return fns[c - commands](x);

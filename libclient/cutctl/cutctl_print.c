@@ -366,6 +366,23 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 		        "deletions not yet confirmed by participants: %" PRIu64
 		        "\n",
 		        s->forgets_pending);
+	if (s->has_restore_generation)
+		fprintf(f,
+		        "restore: generation %" PRIu64 ", %s; application %s "
+		        "restore%s%s%s%s\n",
+		        s->restore_generation,
+		        s->restore_phase ? s->restore_phase : "idle",
+		        s->app_restorable ? "can" : "cannot",
+		        s->last_restore ? "; last: " : "",
+		        s->last_restore ? s->last_restore : "",
+		        s->last_restore ? " " : "",
+		        s->last_restore_result ? s->last_restore_result : "");
+	if (s->has_restore_missed && s->restore_missed)
+		fprintf(f,
+		        "restore: MISSED generation %" PRIu64
+		        ": this node's application was not restored; restore "
+		        "again\n",
+		        s->restore_missed);
 	if (s->tls_listener_failures || s->auth_failures_unknown ||
 	    s->unauthenticated_batches)
 		fprintf(f,

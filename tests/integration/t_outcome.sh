@@ -75,4 +75,25 @@ echo "ok: $id aborted everywhere: $want"
 id=$(snapshot 0)
 check_snapshot 0 "$id" 44
 same "$id" complete
+
+# A participant that restarts loses what was on its link, outcomes too:
+# p2's application does not answer, so p2's part waits; once p2 holds
+# the snapshot its daemon is stopped, so the outcome (aborted) cannot
+# reach it, and killed; started again, it marks its part aborted
+# ("daemon restarted"), and p0 tells it the outcome again on the new
+# link: p2 then says what p0 says.
+kill -STOP "$APP_2"
+id=$(snapshot 0)
+wait_for "[ \"\$(sqlite3 $T/p2.db \"SELECT status FROM snapshots WHERE id = '$id'\")\" = in_progress ]" 5 ||
+	fail "p2 never held $id"
+kill -STOP "$DAEMON_2"
+st=$(wait_done 0 "$id" 10)
+[ "$st" = aborted ] || fail "snapshot $id with p2 stopped: $st"
+kill -9 "$DAEMON_2"
+wait "$DAEMON_2" 2>/dev/null
+start_daemon 2
+wait_for "$CUTCTL --control ipc://$T/p2.ctl status" 10 || fail "p2 did not come back"
+kill -CONT "$APP_2"
+same "$id" "aborted"
+echo "ok: $id's outcome reached p2 after p2 restarted"
 pass "outcome"

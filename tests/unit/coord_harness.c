@@ -21,6 +21,7 @@ static const char *const op_names[H_NOPS] = {
     "set_outcome",    "set_keep",      "forget_add",
     "forget_done",    "forget_foreach", "forget_count",
     "retain_foreach", "reclaim",       "get",
+    "restore_put",    "restore_generation",
 };
 
 static void
@@ -294,6 +295,21 @@ p_get(void *db, const char *id, struct store_snapshot *ret)
 	PASS(H_GET, 0, store_get(h->st, id, ret));
 }
 
+static int
+p_restore_put(void *db, uint64_t generation, const char *id,
+              const char *restorer, int64_t applied_ms, uint64_t replayed)
+{
+	PASS(H_RESTORE_PUT, 1,
+	     store_restore_put(h->st, generation, id, restorer, applied_ms,
+	                       replayed));
+}
+
+static int
+p_restore_generation(void *db, uint64_t *ret)
+{
+	PASS(H_RESTORE_GENERATION, 0, store_restore_generation(h->st, ret));
+}
+
 static const struct store_port_ops ops = {
     .errmsg = p_errmsg,
     .begin = p_begin,
@@ -323,6 +339,8 @@ static const struct store_port_ops ops = {
     .retain_foreach = p_retain_foreach,
     .reclaim = p_reclaim,
     .get = p_get,
+    .restore_put = p_restore_put,
+    .restore_generation = p_restore_generation,
 };
 
 void
@@ -701,6 +719,81 @@ pb_part_messages(struct pb *b, uint64_t seq, const char *id, const char *src,
 }
 
 void
+pb_restore_prepare(struct pb *b, uint64_t seq, uint64_t generation,
+                   const char *id, uint32_t timeout_ms, size_t nchans,
+                   const struct h_rchan *chans)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerRestorePrepare p = CUT__V1__PEER_RESTORE_PREPARE__INIT;
+	Cut__V1__RestoreChannel rc[16], *rcs[16];
+
+	cr_assert_leq(nchans, 16);
+	for (size_t i = 0; i < nchans; i++) {
+		cut__v1__restore_channel__init(&rc[i]);
+		rc[i].src = (char *)chans[i].src;
+		rc[i].dst = (char *)chans[i].dst;
+		rc[i].m = chans[i].m;
+		rc[i].n = chans[i].n;
+		rcs[i] = &rc[i];
+	}
+	p.seq = seq;
+	p.generation = generation;
+	p.snapshot_id = (char *)id;
+	p.timeout_ms = timeout_ms;
+	p.channels = rcs;
+	p.n_channels = nchans;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_RESTORE_PREPARE;
+	it.restore_prepare = &p;
+	pb_item(b, &it);
+}
+
+void
+pb_restore_vote(struct pb *b, uint64_t seq, uint64_t generation, int ok,
+                const char *reason)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerRestoreVote v = CUT__V1__PEER_RESTORE_VOTE__INIT;
+
+	v.seq = seq;
+	v.generation = generation;
+	v.ok = ok != 0;
+	v.reason = (char *)reason;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_RESTORE_VOTE;
+	it.restore_vote = &v;
+	pb_item(b, &it);
+}
+
+void
+pb_restore_abort(struct pb *b, uint64_t seq, uint64_t generation,
+                 const char *reason)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerRestoreAbort a = CUT__V1__PEER_RESTORE_ABORT__INIT;
+
+	a.seq = seq;
+	a.generation = generation;
+	a.reason = (char *)reason;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_RESTORE_ABORT;
+	it.restore_abort = &a;
+	pb_item(b, &it);
+}
+
+void
+pb_restore_done(struct pb *b, uint64_t seq, uint64_t generation,
+                uint64_t replayed)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerRestoreDone d = CUT__V1__PEER_RESTORE_DONE__INIT;
+
+	d.seq = seq;
+	d.generation = generation;
+	d.replayed = replayed;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_RESTORE_DONE;
+	it.restore_done = &d;
+	pb_item(b, &it);
+}
+
+void
 h_peer(struct h *h, uint32_t conn, struct pb *b)
 {
 	Cut__V1__PeerBatch hd = CUT__V1__PEER_BATCH__INIT;
@@ -715,6 +808,8 @@ h_peer(struct h *h, uint32_t conn, struct pb *b)
 	hd.epoch = b->epoch;
 	hd.has_to_epoch = b->has_to_epoch;
 	hd.to_epoch = b->to_epoch;
+	hd.has_generation = b->has_generation;
+	hd.generation = b->generation;
 	hl = cut__v1__peer_batch__get_packed_size(&hd);
 	cr_assert_not_null(buf = malloc(hl + b->len + 1));
 	cut__v1__peer_batch__pack(&hd, buf);
@@ -923,6 +1018,33 @@ ab_reply(struct ab *b, const char *id, const char *state, uint64_t handed)
 }
 
 void
+ab_restorable(struct ab *b, int yes)
+{
+	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppRestorable r = CUT__V1__APP_RESTORABLE__INIT;
+
+	r.yes = yes != 0;
+	it.item_case = CUT__V1__APP_ITEM__ITEM_RESTORABLE;
+	it.restorable = &r;
+	ab_item(b, &it);
+}
+
+void
+ab_restored(struct ab *b, const char *id, uint32_t failed, const char *reason)
+{
+	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppRestored r = CUT__V1__APP_RESTORED__INIT;
+
+	r.snapshot_id = (char *)id;
+	r.has_failed = failed != 0;
+	r.failed = failed;
+	r.reason = (char *)reason;
+	it.item_case = CUT__V1__APP_ITEM__ITEM_RESTORED;
+	it.restored = &r;
+	ab_item(b, &it);
+}
+
+void
 h_app(struct h *h, uint32_t conn, struct ab *b)
 {
 	Cut__V1__AppBatch *u = (Cut__V1__AppBatch *)cutproto_unpack(
@@ -984,6 +1106,26 @@ h_reply(struct h *h, const char *id, const char *state, uint64_t handed)
 
 	ab_init(&b);
 	ab_reply(&b, id, state, handed);
+	h_app(h, H_APP, &b);
+}
+
+void
+h_restorable(struct h *h, int yes)
+{
+	struct ab b;
+
+	ab_init(&b);
+	ab_restorable(&b, yes);
+	h_app(h, H_APP, &b);
+}
+
+void
+h_restored(struct h *h, const char *id)
+{
+	struct ab b;
+
+	ab_init(&b);
+	ab_restored(&b, id, 0, NULL);
 	h_app(h, H_APP, &b);
 }
 
@@ -1224,4 +1366,70 @@ h_stats(struct h *h, size_t node)
 
 	coord_peer_stats(h->c, node, &st);
 	return st;
+}
+
+int
+h_restore_row(struct h *h, uint64_t generation, struct h_restore_row *ret)
+{
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	int found = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	cr_assert_eq(sqlite3_open_v2(h->cfg->nodes[0].database, &db,
+	                             SQLITE_OPEN_READONLY, NULL),
+	             SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db,
+	                                "SELECT snapshot_id, restorer, "
+	                                "applied_ms, replayed FROM restores "
+	                                "WHERE generation = ?1",
+	                                -1, &q, NULL),
+	             SQLITE_OK, "%s", sqlite3_errmsg(db));
+	sqlite3_bind_int64(q, 1, (sqlite3_int64)generation);
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		snprintf(ret->snapshot_id, sizeof(ret->snapshot_id), "%s",
+		         (const char *)sqlite3_column_text(q, 0));
+		snprintf(ret->restorer, sizeof(ret->restorer), "%s",
+		         (const char *)sqlite3_column_text(q, 1));
+		ret->applied_ms = sqlite3_column_int64(q, 2);
+		ret->replayed = (uint64_t)sqlite3_column_int64(q, 3);
+		found = 1;
+	}
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	return found;
+}
+
+uint64_t
+h_restores(struct h *h)
+{
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	uint64_t n = 0;
+
+	cr_assert_eq(sqlite3_open_v2(h->cfg->nodes[0].database, &db,
+	                             SQLITE_OPEN_READONLY, NULL),
+	             SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM restores",
+	                                -1, &q, NULL),
+	             SQLITE_OK, "%s", sqlite3_errmsg(db));
+	if (sqlite3_step(q) == SQLITE_ROW)
+		n = (uint64_t)sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	return n;
+}
+
+void
+h_restart(struct h *h, uint64_t epoch)
+{
+	struct errinfo e = {0};
+	int rv;
+
+	coord_free(h->c);
+	h->c = NULL;
+	rv = coord_new(h->cfg, 0, epoch, (struct store_port){&ops, h},
+	               h->now, h->wall, &h->c, &e);
+	cr_assert_eq(rv, 0, "coord_new: %s", e.text);
+	h_commit(h);
 }

@@ -1,6 +1,6 @@
 /*
  * coord_harness.h - node p0 of a three-node cluster around one
- * coordinator, for test_coord.c.
+ * coordinator, for test_coord.c and test_restore.c.
  *
  * The cluster "test" has nodes p0, p1 and p2 and every ordered pair as a
  * channel; the coordinator is p0's, with epoch H_EPOCH, on a real SQLite
@@ -71,6 +71,8 @@ enum h_op {
 	H_RETAIN_FOREACH,
 	H_RECLAIM,
 	H_GET,
+	H_RESTORE_PUT,
+	H_RESTORE_GENERATION,
 	H_NOPS
 };
 
@@ -125,6 +127,9 @@ struct pb {
 	uint64_t epoch, to_epoch;        /* from's H_E*, H_EPOCH */
 	uint8_t *items;                  /* packed PeerItems, as field 4 */
 	size_t len, cap;
+	/* The restore generation in the header (pb_init: none). */
+	int has_generation;
+	uint64_t generation;
 };
 
 /* A recorded channel of a part, and a recorded message. */
@@ -158,6 +163,21 @@ void pb_part(struct pb *b, uint64_t seq, const char *id, const char *state,
 void pb_part_messages(struct pb *b, uint64_t seq, const char *id,
                       const char *src, int final, size_t n,
                       const struct h_msg *msgs);
+/* Restore items (coord_restore.c).  A channel of a PeerRestorePrepare;
+ * reason NULL: none. */
+struct h_rchan {
+	const char *src, *dst;
+	uint64_t m, n;
+};
+void pb_restore_prepare(struct pb *b, uint64_t seq, uint64_t generation,
+                        const char *id, uint32_t timeout_ms, size_t nchans,
+                        const struct h_rchan *chans);
+void pb_restore_vote(struct pb *b, uint64_t seq, uint64_t generation, int ok,
+                     const char *reason);
+void pb_restore_abort(struct pb *b, uint64_t seq, uint64_t generation,
+                      const char *reason);
+void pb_restore_done(struct pb *b, uint64_t seq, uint64_t generation,
+                     uint64_t replayed);
 /* Packs b, decodes it and hands it to coord_peer_input() on conn; b is
  * empty again (its header kept). */
 void h_peer(struct h *h, uint32_t conn, struct pb *b);
@@ -210,6 +230,11 @@ void ab_send(struct ab *b, const char *to, const char *payload, size_t len,
 void ab_taken(struct ab *b, uint64_t handed);
 void ab_reply(struct ab *b, const char *id, const char *state,
               uint64_t handed);
+/* AppRestorable and AppRestored (failed 0: the callback succeeded;
+ * reason NULL: none). */
+void ab_restorable(struct ab *b, int yes);
+void ab_restored(struct ab *b, const char *id, uint32_t failed,
+                 const char *reason);
 void h_app(struct h *h, uint32_t conn, struct ab *b);
 /* The application says hello on conn (node p0, this version, no
  * resume); the hello reply must come, alone, to conn.  Returns it. */
@@ -219,6 +244,9 @@ void h_send(struct h *h, const char *to, const char *payload, uint64_t seq);
 void h_taken(struct h *h, uint64_t handed);
 void h_reply(struct h *h, const char *id, const char *state,
              uint64_t handed);
+/* One AppRestorable, one AppRestored (succeeded), alone on H_APP. */
+void h_restorable(struct h *h, int yes);
+void h_restored(struct h *h, const char *id);
 
 /* The next down-stream frame, or NULL; measure and build must agree. */
 Cut__V1__AppBatch *h_app_frame(struct h *h);
@@ -262,6 +290,21 @@ int h_channel(struct h *h, const char *id, const char *src, const char *dst,
 size_t h_messages(struct h *h, const char *id, const char *src,
                   const char *dst, uint64_t *seqs, size_t max);
 struct coord_snap_view h_view(struct h *h, const char *id);
+/* The committed row of the restores table for generation (as another
+ * connection sees the database file): 1 if there is one.  h_restores()
+ * counts the rows. */
+struct h_restore_row {
+	char snapshot_id[64], restorer[32];
+	int64_t applied_ms;
+	uint64_t replayed;
+};
+int h_restore_row(struct h *h, uint64_t generation,
+                  struct h_restore_row *ret);
+uint64_t h_restores(struct h *h);
+/* The daemon restarts on the same database with run id epoch: the
+ * coordinator is freed and made again (its start's turn committed);
+ * links and application are to be set up again. */
+void h_restart(struct h *h, uint64_t epoch);
 struct coord_peer_stats h_stats(struct h *h, size_t node);
 
 #endif /* CUT_COORD_HARNESS_H */

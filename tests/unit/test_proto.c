@@ -259,8 +259,10 @@ Test(peer, item_without_known_kind)
 {
 	static const uint8_t empty[] = {0x0a, 1, 'c', 0x12, 1, 'a',
 	                                0x1a, 1, 'b', 0x22, 0};
-	static const uint8_t future[] = {0x0a, 1,   'c',  0x12, 1,    'a', 0x1a,
-	                                 1,    'b', 0x22, 2,    0x7a, 0};
+	/* An item of kind 31, which no daemon knows yet. */
+	static const uint8_t future[] = {0x0a, 1,   'c',  0x12, 1,    'a',
+	                                 0x1a, 1,   'b',  0x22, 3,    0xfa,
+	                                 0x01, 0};
 	Cut__V1__PeerBatch *b;
 
 	b = (Cut__V1__PeerBatch *)cutproto_unpack(
@@ -678,6 +680,9 @@ Test(control, method_table)
 	    {&cut__v1__snapshots__descriptor, CUTPROTO_METHOD_KEEP,
 	     &cut__v1__keep_request__descriptor,
 	     &cut__v1__keep_reply__descriptor},
+	    {&cut__v1__snapshots__descriptor, CUTPROTO_METHOD_RESTORE,
+	     &cut__v1__restore_request__descriptor,
+	     &cut__v1__restore_reply__descriptor},
 	    {&cut__v1__schedule__descriptor, CUTPROTO_METHOD_SCHEDULE_SHOW,
 	     &cut__v1__schedule_request__descriptor,
 	     &cut__v1__schedule_status__descriptor},
@@ -692,7 +697,7 @@ Test(control, method_table)
 
 	cr_assert_str_eq(cut__v1__snapshots__descriptor.name,
 	                 "cut.v1.Snapshots");
-	cr_assert_eq(cut__v1__snapshots__descriptor.n_methods, 7);
+	cr_assert_eq(cut__v1__snapshots__descriptor.n_methods, 8);
 	cr_assert_eq(cut__v1__schedule__descriptor.n_methods, 3);
 	cr_assert_str_eq(cut__v1__node__descriptor.name, "cut.v1.Node");
 	cr_assert_eq(cut__v1__node__descriptor.n_methods, 1);
@@ -711,7 +716,7 @@ Test(control, method_table)
 			             path);
 		}
 	}
-	cr_assert_eq(found, 11);
+	cr_assert_eq(found, 12);
 }
 
 Test(control, status_reply_round_trip)

@@ -332,6 +332,82 @@ CUT_API int cut_buf_set(struct cut_buf *b, const void *data, size_t len,
                         const char *content_type);
 
 /*
+ * Restore.  `cutctl restore ID` (or cut_restore()) puts the whole cluster
+ * back into a complete, consistent snapshot: every node's application gets
+ * the state it recorded, and the messages the snapshot recorded in
+ * transit are delivered again.  libcut calls the restore callback on the
+ * thread in cut_recv() or cut_dispatch(), like the state callback, at the
+ * restore's place in the stream from the daemon.  Before it, libcut drops
+ * every message and state request it had received but not yet returned
+ * (they belong to before the restore) and forgets the messages it kept
+ * for sending again; after it, the messages returned are first the
+ * recorded in-transit ones, then new traffic.  Each channel's numbering
+ * (cut_msg_seq()) continues from the snapshot's.
+ *
+ * Sends.  The restore takes effect for the up stream in one step (libcut
+ * takes its send lock, renumbers the channels and tells the daemon), by
+ * default right after the callback returns, or where the callback calls
+ * cut_restore_commit().  Every cut_send() that returned before that step
+ * belongs to before the restore and is discarded by the daemon (its
+ * message is never delivered); every one after it is numbered from the
+ * snapshot's positions and delivered.  The credit of every channel starts
+ * again from nothing and comes back from the daemon just after the step,
+ * so a cut_send() waiting for room at that moment goes on waiting and
+ * then sends under the new numbering; a cut_try_send() returns CUT_EAGAIN
+ * until the credit has come.  A multi-threaded application therefore
+ * takes, in its restore callback, the same lock under which it updates
+ * its state and calls cut_send(), and calls cut_restore_commit() while it
+ * holds that lock (else the sends other threads make between the
+ * callback's unlocking and its return still count as before the
+ * restore).  It must not hold that lock while a cut_send() waits for
+ * room: the fresh credit comes only after the step, which the callback,
+ * waiting for the lock, cannot reach; use cut_try_send() under the lock.
+ */
+
+/*
+ * The restore callback.  libcut calls it, on the thread in cut_recv() or
+ * cut_dispatch(), when the cluster is restored to snapshot snapshot_id:
+ * state (len bytes, with content_type, NULL if none) is what this node's
+ * state callback recorded for it, all borrowed for the call.  It replaces
+ * the application's state with that one, under the application's own
+ * lock, and returns 0.  Non-zero means it could not: libcut reports the
+ * failure (the value as its code) to the daemon, which reports this node
+ * as failed to the restorer; the application keeps the state it has.
+ * It must not call cut_recv() or cut_dispatch().
+ */
+typedef int (*cut_restore_fn)(void *arg, const char *snapshot_id,
+                              const void *state, size_t len,
+                              const char *content_type);
+
+/*
+ * Registers fn (with arg) as c's restore callback, replacing any earlier
+ * one; fn NULL removes it.  libcut tells the daemon at once, and again
+ * after every reconnection, whether one is registered: a restore is
+ * refused, before anything changes anywhere, while a node's application
+ * has none.  If a restore reaches an application that has just removed
+ * its callback, libcut reports the restore failed (CUT_ENOTSUP) and the
+ * application keeps its state, but the messages libcut held are dropped
+ * and the channels renumbered all the same, as for any restore.  Returns
+ * 0, or CUT_EINVAL if c is NULL.
+ */
+CUT_API int cut_set_restore_callback(struct cut *c, cut_restore_fn fn,
+                                     void *arg);
+
+/*
+ * From a restore callback, after it replaced the state and while it
+ * still holds the application's lock: takes the restore's step for the
+ * sends now instead of when the callback returns, and tells the daemon
+ * the restore was taken, so that the step sits exactly between the sends
+ * of other threads made before the state was replaced and those made
+ * after.  Optional; call it at most once per callback, and the callback
+ * then returns 0 (a non-zero return is no longer reported).  Sends the
+ * callback itself makes count as before the restore before this call
+ * and as after it after.  Returns 0; CUT_EINVAL outside a restore
+ * callback or on a second call; CUT_ENOMEM.
+ */
+CUT_API int cut_restore_commit(struct cut *c);
+
+/*
  * Snapshots (need a control URL).
  *
  * The control calls each wait up to the control timeout (5000 ms unless
@@ -411,6 +487,31 @@ CUT_API void cut_snapshot_list_free(struct cut_snapshot_list *l);
  * unless this process runs as the daemon's user, root or a member of
  * admin_group. */
 CUT_API int cut_snapshot_delete(struct cut *c, const char *id);
+
+/* What cut_restore() reports of a restore that succeeded. */
+struct cut_restore_result {
+	uint64_t generation;    /* the cluster's restore generation now */
+	unsigned nodes;         /* the nodes restored (all of them) */
+	uint64_t replayed;      /* in-transit messages delivered again */
+	uint64_t state_bytes;   /* the bytes of the states restored */
+	uint64_t message_bytes; /* the bytes of the messages replayed */
+};
+
+/*
+ * Restores the whole cluster to snapshot snapshot_id, a complete and
+ * consistent one this daemon's node initiated, on every node at once (see
+ * cut_set_restore_callback()), and waits until every node has taken it.
+ * timeout_ms bounds how long the daemon waits for every node's agreement
+ * and then its confirmation (0: the cluster file's deadline_ms).  Returns
+ * 0 and fills *ret (which may be NULL); CUT_ENOENT if the daemon does not
+ * know the snapshot; CUT_EREFUSED if it cannot be restored (not complete
+ * or not consistent, a node whose application registered no restore
+ * callback, a snapshot or restore in progress: nothing was changed);
+ * CUT_ETIMEDOUT if the nodes did not all answer in time; CUT_EPERM (see
+ * Permissions).
+ */
+CUT_API int cut_restore(struct cut *c, const char *snapshot_id,
+                        uint32_t timeout_ms, struct cut_restore_result *ret);
 
 /* Frees s.  Accepts NULL. */
 CUT_API void cut_snapshot_free(struct cut_snapshot *s);

@@ -1,0 +1,130 @@
+#!/bin/sh
+# Restore, with the token bank (44 tokens in all):
+#  1. A snapshot taken under load is restored into the running cluster:
+#     every application gets its recorded balance, the recorded in-flight
+#     amounts are delivered again, and a snapshot right after the restore
+#     and another after more traffic both total 44.  The restores table
+#     says generation 1 on every node.
+#  2. Refusals change nothing: an unknown id, a restore at a participant,
+#     a node whose application is gone, a node that is not reachable.
+#  3. The whole cluster stopped and started afresh (new daemons, new
+#     applications with their initial balances) and restored with
+#     `cutctl restore`: the restored balances, then 44 again.
+. "$(dirname "$0")/lib.sh"
+cluster 3
+start_daemons
+start_app 0 18 --rate 200
+start_app 1 14 --rate 200
+start_app 2 12 --rate 200
+sleep 1
+
+# balance_of I ID: pI's recorded balance in ID, from p0's database.
+balance_of() {
+	sql 0 "SELECT json_extract(state, '\$.balance') FROM recorded_states
+	       WHERE snapshot_id = '$2' AND node = 'p$1'"
+}
+# restored_to I ID: the balance pI's application says it was restored to
+# from ID (empty if it did not say).
+restored_to() {
+	sed -n "s/^tokenbank: restored p$1 to balance \([0-9-]*\) from $2\$/\1/p" \
+		"$T/tokenbank-p$1.log" | tail -1
+}
+# check_restored ID: every application took its recorded balance.
+check_restored() {
+	for n in 0 1 2; do
+		want=$(balance_of "$n" "$1")
+		wait_for "[ -n \"\$(sed -n 's/^tokenbank: restored p$n to balance .* from $1\$/x/p' '$T/tokenbank-p$n.log')\" ]" 10 ||
+			fail "p$n's application never said it was restored from $1"
+		got=$(restored_to "$n" "$1")
+		[ "$got" = "$want" ] || fail "p$n restored to $got, recorded $want"
+	done
+}
+
+# 1. Restore under load.
+id1=""
+for try in 1 2 3 4 5; do
+	id=$(snapshot 0)
+	check_snapshot 0 "$id" 44 >/dev/null
+	id1=$id
+	# A snapshot with messages in flight shows the replay.
+	[ "$(sql 0 "SELECT in_transit FROM snapshot_summary WHERE id = '$id'")" -gt 0 ] && break
+done
+check_snapshot 0 "$id1" 44
+inflight=$(sql 0 "SELECT in_transit FROM snapshot_summary WHERE id = '$id1'")
+sleep 1
+ctl 0 --json restore "$id1" >"$T/restore.json" ||
+	fail "restore $id1: $(cat "$T/restore.json")"
+python3 -c "import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['snapshot_id'] == sys.argv[2], d
+assert d['generation'] == 1 and d['nodes'] == 3, d
+assert d['replayed'] == int(sys.argv[3]), (d, sys.argv[3])
+" "$T/restore.json" "$id1" "$inflight" || fail "restore reply: $(cat "$T/restore.json")"
+check_restored "$id1"
+for n in 0 1 2; do
+	[ "$(sql "$n" "SELECT generation || ' ' || snapshot_id || ' ' || restorer FROM restores")" = "1 $id1 p0" ] ||
+		fail "p$n's restores table: $(sql "$n" "SELECT * FROM restores")"
+done
+for n in 0 1 2; do
+	ctl "$n" --json status | python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert d['restore_generation'] == 1 and d['restore_phase'] == 'idle', d
+assert d['app_restorable'] is True, d
+if sys.argv[1] == '0':
+    assert d['last_restore'] == sys.argv[2] and d['last_restore_result'] == 'done', d
+" "$n" "$id1" || fail "p$n's status after the restore: $(ctl "$n" --json status)"
+done
+ctl 0 status | grep -q "^restore: generation 1, idle; application can restore; last: $id1 done" ||
+	fail "status text: $(ctl 0 status | grep restore)"
+echo "ok: restored $id1 ($inflight in flight replayed): every balance as recorded"
+id2=$(snapshot 0)
+check_snapshot 0 "$id2" 44
+sleep 1.5
+id3=$(snapshot 0)
+check_snapshot 0 "$id3" 44
+# Traffic goes on after the restore: p1 received messages since.
+before=$(wc -l <"$T/recv-p1.txt")
+sleep 0.5
+[ "$(wc -l <"$T/recv-p1.txt")" -gt "$before" ] || fail "no traffic after the restore"
+echo "ok: after the restore, $id2 and $id3 total 44"
+
+# 2. Refusals, each leaving the cluster as it was.
+ctl 0 restore p0:999999 >"$T/out" 2>"$T/err" && fail "restore of an unknown id succeeded"
+grep -qi "no such snapshot" "$T/err" || fail "unknown id said: $(cat "$T/err")"
+ctl 1 restore "$id1" >"$T/out" 2>"$T/err" && fail "restore at a participant succeeded"
+grep -q "run the restore at p0" "$T/err" || fail "restore at p1 said: $(cat "$T/err")"
+kill "$APP_2"
+wait "$APP_2" 2>/dev/null
+ctl 0 restore "$id3" >"$T/out" 2>"$T/err" && fail "restore without p2's application succeeded"
+grep -q "p2: no application connected" "$T/err" || fail "restore without p2's application said: $(cat "$T/err")"
+for n in 0 1; do
+	[ "$(restored_to "$n" "$id3")" = "" ] || fail "p$n restored from $id3 though the restore failed"
+	[ "$(sql "$n" "SELECT count(*) FROM restores")" = 1 ] || fail "p$n recorded a failed restore"
+done
+kill -STOP "$DAEMON_2"
+sleep 3.5
+ctl 0 restore "$id3" >"$T/out" 2>"$T/err" && fail "restore with p2 stopped succeeded"
+grep -q "p2 is not reachable" "$T/err" || fail "restore with p2 stopped said: $(cat "$T/err")"
+kill -CONT "$DAEMON_2"
+echo "ok: refusals (unknown id, at a participant, no application, a node unreachable) change nothing"
+
+# 3. Everything stopped, started afresh, and restored.
+stop_apps
+for p in $DAEMON_PIDS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+DAEMON_PIDS=""
+start_daemons
+start_app 0 18 --rate 200
+start_app 1 14 --rate 200
+start_app 2 12 --rate 200
+sleep 1.5
+ctl 0 --json restore "$id3" >"$T/restore.json" ||
+	fail "restore of $id3 after a restart: $(cat "$T/restore.json") $(cat "$T/err" 2>/dev/null)"
+grep -q '"generation": 2' "$T/restore.json" || fail "restore reply: $(cat "$T/restore.json")"
+check_restored "$id3"
+id4=$(snapshot 0)
+check_snapshot 0 "$id4" 44
+sleep 1.5
+id5=$(snapshot 0)
+check_snapshot 0 "$id5" 44
+echo "ok: the cluster restarted from scratch and restored to $id3 totals 44"
+pass "restore"
