@@ -9,6 +9,7 @@
  * coord_counters(), coord_queue_stats()) and from the shell's own
  * counters, read on the loop's thread (http.c brings requests there).
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "cutd.h"
 #include "http.h"
 #include "metrics.h"
+#include "conds.h"
 
 void
 mbuf_printf(struct mbuf *b, const char *fmt, ...)
@@ -346,9 +348,11 @@ node_metrics(struct cutd *d, struct mbuf *b, const char *node)
 {
 	static const char *const sources[] = {"peer", "app", "control"};
 	struct coord_queue_stats q;
+	struct coord_restore_view rv;
 	char labels[160];
 
 	coord_queue_stats(d->coord, &q);
+	coord_restore_view(d->coord, &rv);
 	const struct single m[] = {
 	    {"cutd_app_connected", "gauge", "1 if an application is connected.",
 	     (uint64_t)coord_app_connected(d->coord)},
@@ -364,6 +368,17 @@ node_metrics(struct cutd *d, struct mbuf *b, const char *node)
 	    {"cutd_storage_degraded", "gauge",
 	     "1 while the database does not take writes.",
 	     coord_degraded(d->coord)[0] != '\0'},
+	    {"cutd_restore_generation", "gauge",
+	     "The restore generation this node is at (restores applied).",
+	     rv.generation},
+	    {"cutd_restore_running", "gauge",
+	     "1 while a restore is being voted, prepared or confirmed here.",
+	     (uint64_t)rv.running},
+	    {"cutd_restore_missed", "gauge",
+	     "1 if this node took its generation without its restore.",
+	     rv.adopted != 0},
+	    {"cutd_old_generation_batches_total", "counter",
+	     "Batches dropped as from before a restore.", rv.old_batches},
 	};
 	const uint64_t bad[] = {coord_bad_peer(d->coord),
 	                        coord_bad_app(d->coord), d->bad_control};
@@ -375,6 +390,32 @@ node_metrics(struct cutd *d, struct mbuf *b, const char *node)
 		snprintf(labels, sizeof(labels), "%s,source=\"%s\"", node,
 		         sources[k]);
 		metric_sample(b, "cutd_bad_frames_total", labels, bad[k]);
+	}
+}
+
+/* The cluster file's conditions, judged on this node's scheduled
+ * snapshots: how often each held, did not, or could not be judged. */
+static void
+conditions(struct cutd *d, struct mbuf *b, const char *node)
+{
+	static const char *const results[] = {"held", "not_held", "failed"};
+
+	if (d->cfg->nconds == 0)
+		return;
+	metric_family(b, "cutd_condition_evaluations_total", "counter",
+	              "Evaluations of the cluster file's conditions on "
+	              "scheduled snapshots, by result.");
+	for (size_t i = 0; i < d->cfg->nconds; i++) {
+		const struct cond_stat *st = &d->cond_stats[i];
+		const uint64_t v[] = {st->held, st->not_held, st->failed};
+		for (size_t k = 0; k < 3; k++) {
+			mbuf_printf(b, "cutd_condition_evaluations_total{%s,"
+			               "condition=\"",
+			            node);
+			mbuf_label(b, d->cfg->conds[i].name);
+			mbuf_printf(b, "\",result=\"%s\"} %" PRIu64 "\n",
+			            results[k], v[k]);
+		}
 	}
 }
 
@@ -398,6 +439,7 @@ metrics_collect(struct cutd *d, struct mbuf *b)
 	links(d, b);
 	snapshots(d, b, node);
 	node_metrics(d, b, node);
+	conditions(d, b, node);
 	http_counts(d, &hc);
 	metric_family(b, "cutd_http_requests_total", "counter",
 	              "HTTP requests answered, by status class.");

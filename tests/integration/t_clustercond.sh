@@ -31,6 +31,7 @@ sql = WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT cou
 [condition late]
 sql = SELECT 1 WHERE :snapshot IS NOT NULL
 INI
+http_keys $((BASE + 4))
 start_daemons
 start_app 0 18 --rate 200
 start_app 1 14 --rate 200
@@ -85,4 +86,14 @@ c = {x["name"]: x["held"] for x in json.load(sys.stdin)["conditions"]}
 assert c == {"broken": None, "conserved": True, "wrong": False,
              "slow1": None, "slow2": None, "late": None}, c' || fail "show --json"
 grep -q "condition conserved holds" "$T/cutd-p0.log" || fail "p0 did not log the results"
+# The metrics count the same.
+curl -sf "http://127.0.0.1:$((BASE + 4))/metrics" >"$T/m0.txt" || fail "cannot scrape p0"
+for want in conserved:held:3 conserved:not_held:0 wrong:not_held:3 \
+	broken:failed:3 late:failed:3; do
+	name=${want%%:*}
+	rest=${want#*:}
+	got=$(metric "$T/m0.txt" cutd_condition_evaluations_total node=p0 \
+		condition="$name" result="${rest%%:*}")
+	[ "$got" = "${rest#*:}" ] || fail "metric $want: $got"
+done
 pass "cluster-file conditions"

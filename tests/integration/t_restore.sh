@@ -12,7 +12,15 @@
 #     `cutctl restore`: the restored balances, then 44 again.
 . "$(dirname "$0")/lib.sh"
 cluster 3
+http_keys $((BASE + 4))
 start_daemons
+# gen_metric I: pI's cutd_restore_generation, scraped.
+gen_metric() {
+	curl -sf "http://127.0.0.1:$((BASE + 4 + $1))/metrics" >"$T/m$1.txt" ||
+		fail "cannot scrape p$1"
+	metric "$T/m$1.txt" cutd_restore_generation node="p$1"
+}
+[ "$(gen_metric 1)" = 0 ] || fail "p1's generation before any restore: $(gen_metric 1)"
 start_app 0 18 --rate 200
 start_app 1 14 --rate 200
 start_app 2 12 --rate 200
@@ -76,6 +84,9 @@ if sys.argv[1] == '0':
 done
 ctl 0 status | grep -q "^restore: generation 1, idle; application can restore; last: $id1 done" ||
 	fail "status text: $(ctl 0 status | grep restore)"
+for n in 0 1 2; do
+	[ "$(gen_metric "$n")" = 1 ] || fail "p$n's cutd_restore_generation: $(gen_metric "$n")"
+done
 echo "ok: restored $id1 ($inflight in flight replayed): every balance as recorded"
 id2=$(snapshot 0)
 check_snapshot 0 "$id2" 44

@@ -38,9 +38,10 @@ while [ $i -lt 20 ]; do
 	sleep 0.2
 	i=$((i + 1))
 done
-kill -CONT "$DAEMON_2"
+# Counted before p2 wakes: once it does, ticks start snapshots again.
 skipped1=$(sched_field 0 skipped)
 started1=$(sched_field 0 started)
+kill -CONT "$DAEMON_2"
 [ "$skipped1" -gt "$skipped0" ] || fail "no tick skipped while p2 was stopped ($skipped0 -> $skipped1)"
 # 4 s at one start per 2 s timeout, plus the one running when it began.
 [ $((started1 - started0)) -le 3 ] || fail "$((started1 - started0)) starts in 4 s with 2 s timeouts"

@@ -56,25 +56,25 @@ for p in "$SRC"/deploy/man/*.[1-8]; do
 done
 echo "ok: $(ls "$SRC"/deploy/man/*.[1-8] | wc -l) hand-written pages render cleanly"
 
-# A function added to the header, with a typedef, as the restore work
-# adds one: its page comes without an edit to the generator.
+# A function added to the header, with a typedef: its page comes without
+# an edit to the generator.
 python3 - "$SRC/libclient/include/cut/cut.h" "$T/cut.h" <<'PY'
 import sys
 text = open(sys.argv[1]).read()
 new = '''
 /*
- * Called by cut_recv() when the daemon restores snapshot snapshot_id:
+ * Called by cut_recv() when the daemon probes snapshot snapshot_id:
  * state (len bytes, borrowed for the call) is this node's recorded state.
  */
-typedef int (*cut_restore_fn)(void *arg, const char *snapshot_id,
-                              const void *state, size_t len);
+typedef int (*cut_probe_fn)(void *arg, const char *snapshot_id,
+                            const void *state, size_t len);
 
 /*
- * Registers fn (with arg) as c's restore callback.  Returns 0, or
+ * Registers fn (with arg) as c's probe callback.  Returns 0, or
  * CUT_EINVAL if c is NULL.
  */
-CUT_API int cut_set_restore_callback(struct cut *c, cut_restore_fn fn,
-                                     void *arg);
+CUT_API int cut_set_probe_callback(struct cut *c, cut_probe_fn fn,
+                                   void *arg);
 '''
 at = text.rindex("#ifdef __cplusplus")
 text = text[:at] + new + "\n" + text[at:]
@@ -86,10 +86,10 @@ mkdir "$T/man3"
 cp "$MAN3/cut_msg_seq.3" "$T/man3/"
 python3 "$SRC/deploy/man/cutman.py" --date "January 1, 2027" "$T/cut.h" "$T/man3" ||
 	fail "cutman.py failed on the header with a new function"
-P=$T/man3/cut_set_restore_callback.3
+P=$T/man3/cut_set_probe_callback.3
 [ -f "$P" ] || fail "no page for the new function"
-grep -q '^\.Vt typedef int (\*cut_restore_fn)' "$P" || fail "the typedef is not in the synopsis: $(cat "$P")"
-grep -q '^\.Fn cut_set_restore_callback "struct cut \*c" "cut_restore_fn fn" "void \*arg"$' "$P" ||
+grep -q '^\.Vt typedef int (\*cut_probe_fn)' "$P" || fail "the typedef is not in the synopsis: $(cat "$P")"
+grep -q '^\.Fn cut_set_probe_callback "struct cut \*c" "cut_probe_fn fn" "void \*arg"$' "$P" ||
 	fail "bad synopsis: $(cat "$P")"
 grep -A1 '^\.Sh RETURN VALUES' "$P" | grep -q '^Returns 0, or CUT_EINVAL if c is NULL\.$' ||
 	fail "bad return values: $(cat "$P")"
