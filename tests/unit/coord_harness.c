@@ -1433,3 +1433,25 @@ h_restart(struct h *h, uint64_t epoch)
 	cr_assert_eq(rv, 0, "coord_new: %s", e.text);
 	h_commit(h);
 }
+
+void
+h_marker(struct h *h, const char *from, uint64_t seq, const char *id,
+         uint64_t count)
+{
+	struct pb b;
+
+	pb_init(&b, from);
+	pb_marker(&b, seq, id, count, 0);
+	h_peer(h, strcmp(from, "p1") == 0 ? H_C1 : H_C2, &b);
+}
+
+void
+h_data(struct h *h, const char *from, uint64_t seq, uint64_t app_seq,
+       const char *payload)
+{
+	struct pb b;
+
+	pb_init(&b, from);
+	pb_data(&b, seq, app_seq, payload);
+	h_peer(h, strcmp(from, "p1") == 0 ? H_C1 : H_C2, &b);
+}

@@ -247,6 +247,12 @@ void h_reply(struct h *h, const char *id, const char *state,
 /* One AppRestorable, one AppRestored (succeeded), alone on H_APP. */
 void h_restorable(struct h *h, int yes);
 void h_restored(struct h *h, const char *id);
+/* A marker of id, or application message app_seq with payload, on link
+ * item seq from p1 or p2, in a batch of its own on its connection. */
+void h_marker(struct h *h, const char *from, uint64_t seq, const char *id,
+              uint64_t count);
+void h_data(struct h *h, const char *from, uint64_t seq, uint64_t app_seq,
+            const char *payload);
 
 /* The next down-stream frame, or NULL; measure and build must agree. */
 Cut__V1__AppBatch *h_app_frame(struct h *h);

@@ -116,29 +116,6 @@ want_request(struct h *h, const char *id)
 	return r;
 }
 
-/* A marker of id from `from` on link item seq. */
-static void
-marker(struct h *h, const char *from, uint64_t seq, const char *id,
-       uint64_t count)
-{
-	struct pb b;
-
-	pb_init(&b, from);
-	pb_marker(&b, seq, id, count, 0);
-	h_peer(h, strcmp(from, "p1") == 0 ? H_C1 : H_C2, &b);
-}
-
-static void
-data(struct h *h, const char *from, uint64_t seq, uint64_t app_seq,
-     const char *payload)
-{
-	struct pb b;
-
-	pb_init(&b, from);
-	pb_data(&b, seq, app_seq, payload);
-	h_peer(h, strcmp(from, "p1") == 0 ? H_C1 : H_C2, &b);
-}
-
 static void
 want_row(struct h *h, const char *id, enum store_status status,
          struct store_snapshot *row)
@@ -167,7 +144,7 @@ Test(snap, participant_running_to_done)
 	const Cut__V1__PeerMarker *mk;
 	char state[64];
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	v = h_view(h, P1_SNAP);
 	cr_assert(v.known && v.running && !v.ended && !v.initiator);
 	want_row(h, P1_SNAP, STORE_IN_PROGRESS, &row);
@@ -190,7 +167,7 @@ Test(snap, participant_running_to_done)
 	cr_assert(v.running);
 	cr_assert_eq(v.channels_recording, 1, "p2 -> p0 still open");
 
-	marker(h, "p2", 1, P1_SNAP, 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
 	v = h_view(h, P1_SNAP);
 	cr_assert(!v.running && !v.ended,
 	          "complete, but not told before its batch commits");
@@ -248,12 +225,12 @@ Test(snap, participant_part_messages)
 	struct store_channel ch;
 	uint64_t seqs[4];
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
 	/* Sent by p2 before its marker, delivered after p0 recorded. */
-	data(h, "p2", 1, 1, "{\"amount\": 7}");
-	marker(h, "p2", 2, P1_SNAP, 1);
+	h_data(h, "p2", 1, 1, "{\"amount\": 7}");
+	h_marker(h, "p2", 2, P1_SNAP, 1);
 	h_commit(h);
 	cr_assert_eq(h_messages(h, P1_SNAP, "p2", "p0", seqs, 4), 1);
 	cr_assert_eq(seqs[0], 1);
@@ -341,8 +318,8 @@ Test(snap, initiator_running_waiting_done)
 	cr_assert_eq(mk->count, 0);
 	cr_assert_eq(mk->timeout_ms, 10000);
 
-	marker(h, "p1", 1, sid, 0);
-	marker(h, "p2", 1, sid, 0);
+	h_marker(h, "p1", 1, sid, 0);
+	h_marker(h, "p2", 1, sid, 0);
 	v = h_view(h, sid);
 	cr_assert(v.running, "WAITING counts as running");
 	cr_assert_eq(v.parts_received, 1, "its own");
@@ -384,8 +361,8 @@ Test(snap, initiator_inconsistent_audit)
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
 	want_request(h, sid);
 	h_reply(h, sid, "{}", 0);
-	marker(h, "p1", 1, sid, 0);
-	marker(h, "p2", 1, sid, 0);
+	h_marker(h, "p1", 1, sid, 0);
+	h_marker(h, "p2", 1, sid, 0);
 	/* p1 says p2 sent it 2 messages before p2's cut, and recorded
 	 * none of them. */
 	part_of(h, "p1", 2, sid, 2);
@@ -413,14 +390,14 @@ cut_history(struct h *h, struct h_app_items *ai)
 {
 	struct h_app_items first = {0};
 
-	data(h, "p1", 1, 1, "{\"amount\": 1}");
+	h_data(h, "p1", 1, 1, "{\"amount\": 1}");
 	h_app_items(h, &first);
 	cr_assert_eq(h_app_count(&first, APP_DELIVER), 1);
 	h_taken(h, 1);
-	data(h, "p1", 2, 2, "{\"amount\": 2}");
-	data(h, "p1", 3, 3, "{\"amount\": 3}");
-	marker(h, "p2", 1, "p2:9", 0);
-	data(h, "p1", 4, 4, "{\"amount\": 4}");
+	h_data(h, "p1", 2, 2, "{\"amount\": 2}");
+	h_data(h, "p1", 3, 3, "{\"amount\": 3}");
+	h_marker(h, "p2", 1, "p2:9", 0);
+	h_data(h, "p1", 4, 4, "{\"amount\": 4}");
 	h_app_items(h, ai);
 }
 
@@ -461,7 +438,7 @@ Test(snap, unaligned_cut)
 	cr_assert_eq(seqs[0], 2);
 	cr_assert_eq(seqs[1], 3);
 	cr_assert_eq(seqs[2], 4);
-	marker(h, "p1", 5, "p2:9", 4);
+	h_marker(h, "p1", 5, "p2:9", 4);
 	h_commit(h);
 	cr_assert(h_channel(h, "p2:9", "p1", "p0", &ch));
 	cr_assert_eq(ch.m, 1);
@@ -498,7 +475,7 @@ Test(snap, aligned_cut)
 	cr_assert(!ai.v[2]->state_request->overtake);
 	/* The application has been handed 1, 2 and 3 when it answers. */
 	h_reply(h, "p2:9", "{\"b\": 9}", 3);
-	marker(h, "p1", 5, "p2:9", 4);
+	h_marker(h, "p1", 5, "p2:9", 4);
 	h_commit(h);
 	cr_assert_eq(h_messages(h, "p2:9", "p1", "p0", seqs, 8), 1);
 	cr_assert_eq(seqs[0], 4);
@@ -517,10 +494,10 @@ Test(snap, ended_forgotten_after_keep)
 	struct h *h = ready(NULL);
 	struct coord_snap_view v;
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
-	marker(h, "p2", 1, P1_SNAP, 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
 	h_commit(h);
 	h_time(h, KEEP_ENDED_MS);
 	coord_timers(h->c);
@@ -541,7 +518,7 @@ Test(snap, stop_aborts_in_flight)
 	char sid[ENGINE_ID_MAX + 1];
 	struct store_snapshot row;
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
 	h_commit(h);
 	coord_stop(h->c, "daemon stopped");
@@ -596,7 +573,7 @@ Test(abort, participant_deadline_no_application)
 	const char *why = "p0: no application connected to answer the state "
 	                  "request";
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	h_commit(h);
 	h_drain(h);
 	cr_assert_leq(coord_next_timer(h->c, 100000), 8000);
@@ -645,7 +622,7 @@ Test(abort, participant_deadline_no_marker)
 	const Cut__V1__PeerAbort *a;
 	const char *why = "p0: no marker on channel p2 -> p0";
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
 	h_time(h, 8000);
@@ -669,8 +646,8 @@ Test(abort, initiator_silent_nodes)
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
 	want_request(h, sid);
 	h_reply(h, sid, "{}", 0);
-	marker(h, "p1", 1, sid, 0);
-	marker(h, "p2", 1, sid, 0);
+	h_marker(h, "p1", 1, sid, 0);
+	h_marker(h, "p2", 1, sid, 0);
 	h_drain(h);
 	h_time(h, 999);
 	coord_timers(h->c);
@@ -716,7 +693,7 @@ Test(abort, initiator_reasons_root_causes_first)
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 1000));
 	want_request(h, sid);
 	h_reply(h, sid, "{}", 0);
-	marker(h, "p1", 1, sid, 0);
+	h_marker(h, "p1", 1, sid, 0);
 	pb_init(&b, "p1");
 	pb_abort(&b, 2, sid, "p1: no marker on channel p2 -> p1", 0);
 	h_peer(h, H_C1, &b);
@@ -744,7 +721,7 @@ Test(abort, from_the_initiator)
 	uint64_t bad;
 	struct h_app_items ai = {0};
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	pb_init(&b, "p2");
 	pb_abort(&b, 1, P1_SNAP, "p2: says so", 0);
 	bad = coord_bad_peer(h->c);
@@ -773,7 +750,7 @@ Test(abort, late_state_reply_dropped)
 	char state[16];
 	uint64_t bad = coord_bad_app(h->c);
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	pb_init(&b, "p1");
 	pb_abort(&b, 2, P1_SNAP, "p1: gave up", 0);
@@ -794,7 +771,7 @@ Test(abort, peer_restarted)
 	struct h *h = ready(NULL);
 	struct pb b;
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	pb_init(&b, "p2");
 	b.epoch = H_E2 + 1;
 	pb_hello(&b, 1, b.epoch);
@@ -812,8 +789,8 @@ Test(abort, channel_numbering_resumed)
 	struct h *h = ready(NULL);
 	struct pb b;
 
-	data(h, "p1", 1, 1, "{}");
-	marker(h, "p1", 2, P1_SNAP, 1);
+	h_data(h, "p1", 1, 1, "{}");
+	h_marker(h, "p1", 2, P1_SNAP, 1);
 	pb_init(&b, "p1");
 	pb_renumber(&b, 3);
 	h_peer(h, H_C1, &b);
@@ -834,7 +811,7 @@ Test(abort, storage_fault_on_commit)
 	struct h_items it = {0};
 	size_t n = 0;
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
 	h_fail(h, H_COMMIT, E_IO, 1);
 	h_commit(h);
@@ -893,7 +870,7 @@ Test(abort, degraded_refuses_start_and_markers)
 	cr_assert_eq(coord_delete(h->c, sid, &e), E_STORAGE);
 
 	h_drain(h);
-	marker(h, "p2", 1, "p2:3", 0);
+	h_marker(h, "p2", 1, "p2:3", 0);
 	cr_assert(!h_view(h, "p2:3").running);
 	cr_assert_eq(h->calls[H_CREATE], 1, "nothing stored for p2:3");
 	a = abort_to(h, 2, "p2:3");
@@ -912,9 +889,9 @@ Test(abort, application_reconnected_before_answering)
 	const char *why = "p0: the application reconnected before answering "
 	                  "the state request";
 
-	data(h, "p1", 1, 1, "{}");
-	marker(h, "p1", 2, P1_SNAP, 1);
-	data(h, "p1", 3, 2, "{}");
+	h_data(h, "p1", 1, 1, "{}");
+	h_marker(h, "p1", 2, P1_SNAP, 1);
+	h_data(h, "p1", 3, 2, "{}");
 	h_app_items(h, &ai);
 	cr_assert_eq(ai.n, 3, "D R D");
 	h_taken(h, 2);
@@ -938,8 +915,8 @@ Test(abort, application_reconnected_request_sent_again)
 		struct h *h = ready(cuts[k]);
 		struct h_app_items ai = {0};
 
-		data(h, "p1", 1, 1, "{}");
-		marker(h, "p1", 2, P1_SNAP, 1);
+		h_data(h, "p1", 1, 1, "{}");
+		h_marker(h, "p1", 2, P1_SNAP, 1);
 		h_app_items(h, &ai);
 		cr_assert_not_null(request_of(&ai, P1_SNAP));
 		coord_app_closed(h->c, H_APP);
@@ -963,17 +940,17 @@ Test(abort, already_holds_an_older_snapshot)
 	const Cut__V1__PeerAbort *a;
 	const char *why = "p0: already holds an older snapshot p1:5";
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
-	marker(h, "p2", 1, P1_SNAP, 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
 	h_commit(h);
 	h_drain(h);
 	h_time(h, KEEP_ENDED_MS + 1);
 	coord_timers(h->c);
 	cr_assert(!h_view(h, P1_SNAP).known);
 	h_drain(h);
-	marker(h, "p1", 2, P1_SNAP, 0);
+	h_marker(h, "p1", 2, P1_SNAP, 0);
 	h_commit(h);
 	a = abort_to(h, 1, P1_SNAP);
 	cr_assert_str_eq(a->reason, why);
@@ -1062,11 +1039,11 @@ Test(link, held_items_released)
 	struct h *h = ready(NULL);
 	struct h_app_items ai = {0};
 
-	data(h, "p1", 3, 3, "{\"n\": 3}");
-	data(h, "p1", 2, 2, "{\"n\": 2}");
+	h_data(h, "p1", 3, 3, "{\"n\": 3}");
+	h_data(h, "p1", 2, 2, "{\"n\": 2}");
 	cr_assert_null(h_app_frame(h));
 	cr_assert_eq(h_stats(h, 1).delivered, 0);
-	data(h, "p1", 1, 1, "{\"n\": 1}");
+	h_data(h, "p1", 1, 1, "{\"n\": 1}");
 	cr_assert_eq(h_stats(h, 1).delivered, 3);
 	h_app_items(h, &ai);
 	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 3);
@@ -1083,13 +1060,13 @@ Test(link, duplicates_dropped)
 	struct h_app_items ai = {0};
 	struct pb b;
 
-	data(h, "p1", 1, 1, "{}");
-	data(h, "p1", 2, 2, "{}");
+	h_data(h, "p1", 1, 1, "{}");
+	h_data(h, "p1", 2, 2, "{}");
 	pb_init(&b, "p1");
 	pb_data(&b, 1, 1, "{}");
 	pb_data(&b, 2, 2, "{}");
 	h_peer(h, H_C1, &b);
-	marker(h, "p1", 2, P1_SNAP, 2); /* a resent marker, too */
+	h_marker(h, "p1", 2, P1_SNAP, 2); /* a resent marker, too */
 	h_app_items(h, &ai);
 	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 2);
 	cr_assert_eq(h_stats(h, 1).delivered, 2);
@@ -1109,9 +1086,9 @@ Test(link, ack_and_taken_counts)
 	static char big[9001];
 	struct pb b;
 
-	data(h, "p1", 1, 1, "{}");
-	data(h, "p1", 2, 2, "{}");
-	data(h, "p1", 3, 3, "{}");
+	h_data(h, "p1", 1, 1, "{}");
+	h_data(h, "p1", 2, 2, "{}");
+	h_data(h, "p1", 3, 3, "{}");
 	cr_assert_null(h_pull(h, 1), "the ack waits a little");
 	cr_assert_eq(coord_next_timer(h->c, 10000), ACK_DELAY_MS);
 	h_time(h, ACK_DELAY_MS - 1);
@@ -1208,7 +1185,7 @@ Test(link, rewind_on_up_and_hello)
 	const Cut__V1__PeerHello *hl;
 	uint64_t seqs[4];
 
-	data(h, "p1", 1, 1, "{}");
+	h_data(h, "p1", 1, 1, "{}");
 	h_send(h, "p1", "{\"m\": 1}", 1);
 	h_drain(h);
 	coord_peer_up(h->c, 1);
@@ -1273,7 +1250,7 @@ Test(link, restart_resends_inflight)
 	Cut__V1__PeerBatch *f;
 	struct pb b;
 
-	data(h, "p1", 1, 1, "{\"from\": 1}");
+	h_data(h, "p1", 1, 1, "{\"from\": 1}");
 	h_send(h, "p1", "{\"m\": 1}", 1);
 	h_send(h, "p1", "{\"m\": 2}", 2);
 	h_drain(h);
@@ -1336,7 +1313,7 @@ Test(conn, second_connection_refused)
 	stranger(h, 98, 1);
 	cr_assert_eq(h_stats(h, 1).refused_conns, 2);
 	/* The bound connection goes on. */
-	data(h, "p1", 1, 1, "{}");
+	h_data(h, "p1", 1, 1, "{}");
 	cr_assert_eq(h_stats(h, 1).delivered, 1);
 	h_free(h);
 }
@@ -1372,7 +1349,7 @@ Test(conn, takeover_with_our_epoch)
 	struct h *h = ready(NULL);
 	struct pb b;
 
-	data(h, "p1", 1, 1, "{}");
+	h_data(h, "p1", 1, 1, "{}");
 	pb_init(&b, "p1");
 	pb_data(&b, 2, 2, "{}");
 	h_peer(h, 99, &b);
@@ -1665,8 +1642,8 @@ Test(app, taken_out_of_range)
 	e = h_app_error(h, H_APP);
 	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__BAD_ITEM);
 	cr_assert_str_eq(e->message, "taken count out of range");
-	data(h, "p1", 1, 1, "{}");
-	data(h, "p1", 2, 2, "{}");
+	h_data(h, "p1", 1, 1, "{}");
+	h_data(h, "p1", 2, 2, "{}");
 	h_app_items(h, &ai);
 	h_taken(h, 2);
 	cr_assert_eq(h_stats(h, 1).taken, 2);
@@ -1713,14 +1690,14 @@ Test(app, closed_and_reconnected)
 	struct h_app_items ai = {0};
 	struct ab b;
 
-	data(h, "p1", 1, 1, "{}");
-	data(h, "p1", 2, 2, "{}");
+	h_data(h, "p1", 1, 1, "{}");
+	h_data(h, "p1", 2, 2, "{}");
 	h_app_items(h, &ai);
 	h_taken(h, 1);
 	coord_app_closed(h->c, H_APP);
 	cr_assert(!coord_app_connected(h->c));
 	cr_assert_eq(coord_app_conn(h->c), 0);
-	data(h, "p1", 3, 3, "{}");
+	h_data(h, "p1", 3, 3, "{}");
 	cr_assert_null(h_app_frame(h));
 	h_hello(h, H_APP + 1);
 	memset(&ai, 0, sizeof(ai));
@@ -1778,8 +1755,8 @@ Test(app, resume_after_restart)
 	cr_assert_eq(h_count(&it, ITEM_RENUMBER), 1);
 
 	/* p1 sends again what our application had not taken. */
-	data(h, "p1", 1, 3, "{}");
-	data(h, "p1", 2, 4, "{}");
+	h_data(h, "p1", 1, 3, "{}");
+	h_data(h, "p1", 2, 4, "{}");
 	cr_assert_eq(h_stats(h, 1).dups, 1);
 	h_app_items(h, &ai);
 	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1);
@@ -1808,9 +1785,9 @@ Test(app, resume_drops_what_the_application_has)
 	uint32_t conn;
 	struct ab b;
 
-	data(h, "p1", 1, 1, "{}");
-	data(h, "p1", 2, 2, "{}");
-	data(h, "p1", 3, 3, "{}");
+	h_data(h, "p1", 1, 1, "{}");
+	h_data(h, "p1", 2, 2, "{}");
+	h_data(h, "p1", 3, 3, "{}");
 	h_app_items(h, &ai);
 	h_time(h, ACK_DELAY_MS);
 	h_drain(h);
@@ -1840,8 +1817,8 @@ Test(app, renumber_from_peer)
 	struct h_app_items ai = {0};
 	struct pb b;
 
-	data(h, "p1", 1, 1, "{\"old\": 1}");
-	data(h, "p1", 2, 2, "{\"old\": 2}");
+	h_data(h, "p1", 1, 1, "{\"old\": 1}");
+	h_data(h, "p1", 2, 2, "{\"old\": 2}");
 	pb_init(&b, "p1");
 	pb_renumber(&b, 3);
 	pb_data(&b, 4, 1, "{\"new\": 1}");
@@ -1922,10 +1899,10 @@ Test(batch, busy_retried)
 {
 	struct h *h = ready(NULL);
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
-	marker(h, "p2", 1, P1_SNAP, 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
 	h_fail(h, H_COMMIT, E_BUSY, 1);
 	cr_assert_eq(coord_commit(h->c), E_BUSY);
 	cr_assert(coord_batch_open(h->c));
@@ -1954,7 +1931,7 @@ Test(batch, begin_failure)
 	cr_assert_str_eq(e.text,
 	                 "storage: the batch was rolled back: injected");
 	cr_assert(!coord_batch_open(h->c));
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	h_commit(h);
 	cr_assert_str_eq(coord_degraded(h->c), "");
 	want_aborted(h, P1_SNAP, why);
@@ -2013,12 +1990,12 @@ Test(batch, full_disk)
 	const char *why = "p0: storage: cannot store a recorded message: "
 	                  "injected: put_message failed";
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
 	h_commit(h);
 	h_fail_lost(h, H_PUT_MESSAGE, E_IO, 1);
-	data(h, "p2", 1, 1, "{}");
+	h_data(h, "p2", 1, 1, "{}");
 	a = abort_to(h, 1, P1_SNAP);
 	cr_assert_str_eq(a->reason, why);
 	cr_assert(a->root_cause);
@@ -2035,7 +2012,7 @@ Test(batch, state_not_stored)
 	const char *why = "p0: storage: cannot store the local state: "
 	                  "injected: put_state failed";
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	h_fail(h, H_PUT_STATE, E_IO, 1);
 	h_reply(h, P1_SNAP, "{}", 0);
@@ -2082,9 +2059,9 @@ Test(app, renumber_resets_taken)
 	struct store_channel ch;
 	struct pb b;
 
-	data(h, "p1", 1, 1, "{\"old\": 1}");
-	data(h, "p1", 2, 2, "{\"old\": 2}");
-	data(h, "p1", 3, 3, "{\"old\": 3}");
+	h_data(h, "p1", 1, 1, "{\"old\": 1}");
+	h_data(h, "p1", 2, 2, "{\"old\": 2}");
+	h_data(h, "p1", 3, 3, "{\"old\": 3}");
 	h_app_items(h, &ai);
 	h_taken(h, 3);
 	cr_assert_eq(h_stats(h, 1).taken, 3);
@@ -2107,7 +2084,7 @@ Test(app, renumber_resets_taken)
 	cr_assert_eq(a->taken, 0, "p1 must not forget its new message 1");
 
 	/* An unaligned snapshot now: the application took nothing new. */
-	marker(h, "p2", 1, "p2:9", 0);
+	h_marker(h, "p2", 1, "p2:9", 0);
 	memset(&ai, 0, sizeof(ai));
 	h_app_items(h, &ai);
 	cr_assert_not_null(request_of(&ai, "p2:9"));
@@ -2136,12 +2113,12 @@ Test(batch, begin_failure_end_not_told)
 	struct h *h = ready(NULL);
 	struct coord_snap_view v;
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
 	h_commit(h);
 	h_fail(h, H_BEGIN, E_IO, 1);
-	marker(h, "p2", 1, P1_SNAP, 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
 	cr_assert(!coord_batch_open(h->c));
 	v = h_view(h, P1_SNAP);
 	cr_assert(!v.running);
@@ -2169,12 +2146,12 @@ Test(snap, initiator_parts_before_its_own)
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
 	want_request(h, sid);
 	h_reply(h, sid, "{}", 0);
-	marker(h, "p1", 1, sid, 0);
+	h_marker(h, "p1", 1, sid, 0);
 	part_of(h, "p1", 2, sid, 0);
 	part_of(h, "p2", 1, sid, 0);
 	cr_assert(h_view(h, sid).running, "p2 -> p0 has no marker yet");
 	cr_assert_eq(h_view(h, sid).parts_received, 2);
-	marker(h, "p2", 2, sid, 0);
+	h_marker(h, "p2", 2, sid, 0);
 	h_commit(h);
 	want_row(h, sid, STORE_COMPLETE, &row);
 	cr_assert_eq(row.consistent, 1, "%s", row.audit_reason);
@@ -2196,8 +2173,8 @@ Test(snap, initiator_done_in_a_lost_batch)
 	h_reply(h, sid, "{}", 0);
 	h_commit(h);
 	h_drain(h);
-	marker(h, "p1", 1, sid, 0);
-	marker(h, "p2", 1, sid, 0);
+	h_marker(h, "p1", 1, sid, 0);
+	h_marker(h, "p2", 1, sid, 0);
 	part_of(h, "p1", 2, sid, 0);
 	part_of(h, "p2", 2, sid, 0);
 	h_fail(h, H_COMMIT, E_IO, 1);
@@ -2228,13 +2205,13 @@ Test(snap, part_messages_in_chunks)
 		big[k][30000] = '\0';
 	}
 	/* p2 passes p1's snapshot on first: p2 -> p0 records nothing. */
-	marker(h, "p2", 1, P1_SNAP, 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
-	data(h, "p1", 1, 1, big[0]);
-	data(h, "p1", 2, 2, big[1]);
-	data(h, "p1", 3, 3, big[2]);
-	marker(h, "p1", 4, P1_SNAP, 3);
+	h_data(h, "p1", 1, 1, big[0]);
+	h_data(h, "p1", 2, 2, big[1]);
+	h_data(h, "p1", 3, 3, big[2]);
+	h_marker(h, "p1", 4, P1_SNAP, 3);
 	h_commit(h);
 	h_pull_items(h, 1, &it);
 	part = h_find(&it, ITEM_PART, 0)->part;
@@ -2284,8 +2261,8 @@ Test(snap, initiator_takes_chunks)
 		snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
 		want_request(h, sid);
 		h_reply(h, sid, "{}", 0);
-		marker(h, "p1", 1, sid, 0);
-		marker(h, "p2", 1, sid, 0);
+		h_marker(h, "p1", 1, sid, 0);
+		h_marker(h, "p2", 1, sid, 0);
 		part_of(h, "p2", 2, sid, 0);
 		pb_init(&b, "p1");
 		pb_part(&b, 2, sid, "{}", 2, c1);
@@ -2349,9 +2326,9 @@ Test(snap, late_and_repeated)
 	uint32_t conn;
 	struct pb b;
 
-	marker(h, "p1", 1, "p0:17", 0);
+	h_marker(h, "p1", 1, "p0:17", 0);
 	cr_assert(!h_view(h, "p0:17").known);
-	marker(h, "p1", 2, P1_SNAP, 0);
+	h_marker(h, "p1", 2, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{\"first\": 1}", 0);
 	h_reply(h, P1_SNAP, "{\"second\": 1}", 0);
@@ -2475,7 +2452,7 @@ Test(snap, in_flight_lists)
 	size_t n = 0;
 
 	h_start(h, 0);
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	coord_foreach_running(h->c, count_running, &n);
 	cr_assert_eq(n, 2);
 	cr_assert_eq(coord_initiated_in_flight(h->c), 1);
@@ -2507,11 +2484,11 @@ Test(abort, unaligned_reply_past_the_cut)
 	                  "the state request";
 	struct ab b;
 
-	data(h, "p1", 1, 1, "{}");
+	h_data(h, "p1", 1, 1, "{}");
 	h_app_items(h, &ai);
 	h_taken(h, 1);
-	marker(h, "p2", 1, "p2:9", 0);
-	data(h, "p1", 2, 2, "{}");
+	h_marker(h, "p2", 1, "p2:9", 0);
+	h_data(h, "p1", 2, 2, "{}");
 	memset(&ai, 0, sizeof(ai));
 	h_app_items(h, &ai);
 	cr_assert_not_null(request_of(&ai, "p2:9"));
@@ -2548,11 +2525,11 @@ Test(abort, unaligned_request_passed_before_reconnect)
 	uint32_t conn;
 	struct ab b;
 
-	data(h, "p1", 1, 1, "{}");
+	h_data(h, "p1", 1, 1, "{}");
 	h_app_items(h, &ai);
 	h_taken(h, 1);
-	marker(h, "p2", 1, "p2:9", 0);
-	data(h, "p1", 2, 2, "{}");
+	h_marker(h, "p2", 1, "p2:9", 0);
+	h_data(h, "p1", 2, 2, "{}");
 	memset(&ai, 0, sizeof(ai));
 	h_app_items(h, &ai);
 	cr_assert_not_null(request_of(&ai, "p2:9"));
@@ -2580,11 +2557,11 @@ Test(batch, part_not_read_back)
 	struct h *h = ready(NULL);
 	const char *why = "p0: cannot send its part to the initiator";
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
 	h_fail(h, H_FOREACH_STATE, E_IO, 1);
-	marker(h, "p2", 1, P1_SNAP, 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
 	h_commit(h);
 	want_aborted(h, P1_SNAP, why);
 	cr_assert_str_eq(abort_to(h, 1, P1_SNAP)->reason, why);
@@ -2602,8 +2579,8 @@ Test(batch, initiator_part_not_stored)
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
 	want_request(h, sid);
 	h_reply(h, sid, "{}", 0);
-	marker(h, "p1", 1, sid, 0);
-	marker(h, "p2", 1, sid, 0);
+	h_marker(h, "p1", 1, sid, 0);
+	h_marker(h, "p2", 1, sid, 0);
 	h_fail(h, H_PUT_STATE, E_IO, 1);
 	part_of(h, "p1", 2, sid, 0);
 	h_commit(h);
@@ -2626,8 +2603,8 @@ complete_own(struct h *h, const char *id, uint64_t mseq)
 {
 	want_request(h, id);
 	h_reply(h, id, "{\"b\": 0}", 0);
-	marker(h, "p1", mseq, id, 0);
-	marker(h, "p2", mseq, id, 0);
+	h_marker(h, "p1", mseq, id, 0);
+	h_marker(h, "p2", mseq, id, 0);
 	part_of(h, "p1", mseq + 1, id, 0);
 	part_of(h, "p2", mseq + 1, id, 0);
 	h_commit(h);
@@ -2787,9 +2764,9 @@ Test(sched, participant_stores_the_outcome)
 	uint64_t bad;
 	struct pb b;
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	h_reply(h, P1_SNAP, "{\"b\": 1}", 0);
-	marker(h, "p2", 1, P1_SNAP, 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
 	h_commit(h);
 	want_row(h, P1_SNAP, STORE_COMPLETE, &row);
 	cr_assert_eq(row.outcome_ms, 0);
@@ -2864,7 +2841,7 @@ Test(sched, forget_everywhere_and_again_after_a_restart)
 	h_commit(h);
 	cr_assert_eq(coord_forgets_pending(h->c), 0);
 	/* p1's snapshot held here: deleted here, nobody told. */
-	marker(h, "p1", 4, P1_SNAP, 0);
+	h_marker(h, "p1", 4, P1_SNAP, 0);
 	h_reply(h, P1_SNAP, "{\"b\": 1}", 0);
 	pb_init(&b, "p2");
 	b.epoch = H_E2 + 1;
@@ -2892,9 +2869,9 @@ Test(sched, participant_forgets)
 	uint64_t bad;
 	struct pb b;
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	h_reply(h, P1_SNAP, "{\"b\": 1}", 0);
-	marker(h, "p2", 1, P1_SNAP, 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
 	h_commit(h);
 	h_drain(h);
 	bad = coord_bad_peer(h->c);
@@ -2981,8 +2958,8 @@ Test(stats, snapshots_counted)
 	cr_assert_eq(n.completed, 0);
 	want_request(h, sid);
 	h_reply(h, sid, "{\"b\": 0}", 0);
-	marker(h, "p1", 1, sid, 0);
-	marker(h, "p2", 1, sid, 0);
+	h_marker(h, "p1", 1, sid, 0);
+	h_marker(h, "p2", 1, sid, 0);
 	h_time(h, 30);
 	part_of(h, "p1", 2, sid, 0);
 	part_of(h, "p2", 2, sid, 0);

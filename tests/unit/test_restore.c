@@ -113,17 +113,6 @@ ready(void)
 	return h;
 }
 
-static void
-marker(struct h *h, const char *from, uint64_t seq, const char *id,
-       uint64_t count)
-{
-	struct pb b;
-
-	pb_init(&b, from);
-	pb_marker(&b, seq, id, count, 0);
-	h_peer(h, conn_of(from), &b);
-}
-
 /* Data on link item seq from `from`, in a batch of generation gen. */
 static void
 data_gen(struct h *h, const char *from, uint64_t gen, uint64_t seq,
@@ -357,9 +346,9 @@ recorded(char sid[ENGINE_ID_MAX + 1])
 	h_reply(h, sid, S0, 1);
 	data(h, "p1", 2, 2, A2);
 	data(h, "p1", 3, 3, A3);
-	marker(h, "p1", 4, sid, 3);
+	h_marker(h, "p1", 4, sid, 3);
 	data(h, "p2", 1, 1, A4);
-	marker(h, "p2", 2, sid, 1);
+	h_marker(h, "p2", 2, sid, 1);
 	pb_init(&b, "p1");
 	pb_part(&b, 5, sid, S1, 2, c1);
 	h_peer(h, H_C1, &b);
@@ -1062,8 +1051,8 @@ Test(refuse, inconsistent)
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
 	h_app_items(h, &ai);
 	h_reply(h, sid, "{}", 0);
-	marker(h, "p1", 1, sid, 0);
-	marker(h, "p2", 1, sid, 0);
+	h_marker(h, "p1", 1, sid, 0);
+	h_marker(h, "p2", 1, sid, 0);
 	pb_init(&b, "p1");
 	pb_part(&b, 2, sid, "{}", 2, bad);
 	h_peer(h, H_C1, &b);
@@ -1086,10 +1075,10 @@ Test(refuse, another_initiator)
 	struct store_snapshot row;
 	struct h_app_items ai = {0};
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	h_app_items(h, &ai);
 	h_reply(h, P1_SNAP, "{}", 0);
-	marker(h, "p2", 1, P1_SNAP, 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
 	h_commit(h);
 	want_row(h, P1_SNAP, STORE_COMPLETE, &row);
 	refused(h, P1_SNAP, E_STATE, "run the restore at p1");
@@ -1311,13 +1300,13 @@ participant(void)
 	data(h, "p1", 1, 1, A1);
 	h_app_items(h, &ai);
 	h_taken(h, 1);
-	marker(h, "p1", 2, P1_SNAP, 1);
+	h_marker(h, "p1", 2, P1_SNAP, 1);
 	memset(&ai, 0, sizeof(ai));
 	h_app_items(h, &ai);
 	cr_assert_eq(h_app_count(&ai, APP_REQUEST), 1);
 	h_reply(h, P1_SNAP, PS, 1);
 	data(h, "p2", 1, 1, A2);
-	marker(h, "p2", 2, P1_SNAP, 1);
+	h_marker(h, "p2", 2, P1_SNAP, 1);
 	h_commit(h);
 	want_row(h, P1_SNAP, STORE_COMPLETE, &row);
 	/* The application takes A2 (handed 2 on this connection). */
@@ -1502,7 +1491,7 @@ Test(participant, older_generation_dropped)
 	cr_assert_eq(rview(h).old_batches, 1);
 	cr_assert_eq(h_stats(h, 2).delivered, 1, "not delivered");
 	cr_assert_null(h_app_frame(h));
-	marker(h, "p2", 4, "p2:77", 0);
+	h_marker(h, "p2", 4, "p2:77", 0);
 	cr_assert_eq(rview(h).old_batches, 2);
 	cr_assert(!h_view(h, "p2:77").known, "the marker not processed");
 	/* Once p2 applied, its generation-1 batches count: its new link
@@ -1529,7 +1518,7 @@ Test(participant, newer_generation_not_prepared_adopted)
 	struct coord_restore_view v;
 	struct pb b;
 
-	marker(h, "p2", 3, "p2:77", 0);
+	h_marker(h, "p2", 3, "p2:77", 0);
 	cr_assert(h_view(h, "p2:77").running);
 	h_app_items(h, &ai); /* its state request */
 	pb_gen(&b, "p1", 1);
@@ -1652,7 +1641,7 @@ Test(participant, no_when_part_not_complete)
 	struct h_app_items ai = {0};
 	const Cut__V1__PeerRestoreVote *vt;
 
-	marker(h, "p1", 1, P1_SNAP, 0);
+	h_marker(h, "p1", 1, P1_SNAP, 0);
 	h_app_items(h, &ai);
 	h_reply(h, P1_SNAP, PS, 0);
 	h_commit(h);
@@ -1805,7 +1794,7 @@ Test(participant, apply_aborts_snapshots_in_progress)
 	struct store_snapshot row;
 	struct pb b;
 
-	marker(h, "p2", 3, "p2:88", 0);
+	h_marker(h, "p2", 3, "p2:88", 0);
 	cr_assert(h_view(h, "p2:88").running);
 	pb_gen(&b, "p1", 1);
 	pb_hello(&b, 1, H_E1);
@@ -1959,10 +1948,10 @@ Test(participant, kept_prepared_restore_and_an_own_restore)
 	/* p0's part of P1_SNAP: p1's marker counts its 4 messages, of which
 	 * the application had taken 3 (A5 queued); p2's counts 1 (A4,
 	 * taken). */
-	marker(h, "p1", 7, P1_SNAP, 4);
+	h_marker(h, "p1", 7, P1_SNAP, 4);
 	h_app_items(h, &ai);
 	h_reply(h, P1_SNAP, PS, 4);
-	marker(h, "p2", 5, P1_SNAP, 1);
+	h_marker(h, "p2", 5, P1_SNAP, 1);
 	h_commit(h);
 	cr_assert(h_channel(h, P1_SNAP, "p1", "p0", &ch));
 	chans[0] = (struct h_rchan){"p1", "p0", ch.m, ch.n};
@@ -2312,7 +2301,7 @@ Test(rstore, restore_put_fails_batch_lost)
 	struct pb b;
 
 	h_fail(h, H_RESTORE_PUT, E_IO, 1);
-	marker(h, "p2", 3, "p2:88", 0); /* a write in the same batch */
+	h_marker(h, "p2", 3, "p2:88", 0); /* a write in the same batch */
 	pb_gen(&b, "p1", 1);
 	pb_hello(&b, 1, H_E1);
 	h_peer(h, H_C1, &b);
@@ -2373,7 +2362,7 @@ Test(rstore, lost_restore_row_written_again)
 	h_time(h, 1000);
 	h_commit(h);
 	h_time(h, 1000);
-	marker(h, "p1", 1, "p1:99", 0); /* something to write */
+	h_marker(h, "p1", 1, "p1:99", 0); /* something to write */
 	h_commit(h);
 	cr_assert_str_eq(coord_degraded(h->c), "");
 	cr_assert(h_restore_row(h, 1, &row),
