@@ -413,7 +413,7 @@ load(struct coord *c, struct loaded *l)
 				        rs->id, c->cfg->nodes[v].name);
 				return -1;
 			}
-		if (r != NULL && l->n - first != r->n - r->m) {
+		if (r != NULL && (r->m > r->n || l->n - first != r->n - r->m)) {
 			log_err("restore of %s: the channel from %s holds %zu "
 			        "recorded messages, not %" PRIu64,
 			        rs->id, c->cfg->nodes[v].name, l->n - first,
@@ -865,7 +865,8 @@ restore_prepare(struct coord *c, size_t from,
 	for (size_t i = 0; i < m->n_channels; i++) {
 		int src = config_node_index(c->cfg, m->channels[i]->src),
 		    dst = config_node_index(c->cfg, m->channels[i]->dst);
-		if (src < 0 || dst < 0) {
+		if (src < 0 || dst < 0 ||
+		    m->channels[i]->m > m->channels[i]->n) {
 			free(v);
 			return E_INVAL;
 		}
