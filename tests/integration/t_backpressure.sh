@@ -29,6 +29,15 @@ import json, sys
 d = json.load(sys.stdin)
 print([c for c in d["channels"] if c["src"] == "p0" and c["dst"] == "p1"][0][sys.argv[1]])' "$1"
 }
+# p1_in delivered|waiting: channel p0 -> p1 at p1: delivered to p1's
+# daemon, or delivered and not yet taken by its application.
+p1_in() {
+	ctl 1 --json status | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = [c for c in d["channels"] if c["src"] == "p0" and c["dst"] == "p1"][0]
+print(c["delivered"] if sys.argv[1] == "delivered" else c["delivered"] - c["taken"])' "$1"
+}
 stop_all() {
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
 	for p in $PIDS; do wait "$p" 2>/dev/null; done
@@ -91,13 +100,18 @@ for cut in unaligned aligned; do
 	start --recv-delay-us 20000
 	wait_for "[ \$(BIN=$BIN; $CUTCTL --control ipc://$T/p0.ctl --json status | tr -d ' \n' | sed 's/.*\"src\":\"p0\",\"dst\":\"p1\",\"sent\":[0-9]*,\"acked\":[0-9]*,\"delivered\":[0-9]*,\"queued\":\([0-9]*\).*/\1/') -ge 50 ]" 10 ||
 		fail "$cut: no backlog built up"
-	# What p1's daemon had queued for its application (delivered)
-	# just before the snapshot: the aligned cut's request goes after
-	# all of it, so p1 records only once its application took it all.
-	before=$(ctl 1 --json status | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-print([c for c in d["channels"] if c["src"] == "p0" and c["dst"] == "p1"][0]["delivered"])')
+	# The backlog has reached p1's daemon: at least 40 messages wait
+	# there for its application.  What p1's daemon had delivered just
+	# before the snapshot: the aligned cut's request goes after all of
+	# it, so p1 records only once its application took it all; the
+	# unaligned one overtakes it.
+	k=0
+	until [ "$(p1_in waiting)" -ge 40 ]; do
+		k=$((k + 1))
+		[ $k -lt 200 ] || fail "$cut: no backlog at p1's daemon: $(ctl 1 status)"
+		sleep 0.1
+	done
+	before=$(p1_in delivered)
 	t0=$(date +%s%N)
 	id=$(snapshot 0)
 	st=$(wait_done 0 "$id" 20)
