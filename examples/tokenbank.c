@@ -257,8 +257,8 @@ send_one(struct bank *b)
 	to = cut_peer(b->c, next_random(b) % npeers);
 	n = snprintf(payload, sizeof(payload), "{\"amount\": %ld}", k);
 	rv = cut_send(b->c, to, payload, (size_t)n, "application/json");
-	if (rv == CUT_ETIMEDOUT)
-		return 0; /* the daemon is busy: not sent, try later */
+	if (rv == CUT_ETIMEDOUT || rv == CUT_EAGAIN)
+		return 0; /* the daemon is busy, or a restore came: not sent */
 	if (rv != 0)
 		return rv;
 	b->balance -= k;

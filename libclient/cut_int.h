@@ -163,6 +163,11 @@ struct cut {
 	int resume_rv;
 	int restore_pending; /* an AppRestore is queued, not yet taken:
 	                      * unaligned requests wait behind it */
+	/* An AppRestore arrived and its step (restore_step()) is not taken
+	 * yet: a cut_send() waiting for room gives up (CUT_EAGAIN), since
+	 * the fresh credit comes only after the step, which the thread in
+	 * it may be the one to take. */
+	atomic_int restore_arrived;
 	nng_aio *recv_aio;
 	int recv_err; /* the reason receiving stopped, or 0 */
 

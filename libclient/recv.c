@@ -592,6 +592,8 @@ ingest(struct cut *c, nng_msg *msg)
 			}
 			c->ovt_tail = NULL;
 			c->restore_pending = 1;
+			atomic_store(&c->restore_arrived, 1);
+			pthread_cond_broadcast(&c->send_cv);
 		}
 	for (off = restore_at; cut_frame_item(body, len, &off, &p, &n) == 1;) {
 		switch (urgent(c, p, n)) {
@@ -806,6 +808,7 @@ restore_step(struct cut *c, const struct restore *rs, int rv,
 	for (size_t k = 0; k < rs->nch; k++)
 		set_in_taken(c, rs->ch[k].node, rs->ch[k].in_taken);
 	pthread_mutex_lock(&c->send_mu);
+	atomic_store(&c->restore_arrived, 0);
 	for (size_t i = 0; i < c->npeers; i++) {
 		uint64_t seq = 0;
 		for (size_t k = 0; k < rs->nch; k++)

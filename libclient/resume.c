@@ -141,6 +141,7 @@ forget_connection(struct cut *c)
 	c->ovt_tail = NULL;
 	c->bad_frames = 0;
 	c->restore_pending = 0; /* sent again after the hello if untaken */
+	atomic_store(&c->restore_arrived, 0);
 	c->resume_done = 0;
 	c->resuming = 1;
 	pthread_mutex_unlock(&c->q_mu);

@@ -313,6 +313,11 @@ await_room(struct cut *c, size_t i, size_t len, int timeout_ms)
 		/* Credit comes back on the link, once it is back. */
 		if (atomic_load(&c->lost) || c->send_err != 0)
 			return c->send_err != 0 ? c->send_err : CUT_ECLOSED;
+		/* A restore came: this send is from before it, and the
+		 * credit it waits for comes only once the restore is taken,
+		 * maybe by this very thread. */
+		if (atomic_load(&c->restore_arrived))
+			return CUT_EAGAIN;
 		if (timeout_ms == 0) {
 			while (read(c->send_efd, &v, sizeof(v)) > 0)
 				;

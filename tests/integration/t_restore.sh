@@ -8,9 +8,12 @@
 #  2. Refusals change nothing: an unknown id, a restore at a participant,
 #     a node whose application is gone, a node that is not reachable.
 #  3. The whole cluster stopped and started afresh (new daemons, new
-#     applications with their initial balances) and restored with
-#     `cutctl restore`: the restored balances, then 44 again.
+#     applications with their initial balances, now sending as fast as
+#     their small windows let them, so that sends wait for room when the
+#     restore comes) and restored with `cutctl restore`: the restored
+#     balances, then 44 again.
 . "$(dirname "$0")/lib.sh"
+CLUSTER_EXTRA="window = 65536"
 cluster 3
 http_keys $((BASE + 4))
 start_daemons
@@ -135,9 +138,9 @@ stop_apps
 for p in $DAEMON_PIDS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 DAEMON_PIDS=""
 start_daemons
-start_app 0 18 --rate 200
-start_app 1 14 --rate 200
-start_app 2 12 --rate 200
+start_app 0 18 --rate 20000
+start_app 1 14 --rate 20000
+start_app 2 12 --rate 20000
 sleep 1.5
 ctl 0 --json restore "$id3" >"$T/restore.json" ||
 	fail "restore of $id3 after a restart: $(cat "$T/restore.json") $(cat "$T/err" 2>/dev/null)"

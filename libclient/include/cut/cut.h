@@ -202,8 +202,9 @@ CUT_API size_t cut_last_error(struct cut *c, char *buf, size_t size);
  *
  * Returns 0; CUT_ENOENT if `to` is not a peer, CUT_E2BIG if len exceeds
  * cut_max_message_size(), in both cases without sending anything;
- * CUT_ETIMEDOUT (no room in time), CUT_EINVAL, CUT_ECLOSED, CUT_ENOTSUP
- * or CUT_ENOMEM.
+ * CUT_ETIMEDOUT (no room in time), CUT_EAGAIN (a restore arrived while
+ * it waited for room: not sent; see Restore), CUT_EINVAL, CUT_ECLOSED,
+ * CUT_ENOTSUP or CUT_ENOMEM.
  */
 CUT_API int cut_send(struct cut *c, const char *to, const void *data,
                      size_t len, const char *content_type);
@@ -351,17 +352,17 @@ CUT_API int cut_buf_set(struct cut_buf *b, const void *data, size_t len,
  * belongs to before the restore and is discarded by the daemon (its
  * message is never delivered); every one after it is numbered from the
  * snapshot's positions and delivered.  The credit of every channel starts
- * again from nothing and comes back from the daemon just after the step,
- * so a cut_send() waiting for room at that moment goes on waiting and
- * then sends under the new numbering; a cut_try_send() returns CUT_EAGAIN
- * until the credit has come.  A multi-threaded application therefore
- * takes, in its restore callback, the same lock under which it updates
- * its state and calls cut_send(), and calls cut_restore_commit() while it
- * holds that lock (else the sends other threads make between the
- * callback's unlocking and its return still count as before the
- * restore).  It must not hold that lock while a cut_send() waits for
- * room: the fresh credit comes only after the step, which the callback,
- * waiting for the lock, cannot reach; use cut_try_send() under the lock.
+ * again from nothing and comes back from the daemon just after the step.
+ * A cut_send() waiting for room when a restore arrives returns
+ * CUT_EAGAIN at once, its message not sent (it is from before the
+ * restore; and the credit it waits for comes only after the step, which
+ * the thread in it may be the one to take); between the step and the
+ * fresh credit, cut_send() waits as usual and cut_try_send() returns
+ * CUT_EAGAIN.  A multi-threaded application therefore takes, in its
+ * restore callback, the same lock under which it updates its state and
+ * calls cut_send(), and calls cut_restore_commit() while it holds that
+ * lock (else the sends other threads make between the callback's
+ * unlocking and its return still count as before the restore).
  */
 
 /*
