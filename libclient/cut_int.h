@@ -94,6 +94,9 @@
 /* How long a call that may wait gives a lost link to come back before
  * it returns CUT_ECLOSED (and the next call tries again). */
 #define CUT_RESUME_MS 10000
+/* A resuming hello unanswered this long on its connection: that
+ * connection is closed and the next one gets a hello (resume.c). */
+#define CUT_HELLO_RETRY_MS 2000
 
 /* The messages of one outgoing channel not yet taken by the receiving
  * application, oldest first (resume.c). */
@@ -143,6 +146,7 @@ struct cut {
 	pthread_mutex_t re_mu;
 	uint32_t hello_pipe; /* cur_pipe when the resuming hello went */
 	int hello_sent;
+	uint64_t hello_at; /* nng_clock() when it went */
 
 	pthread_mutex_t taken_mu;
 	uint64_t handed;     /* deliveries handed to the application */

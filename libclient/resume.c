@@ -329,11 +329,24 @@ cut_resume(struct cut *c, int timeout_ms)
 		/* A hello goes on each new connection, once, and only
 		 * when one is up and nothing else can go before it. */
 		uint32_t pipe = atomic_load(&c->cur_pipe);
+		/* A hello unanswered on its connection for a while went
+		 * nowhere (a connection that was dying as it went): that
+		 * connection is closed, and the next gets a hello. */
+		if (pipe != 0 && c->hello_sent && c->hello_pipe == pipe &&
+		    nng_clock() - c->hello_at > CUT_HELLO_RETRY_MS) {
+			nng_pipe p = NNG_PIPE_INITIALIZER;
+			p.id = pipe;
+			nng_pipe_close(p);
+			c->hello_sent = 0;
+			pipe = 0;
+		}
 		if (pipe != 0 && (!c->hello_sent || c->hello_pipe != pipe) &&
-		    nothing_in_flight(c))
+		    nothing_in_flight(c)) {
 			c->hello_sent =
 			    send_resume_hello(c, pipe, timeout_ms == 0 ? 0 : 50) ==
 			    0;
+			c->hello_at = nng_clock();
+		}
 		pthread_mutex_lock(&c->q_mu);
 		if (!c->resume_done && timeout_ms != 0 &&
 		    (timeout_ms < 0 || nng_clock() < deadline))
