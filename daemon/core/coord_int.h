@@ -178,7 +178,6 @@ struct coord_restore {
 	/* The outcome of the last restore run here, for the control call:
 	 * result 0 while it runs, 1 done, else an E_* code with why. */
 	int result;
-	uint64_t result_gen;
 	char why[400];
 	/* The application: it registered a restore callback; deliveries
 	 * are held (voting or prepared); AppRestore is to go (app_due) or

@@ -189,13 +189,6 @@ find_chan(const struct coord_restore *rs, size_t src, size_t dst)
 	return NULL;
 }
 
-/* The channels of the cluster file. */
-static size_t
-config_channels(const struct coord *c)
-{
-	return c->cfg->nchans;
-}
-
 /* Writes to why the names of the nodes whose flag is 0, comma-separated. */
 static void
 missing(const struct coord *c, const uint8_t *flag, char *why, size_t size)
@@ -579,7 +572,6 @@ finish(struct coord *c, int result, const char *fmt, ...)
 	va_list ap;
 
 	rs->result = result;
-	rs->result_gen = rs->gen;
 	rs->why[0] = '\0';
 	if (fmt != NULL) {
 		va_start(ap, fmt);
@@ -684,7 +676,7 @@ coord_restore(struct coord *c, const char *id, uint32_t timeout_ms,
 			               "every node",
 			               c->cfg->nodes[v].name);
 	if ((rv = load_channels(c, id, &l)) != 0 || l.bad ||
-	    l.n != config_channels(c)) {
+	    l.n != c->cfg->nchans) {
 		free(l.v);
 		return err_set(e, rv != 0 ? rv : E_STATE,
 		               "cannot read the channels of %s: %s", id,
