@@ -34,6 +34,7 @@
 #include "coord.h"
 #include "cutproto.h"
 #include "perm.h"
+#include "pipewatch.h"
 #include "store.h"
 
 #define CUTD_VERSION "0.1.0"
@@ -50,10 +51,7 @@ struct net_peer {
 	nng_socket push;        /* dialed to its peer endpoint */
 	nng_dialer dialer;      /* push's dialer, replaced when stuck */
 	int64_t dialed_ms;      /* when it was made */
-	atomic_int pipes;       /* connections of push, from notifications */
-	atomic_int reconnected; /* set when push gains a connection */
-	atomic_uint pipe_id;    /* push's latest connection */
-	_Atomic int64_t pipe_since_ms; /* when it was made */
+	struct pipewatch conn;  /* push's open connection */
 	int up;                 /* as last told the coordinator */
 	nng_msg *pending;       /* a frame nng would not take yet */
 };

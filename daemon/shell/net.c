@@ -28,24 +28,17 @@
 #include "net.h"
 #include "cutproto.h"
 #include "log.h"
+#include "pipewatch.h"
 #include "tls.h"
 
 #define RECV_PER_TURN    256
 #define BATCHES_PER_TURN 64
 
-static void
-pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+/* Whether push has an open connection. */
+static int
+connected(const struct net_peer *p)
 {
-	struct net_peer *p = arg;
-
-	if (ev == NNG_PIPE_EV_ADD_POST) {
-		atomic_fetch_add(&p->pipes, 1);
-		atomic_store(&p->pipe_id, nng_pipe_id(pipe));
-		atomic_store(&p->pipe_since_ms, cutd_now_ms());
-		atomic_store(&p->reconnected, 1);
-	} else if (ev == NNG_PIPE_EV_REM_POST) {
-		atomic_fetch_sub(&p->pipes, 1);
-	}
+	return pipewatch_id(&p->conn) != 0;
 }
 
 /* A connection to our listener closed: it no longer speaks for anyone.
@@ -106,8 +99,8 @@ dial_peer(struct cutd *d, size_t node)
 	nng_socket_set_int(p->push, NNG_OPT_SENDBUF, 64);
 	/* Nothing comes back on this socket; the limit guards it anyway. */
 	nng_socket_set_size(p->push, NNG_OPT_RECVMAXSZ, 1024);
-	nng_pipe_notify(p->push, NNG_PIPE_EV_ADD_POST, pipe_event, p);
-	nng_pipe_notify(p->push, NNG_PIPE_EV_REM_POST, pipe_event, p);
+	if ((rv = pipewatch_start(&p->conn, p->push)) != 0)
+		return rv;
 	return redial(d, node);
 }
 
@@ -162,9 +155,9 @@ net_drop_connections(struct cutd *d)
 	for (size_t v = 0; v < d->cfg->nnodes; v++) {
 		nng_pipe pipe = NNG_PIPE_INITIALIZER;
 		if (v == d->self ||
-		    now - atomic_load(&d->net[v].pipe_since_ms) < 200)
+		    now - atomic_load(&d->net[v].conn.since_ms) < 200)
 			continue;
-		pipe.id = atomic_load(&d->net[v].pipe_id);
+		pipe.id = pipewatch_id(&d->net[v].conn);
 		if (pipe.id != 0)
 			nng_pipe_close(pipe);
 	}
@@ -199,11 +192,11 @@ net_events(struct cutd *d)
 		struct net_peer *p = &d->net[v];
 		if (v == d->self)
 			continue;
-		if (atomic_exchange(&p->reconnected, 0)) {
+		if (pipewatch_take_added(&p->conn)) {
 			drop_pending(p);
 			coord_peer_up(d->coord, v);
 			p->up = 1;
-		} else if (p->up && atomic_load(&p->pipes) == 0) {
+		} else if (p->up && !connected(p)) {
 			coord_peer_down(d->coord, v);
 			p->up = 0;
 		}
@@ -285,7 +278,7 @@ void
 net_flush(struct cutd *d)
 {
 	for (size_t v = 0; v < d->cfg->nnodes; v++) {
-		if (v == d->self || atomic_load(&d->net[v].pipes) == 0)
+		if (v == d->self || !connected(&d->net[v]))
 			continue; /* nng would only queue it for a dead pipe */
 		for (int i = 0; i < BATCHES_PER_TURN && flush_one(d, v); i++)
 			;
@@ -301,11 +294,10 @@ redial_if_dead(struct cutd *d, size_t node, int64_t now)
 	struct net_peer *p = &d->net[node];
 	nng_pipe pipe = NNG_PIPE_INITIALIZER;
 
-	if (atomic_load(&p->pipes) == 0 ||
-	    now - atomic_load(&p->pipe_since_ms) < DEAD_MS ||
+	if (!connected(p) || now - atomic_load(&p->conn.since_ms) < DEAD_MS ||
 	    !coord_peer_silent(d->coord, node))
 		return;
-	pipe.id = atomic_load(&p->pipe_id);
+	pipe.id = pipewatch_id(&p->conn);
 	if (pipe.id != 0) {
 		log_notice("no word from %s for %d ms: connecting again",
 		           d->cfg->nodes[node].name, DEAD_MS);
@@ -322,7 +314,7 @@ renew_dialer(struct cutd *d, size_t node, int64_t now)
 {
 	struct net_peer *p = &d->net[node];
 
-	if (atomic_load(&p->pipes) > 0 || now - p->dialed_ms < REDIAL_MS)
+	if (connected(p) || now - p->dialed_ms < REDIAL_MS)
 		return;
 	tls_dialer_done(d->tls, node, p->dialer);
 	nng_dialer_close(p->dialer);
@@ -336,6 +328,7 @@ net_timers(struct cutd *d, int64_t now)
 	for (size_t v = 0; v < d->cfg->nnodes; v++) {
 		if (v == d->self)
 			continue;
+		pipewatch_check(&d->net[v].conn);
 		redial_if_dead(d, v, now);
 		renew_dialer(d, v, now);
 	}
@@ -350,7 +343,7 @@ net_next_timer(struct cutd *d, int64_t now, int max)
 		const struct net_peer *p = &d->net[v];
 		if (v == d->self)
 			continue;
-		if (atomic_load(&p->pipes) == 0) {
+		if (!connected(p)) {
 			if (p->dialed_ms + REDIAL_MS - now < ms)
 				ms = p->dialed_ms + REDIAL_MS - now;
 		} else if (p->pending != NULL && ms > 1) {
