@@ -48,12 +48,12 @@
 
 /* The connection to another node, as the shell holds it. */
 struct net_peer {
-	nng_socket push;        /* dialed to its peer endpoint */
-	nng_dialer dialer;      /* push's dialer, replaced when stuck */
-	int64_t dialed_ms;      /* when it was made */
-	struct pipewatch conn;  /* push's open connection */
-	int up;                 /* as last told the coordinator */
-	nng_msg *pending;       /* a frame nng would not take yet */
+	nng_socket push;       /* dialed to its peer endpoint */
+	nng_dialer dialer;     /* push's dialer, replaced when stuck */
+	int64_t dialed_ms;     /* when it was made */
+	struct pipewatch conn; /* push's open connection */
+	int up;                /* as last told the coordinator */
+	nng_msg *pending;      /* a frame nng would not take yet */
 };
 
 /* A control Wait call waiting for a snapshot to end. */
@@ -88,7 +88,7 @@ struct cutd {
 	size_t self;
 	const char *name; /* cfg->nodes[self].name */
 	struct coord *coord;
-	uint64_t epoch;   /* this run's id (random) */
+	uint64_t epoch; /* this run's id (random) */
 	int64_t start_ms;
 	struct net_peer *net; /* by node index; self's entry unused */
 	nng_socket pull, app, ctl;
@@ -111,7 +111,7 @@ struct cutd {
 	struct cond_stat cond_stats[CONFIG_MAX_CONDITIONS];
 	char (*cond_pending)[ENGINE_ID_MAX + 1];
 	size_t ncond_pending, cond_cap;
-	struct tls *tls; /* TLS configurations and the signed hello */
+	struct tls *tls;   /* TLS configurations and the signed hello */
 	struct http *http; /* metrics, HTTP API, web view; NULL: off */
 	uint64_t bad_control;
 	/* Control calls refused by perm.c, and Start calls by the limits. */

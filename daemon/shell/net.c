@@ -262,8 +262,8 @@ flush_one(struct cutd *d, size_t node)
 		return 0;
 	/* A new connection's first frame proves who we are (TLS links). */
 	if (coord_peer_hello_due(d->coord, node) &&
-	    tls_hello(d->tls, node, d->epoch,
-	              coord_peer_epoch(d->coord, node), &auth) != 0)
+	    tls_hello(d->tls, node, d->epoch, coord_peer_epoch(d->coord, node),
+	              &auth) != 0)
 		return 0;
 	if ((len = coord_peer_frame(d->coord, node, auth, NULL)) == 0 ||
 	    nng_msg_alloc(&msg, len) != 0)

@@ -44,8 +44,8 @@ pipewatch_start(struct pipewatch *w, nng_socket sock)
 	atomic_init(&w->removed_id, 0);
 	atomic_init(&w->added, 0);
 	atomic_init(&w->since_ms, 0);
-	if ((rv = nng_pipe_notify(sock, NNG_PIPE_EV_ADD_POST, pipe_event,
-	                          w)) != 0)
+	if ((rv = nng_pipe_notify(sock, NNG_PIPE_EV_ADD_POST, pipe_event, w)) !=
+	    0)
 		return rv;
 	return nng_pipe_notify(sock, NNG_PIPE_EV_REM_POST, pipe_event, w);
 }

@@ -57,7 +57,7 @@ wait_open(uint32_t not, int ms)
 {
 	for (int t = 0; t < ms; t += 5) {
 		uint32_t id = pipewatch_id(&w);
-		if (id != 0 && id != not)
+		if (id != 0 && id != not )
 			return id;
 		nng_msleep(5);
 	}
@@ -109,9 +109,8 @@ Test(pipewatch, refused_second_connection_keeps_the_first)
 	cr_assert_eq(pipewatch_take_added(&w), 0);
 	/* A second dialer: pair1 refuses each of its connections while the
 	 * first is open, and nng reports their removals. */
-	cr_assert_eq(nng_dial(s, "inproc://pipewatch-b", NULL,
-	                      NNG_FLAG_NONBLOCK),
-	             0);
+	cr_assert_eq(
+	    nng_dial(s, "inproc://pipewatch-b", NULL, NNG_FLAG_NONBLOCK), 0);
 	for (int t = 0; t < 2000 && refused_on_s() < 5; t += 5)
 		nng_msleep(5);
 	cr_assert_geq(refused_on_s(), 5, "pair1 refused nothing");
@@ -139,7 +138,8 @@ Test(pipewatch, check_forgets_a_connection_nng_removed)
 	nng_close(a);
 	for (int t = 0; t < 2000 && pipewatch_id(&w) != 0; t += 5)
 		nng_msleep(5);
-	cr_assert_eq(pipewatch_id(&w), 0, "the closed connection is still open");
+	cr_assert_eq(pipewatch_id(&w), 0,
+	             "the closed connection is still open");
 	/* As if its removal had been reported before its addition and a
 	 * later removal had hidden that: the id is stale. */
 	atomic_store(&w.id, first);
