@@ -1255,7 +1255,7 @@ final_checks(struct sim *s)
 		sim_fail(s, SIM_C_LIVENESS,
 		         "no snapshot was started after the faults healed");
 	for (size_t i = 0; i < s->n; i++)
-		s->st->db_failures += s->nodes[i].db.failures;
+		s->st->db_failures += s->nodes[i].db.fault.failures;
 }
 
 static void

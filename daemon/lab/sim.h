@@ -25,6 +25,7 @@
 #include "fifo.h"
 #include "lab.h"
 #include "store.h"
+#include "store_fault.h"
 
 #define SIM_MIN_NODES 2
 #define SIM_MAX_NODES 32
@@ -135,14 +136,10 @@ struct sim_dial {
 struct sim_db {
 	struct sim *s;
 	struct store *st;
-	struct store_port inner;
+	struct store_fault fault; /* in front of st; fault.failures counts */
 	int active;       /* the fault window is open */
 	unsigned fail_pm; /* per mille of writes that fail in it */
-	int lost;         /* the open batch was lost: writes fail */
-	int ours;         /* the last failure was ours: err says why */
-	char err[160];
-	uint64_t failures; /* writes and commits failed */
-	uint64_t last_id;  /* SIM_SC_IDS */
+	uint64_t last_id; /* SIM_SC_IDS */
 };
 
 /* One node's application: libcut's state (cut_int.h's struct cut, the

@@ -11,19 +11,6 @@
 #include "coord_harness.h"
 #include "log.h"
 
-static const char *const op_names[H_NOPS] = {
-    "begin",          "commit",        "rollback",
-    "checkpoint",     "probe",         "next_id",
-    "snapshot_create", "put_message",  "put_state",
-    "put_channel",    "finish",        "abort_snapshot",
-    "abort_unfinished", "put_audit",   "remove",
-    "foreach_state",  "foreach_channel", "foreach_message",
-    "set_outcome",    "set_keep",      "forget_add",
-    "forget_done",    "forget_foreach", "forget_count",
-    "retain_foreach", "reclaim",       "get",
-    "restore_put",    "restore_generation",
-};
-
 static void
 keep(struct h *h, ProtobufCMessage *m)
 {
@@ -39,312 +26,38 @@ keep(struct h *h, ProtobufCMessage *m)
 
 /* ---- The store port ---- */
 
-/* Whether the call of op fails now, and with what; counts it. */
+/* The fault port's policy: whether the call of op fails now, and with
+ * what (h_fail()); counts it. */
 static int
-injected(struct h *h, enum h_op op, int write)
+injected(void *arg, enum store_op op)
 {
+	struct h *h = arg;
 	struct h_fault *f = &h->fault[op];
 
 	h->calls[op]++;
-	if (f->rv != 0 && f->times != 0) {
-		if (f->times > 0)
-			f->times--;
-		snprintf(h->err, sizeof(h->err), "injected: %s failed",
-		         op_names[op]);
-		h->last_injected = 1;
-		if (f->loses && op != H_ROLLBACK) {
-			/* As SQLite after SQLITE_FULL: the transaction is
-			 * gone, and the store fails what follows. */
-			store_rollback(h->st);
-			h->lost = 1;
-		}
-		return f->rv;
-	}
-	if (h->lost && (write || op == H_COMMIT)) {
-		snprintf(h->err, sizeof(h->err),
-		         "the batch was rolled back: injected");
-		h->last_injected = 1;
-		return E_IO;
-	}
-	h->last_injected = 0;
-	return 0;
+	if (f->rv == 0 || f->times == 0)
+		return 0;
+	if (f->times > 0)
+		f->times--;
+	store_fault_say(&h->port, "injected: %s failed", store_op_name(op));
+	/* As SQLite after SQLITE_FULL: the transaction is gone, and the
+	 * store fails what follows. */
+	if (f->loses && op != STORE_OP_ROLLBACK)
+		store_fault_lose(&h->port);
+	return f->rv;
 }
 
-static const char *
-p_errmsg(void *db)
+/* p0's port: the store behind the injecting policy. */
+static struct store_port
+port(struct h *h)
 {
-	struct h *h = db;
-
-	return h->last_injected ? h->err : store_errmsg(h->st);
+	store_fault_init(&h->port, store_port(h->st), injected, NULL, h);
+	h->port.lost_why = "the batch was rolled back: injected";
+	return store_fault_port(&h->port);
 }
-
-static int
-p_begin(void *db)
-{
-	struct h *h = db;
-	int rv = injected(h, H_BEGIN, 0);
-
-	if (rv != 0) {
-		/* A batch that cannot begin is lost from the start
-		 * (store_begin()). */
-		h->lost = 1;
-		return rv;
-	}
-	return store_begin(h->st);
-}
-
-static int
-p_commit(void *db)
-{
-	struct h *h = db;
-	int rv = injected(h, H_COMMIT, 0);
-
-	return rv != 0 ? rv : store_commit(h->st);
-}
-
-static int
-p_rollback(void *db)
-{
-	struct h *h = db;
-	int rv = injected(h, H_ROLLBACK, 0);
-
-	h->lost = 0;
-	if (rv != 0) {
-		store_rollback(h->st); /* it ends the batch anyway */
-		return rv;
-	}
-	return store_rollback(h->st);
-}
-
-static int
-p_checkpoint(void *db)
-{
-	struct h *h = db;
-	int rv = injected(h, H_CHECKPOINT, 0);
-
-	return rv != 0 ? rv : store_checkpoint(h->st);
-}
-
-#define PASS(op, write, call)                                                  \
-	do {                                                                   \
-		struct h *h = db;                                              \
-		int rv_ = injected(h, (op), (write));                          \
-		return rv_ != 0 ? rv_ : (call);                                \
-	} while (0)
-
-static int
-p_probe(void *db, int64_t now_ms)
-{
-	PASS(H_PROBE, 1, store_probe(h->st, now_ms));
-}
-
-static int
-p_next_id(void *db, const char *node, int64_t now_ms, uint64_t floor,
-          uint64_t *ret)
-{
-	PASS(H_NEXT_ID, 1, store_next_id(h->st, node, now_ms, floor, ret));
-}
-
-static int
-p_create(void *db, const char *id, const char *initiator, int is_initiator,
-         int64_t started_ms, uint32_t parts)
-{
-	PASS(H_CREATE, 1,
-	     store_snapshot_create(h->st, id, initiator, is_initiator,
-	                           started_ms, parts));
-}
-
-static int
-p_put_message(void *db, const char *id, const char *src, const char *dst,
-              uint64_t seq, const char *ctype, const void *payload,
-              size_t len)
-{
-	PASS(H_PUT_MESSAGE, 1,
-	     store_put_message(h->st, id, src, dst, seq, ctype, payload, len));
-}
-
-static int
-p_put_state(void *db, const char *id, const char *node, const char *ctype,
-            const void *state, size_t len, int64_t recorded_ms)
-{
-	PASS(H_PUT_STATE, 1,
-	     store_put_state(h->st, id, node, ctype, state, len,
-	                     recorded_ms));
-}
-
-static int
-p_put_channel(void *db, const char *id, const struct store_channel *ch)
-{
-	PASS(H_PUT_CHANNEL, 1, store_put_channel(h->st, id, ch));
-}
-
-static int
-p_finish(void *db, const char *id, enum store_status status,
-         const char *reason, int64_t finished_ms)
-{
-	PASS(H_FINISH, 1,
-	     store_finish(h->st, id, status, reason, finished_ms));
-}
-
-static int
-p_abort_snapshot(void *db, const char *id, const char *initiator,
-                 int is_initiator, int64_t started_ms, uint32_t parts,
-                 const char *reason, int64_t finished_ms)
-{
-	PASS(H_ABORT_SNAPSHOT, 1,
-	     store_abort_snapshot(h->st, id, initiator, is_initiator,
-	                          started_ms, parts, reason, finished_ms));
-}
-
-static int
-p_abort_unfinished(void *db, const char *reason, int64_t finished_ms,
-                   uint32_t *ret_count)
-{
-	PASS(H_ABORT_UNFINISHED, 1,
-	     store_abort_unfinished(h->st, reason, finished_ms, ret_count));
-}
-
-static int
-p_put_audit(void *db, const char *id, int consistent, const char *reason)
-{
-	PASS(H_PUT_AUDIT, 1, store_put_audit(h->st, id, consistent, reason));
-}
-
-static int
-p_remove(void *db, const char *id)
-{
-	PASS(H_REMOVE, 1, store_delete(h->st, id));
-}
-
-static int
-p_foreach_state(void *db, const char *id, store_state_fn fn, void *arg)
-{
-	PASS(H_FOREACH_STATE, 0, store_foreach_state(h->st, id, fn, arg));
-}
-
-static int
-p_foreach_channel(void *db, const char *id, store_channel_fn fn, void *arg)
-{
-	PASS(H_FOREACH_CHANNEL, 0,
-	     store_foreach_channel(h->st, id, fn, arg));
-}
-
-static int
-p_foreach_message(void *db, const char *id, const char *src, const char *dst,
-                  store_message_fn fn, void *arg)
-{
-	PASS(H_FOREACH_MESSAGE, 0,
-	     store_foreach_message(h->st, id, src, dst, fn, arg));
-}
-
-static int
-p_set_outcome(void *db, const char *id, enum store_status status,
-              const char *reason, int consistent, const char *audit_reason,
-              uint32_t parts, int64_t outcome_ms)
-{
-	PASS(H_SET_OUTCOME, 1,
-	     store_set_outcome(h->st, id, status, reason, consistent,
-	                       audit_reason, parts, outcome_ms));
-}
-
-static int
-p_set_keep(void *db, const char *id, int keep)
-{
-	PASS(H_SET_KEEP, 1, store_set_keep(h->st, id, keep));
-}
-
-static int
-p_forget_add(void *db, const char *node, const char *id, int64_t now_ms)
-{
-	PASS(H_FORGET_ADD, 1, store_forget_add(h->st, node, id, now_ms));
-}
-
-static int
-p_forget_done(void *db, const char *node, const char *id)
-{
-	PASS(H_FORGET_DONE, 1, store_forget_done(h->st, node, id));
-}
-
-static int
-p_forget_foreach(void *db, store_forget_fn fn, void *arg)
-{
-	PASS(H_FORGET_FOREACH, 0, store_forget_foreach(h->st, fn, arg));
-}
-
-static int
-p_forget_count(void *db, const char *node, uint64_t *ret)
-{
-	PASS(H_FORGET_COUNT, 0, store_forget_count(h->st, node, ret));
-}
-
-static int
-p_retain_foreach(void *db, store_retain_fn fn, void *arg)
-{
-	PASS(H_RETAIN_FOREACH, 0, store_retain_foreach(h->st, fn, arg));
-}
-
-static int
-p_reclaim(void *db)
-{
-	PASS(H_RECLAIM, 0, store_reclaim(h->st));
-}
-
-static int
-p_get(void *db, const char *id, struct store_snapshot *ret)
-{
-	PASS(H_GET, 0, store_get(h->st, id, ret));
-}
-
-static int
-p_restore_put(void *db, uint64_t generation, const char *id,
-              const char *restorer, int64_t applied_ms, uint64_t replayed)
-{
-	PASS(H_RESTORE_PUT, 1,
-	     store_restore_put(h->st, generation, id, restorer, applied_ms,
-	                       replayed));
-}
-
-static int
-p_restore_generation(void *db, uint64_t *ret)
-{
-	PASS(H_RESTORE_GENERATION, 0, store_restore_generation(h->st, ret));
-}
-
-static const struct store_port_ops ops = {
-    .errmsg = p_errmsg,
-    .begin = p_begin,
-    .commit = p_commit,
-    .rollback = p_rollback,
-    .checkpoint = p_checkpoint,
-    .probe = p_probe,
-    .next_id = p_next_id,
-    .snapshot_create = p_create,
-    .put_message = p_put_message,
-    .put_state = p_put_state,
-    .put_channel = p_put_channel,
-    .finish = p_finish,
-    .abort_snapshot = p_abort_snapshot,
-    .abort_unfinished = p_abort_unfinished,
-    .put_audit = p_put_audit,
-    .remove = p_remove,
-    .foreach_state = p_foreach_state,
-    .foreach_channel = p_foreach_channel,
-    .foreach_message = p_foreach_message,
-    .set_outcome = p_set_outcome,
-    .set_keep = p_set_keep,
-    .forget_add = p_forget_add,
-    .forget_done = p_forget_done,
-    .forget_foreach = p_forget_foreach,
-    .forget_count = p_forget_count,
-    .retain_foreach = p_retain_foreach,
-    .reclaim = p_reclaim,
-    .get = p_get,
-    .restore_put = p_restore_put,
-    .restore_generation = p_restore_generation,
-};
 
 void
-h_fail(struct h *h, enum h_op op, int rv, int times)
+h_fail(struct h *h, enum store_op op, int rv, int times)
 {
 	h->fault[op].rv = rv;
 	h->fault[op].times = times;
@@ -352,7 +65,7 @@ h_fail(struct h *h, enum h_op op, int rv, int times)
 }
 
 void
-h_fail_lost(struct h *h, enum h_op op, int rv, int times)
+h_fail_lost(struct h *h, enum store_op op, int rv, int times)
 {
 	h_fail(h, op, rv, times);
 	h->fault[op].loses = 1;
@@ -434,8 +147,7 @@ h_new(const char *extra)
 	cr_assert_eq(rv, 0, "store_open: %s", err);
 	h->now = H_T0;
 	h->wall = H_WALL0;
-	rv = coord_new(h->cfg, 0, H_EPOCH, (struct store_port){&ops, h},
-	               h->now, h->wall, &h->c, &e);
+	rv = coord_new(h->cfg, 0, H_EPOCH, port(h), h->now, h->wall, &h->c, &e);
 	cr_assert_eq(rv, 0, "coord_new: %s", e.text);
 	h_commit(h);
 	return h;
@@ -470,8 +182,7 @@ h_commit(struct h *h)
 
 	/* E_STORAGE: the turn was lost, which the tests that cause it check
 	 * by what it aborted. */
-	cr_assert(rv == 0 || rv == E_STORAGE, "coord_commit: %s",
-	          err_str(rv));
+	cr_assert(rv == 0 || rv == E_STORAGE, "coord_commit: %s", err_str(rv));
 }
 
 /* ---- Wire helpers ---- */
@@ -1410,8 +1121,8 @@ h_restores(struct h *h)
 	cr_assert_eq(sqlite3_open_v2(h->cfg->nodes[0].database, &db,
 	                             SQLITE_OPEN_READONLY, NULL),
 	             SQLITE_OK);
-	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM restores",
-	                                -1, &q, NULL),
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM restores", -1,
+	                                &q, NULL),
 	             SQLITE_OK, "%s", sqlite3_errmsg(db));
 	if (sqlite3_step(q) == SQLITE_ROW)
 		n = (uint64_t)sqlite3_column_int64(q, 0);
@@ -1428,8 +1139,7 @@ h_restart(struct h *h, uint64_t epoch)
 
 	coord_free(h->c);
 	h->c = NULL;
-	rv = coord_new(h->cfg, 0, epoch, (struct store_port){&ops, h},
-	               h->now, h->wall, &h->c, &e);
+	rv = coord_new(h->cfg, 0, epoch, port(h), h->now, h->wall, &h->c, &e);
 	cr_assert_eq(rv, 0, "coord_new: %s", e.text);
 	h_commit(h);
 }

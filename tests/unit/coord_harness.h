@@ -28,6 +28,7 @@
 #include "coord.h"
 #include "cutproto.h"
 #include "store.h"
+#include "store_fault.h"
 
 /* Epochs of p0, p1 and p2. */
 #define H_EPOCH 0xe0e0e0e0e0ULL
@@ -38,43 +39,10 @@
 #define H_C1  11
 #define H_C2  12
 /* Where the clocks start. */
-#define H_T0    1000000
-#define H_WALL0 4000000000000LL /* ahead of the real clock, which the
-                                   store's id counter starts from */
-
-/* The store port's calls, for faults and counts. */
-enum h_op {
-	H_BEGIN,
-	H_COMMIT,
-	H_ROLLBACK,
-	H_CHECKPOINT,
-	H_PROBE,
-	H_NEXT_ID,
-	H_CREATE,
-	H_PUT_MESSAGE,
-	H_PUT_STATE,
-	H_PUT_CHANNEL,
-	H_FINISH,
-	H_ABORT_SNAPSHOT,
-	H_ABORT_UNFINISHED,
-	H_PUT_AUDIT,
-	H_REMOVE,
-	H_FOREACH_STATE,
-	H_FOREACH_CHANNEL,
-	H_FOREACH_MESSAGE,
-	H_SET_OUTCOME,
-	H_SET_KEEP,
-	H_FORGET_ADD,
-	H_FORGET_DONE,
-	H_FORGET_FOREACH,
-	H_FORGET_COUNT,
-	H_RETAIN_FOREACH,
-	H_RECLAIM,
-	H_GET,
-	H_RESTORE_PUT,
-	H_RESTORE_GENERATION,
-	H_NOPS
-};
+#define H_T0 1000000
+#define H_WALL0                                                                \
+	4000000000000LL /* ahead of the real clock, which the                  \
+	                   store's id counter starts from */
 
 struct h_fault {
 	int rv;    /* the code to return; 0: none */
@@ -89,12 +57,11 @@ struct h {
 	struct store *st;
 	struct coord *c;
 	int64_t now, wall;
-	/* Faults and counts of the port's calls. */
-	struct h_fault fault[H_NOPS];
-	uint64_t calls[H_NOPS];
-	int lost;           /* the batch was rolled back under the caller */
-	int last_injected;  /* the last call failed by h_fail() */
-	char err[256];      /* its words */
+	/* The port in front of st (core/store_fault.h), the faults it
+	 * injects and the counts of its calls. */
+	struct store_fault port;
+	struct h_fault fault[STORE_OP_COUNT];
+	uint64_t calls[STORE_OP_COUNT];
 	/* Everything decoded, freed by h_free(). */
 	ProtobufCMessage **keep;
 	size_t nkeep, capkeep;
@@ -116,8 +83,8 @@ void h_commit(struct h *h);
  * with rv; h_fail_lost() also rolls the batch back, as SQLite does after
  * a full disk, so that every later write and the commit fail until the
  * coordinator rolls back. */
-void h_fail(struct h *h, enum h_op op, int rv, int times);
-void h_fail_lost(struct h *h, enum h_op op, int rv, int times);
+void h_fail(struct h *h, enum store_op op, int rv, int times);
+void h_fail_lost(struct h *h, enum store_op op, int rv, int times);
 
 /* ---- Peer frames in ---- */
 
@@ -144,8 +111,7 @@ struct h_msg {
 };
 
 void pb_init(struct pb *b, const char *from);
-void pb_data(struct pb *b, uint64_t seq, uint64_t app_seq,
-             const char *payload);
+void pb_data(struct pb *b, uint64_t seq, uint64_t app_seq, const char *payload);
 /* timeout_ms 0: none in the marker. */
 void pb_marker(struct pb *b, uint64_t seq, const char *id, uint64_t count,
                uint32_t timeout_ms);
@@ -222,14 +188,13 @@ struct h_resume {
 };
 
 void ab_init(struct ab *b);
-void ab_hello(struct ab *b, const char *node, uint32_t version,
-              size_t nresume, const struct h_resume *resume);
+void ab_hello(struct ab *b, const char *node, uint32_t version, size_t nresume,
+              const struct h_resume *resume);
 /* seq 0: none in the item. */
 void ab_send(struct ab *b, const char *to, const char *payload, size_t len,
              uint64_t seq);
 void ab_taken(struct ab *b, uint64_t handed);
-void ab_reply(struct ab *b, const char *id, const char *state,
-              uint64_t handed);
+void ab_reply(struct ab *b, const char *id, const char *state, uint64_t handed);
 /* AppRestorable and AppRestored (failed 0: the callback succeeded;
  * reason NULL: none). */
 void ab_restorable(struct ab *b, int yes);
@@ -242,8 +207,7 @@ const Cut__V1__AppHelloReply *h_hello(struct h *h, uint32_t conn);
 /* One send, one taken, one state reply, each alone in a batch. */
 void h_send(struct h *h, const char *to, const char *payload, uint64_t seq);
 void h_taken(struct h *h, uint64_t handed);
-void h_reply(struct h *h, const char *id, const char *state,
-             uint64_t handed);
+void h_reply(struct h *h, const char *id, const char *state, uint64_t handed);
 /* One AppRestorable, one AppRestored (succeeded), alone on H_APP. */
 void h_restorable(struct h *h, int yes);
 void h_restored(struct h *h, const char *id);
@@ -268,8 +232,7 @@ struct h_app_items {
 /* Pulls every down-stream frame owed and appends their items. */
 size_t h_app_items(struct h *h, struct h_app_items *out);
 const Cut__V1__AppItem *h_app_find(const struct h_app_items *it,
-                                   Cut__V1__AppItem__ItemCase kind,
-                                   size_t nth);
+                                   Cut__V1__AppItem__ItemCase kind, size_t nth);
 size_t h_app_count(const struct h_app_items *it,
                    Cut__V1__AppItem__ItemCase kind);
 
@@ -293,8 +256,8 @@ int h_channel(struct h *h, const char *id, const char *src, const char *dst,
               struct store_channel *ret);
 /* The seqs of the stored messages of src -> dst of id (at most max);
  * returns how many there are. */
-size_t h_messages(struct h *h, const char *id, const char *src,
-                  const char *dst, uint64_t *seqs, size_t max);
+size_t h_messages(struct h *h, const char *id, const char *src, const char *dst,
+                  uint64_t *seqs, size_t max);
 struct coord_snap_view h_view(struct h *h, const char *id);
 /* The committed row of the restores table for generation (as another
  * connection sees the database file): 1 if there is one.  h_restores()
@@ -304,8 +267,7 @@ struct h_restore_row {
 	int64_t applied_ms;
 	uint64_t replayed;
 };
-int h_restore_row(struct h *h, uint64_t generation,
-                  struct h_restore_row *ret);
+int h_restore_row(struct h *h, uint64_t generation, struct h_restore_row *ret);
 uint64_t h_restores(struct h *h);
 /* The daemon restarts on the same database with run id epoch: the
  * coordinator is freed and made again (its start's turn committed);

@@ -813,10 +813,10 @@ Test(abort, storage_fault_on_commit)
 
 	h_marker(h, "p1", 1, P1_SNAP, 0);
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
-	h_fail(h, H_COMMIT, E_IO, 1);
+	h_fail(h, STORE_OP_COMMIT, E_IO, 1);
 	h_commit(h);
 	cr_assert_str_eq(coord_degraded(h->c), "", "the second batch took");
-	cr_assert_eq(h->calls[H_ROLLBACK], 1);
+	cr_assert_eq(h->calls[STORE_OP_ROLLBACK], 1);
 	want_aborted(h, sid, why);
 	want_aborted(h, P1_SNAP, why);
 	cr_assert_str_eq(h_disk_status(h, sid), "aborted");
@@ -852,7 +852,7 @@ Test(abort, degraded_refuses_start_and_markers)
 	const char *why = "p0: storage degraded: injected: commit failed";
 
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
-	h_fail(h, H_COMMIT, E_IO, -1);
+	h_fail(h, STORE_OP_COMMIT, E_IO, -1);
 	h_commit(h);
 	cr_assert_str_eq(coord_degraded(h->c), "injected: commit failed");
 	/* The end memory holds, in place of the row the lost batch had. */
@@ -872,7 +872,7 @@ Test(abort, degraded_refuses_start_and_markers)
 	h_drain(h);
 	h_marker(h, "p2", 1, "p2:3", 0);
 	cr_assert(!h_view(h, "p2:3").running);
-	cr_assert_eq(h->calls[H_CREATE], 1, "nothing stored for p2:3");
+	cr_assert_eq(h->calls[STORE_OP_SNAPSHOT_CREATE], 1, "nothing stored for p2:3");
 	a = abort_to(h, 2, "p2:3");
 	cr_assert_str_eq(a->reason, why);
 	cr_assert(a->root_cause);
@@ -1852,7 +1852,7 @@ Test(batch, commit)
 {
 	struct h *h = ready(NULL);
 	char sid[ENGINE_ID_MAX + 1];
-	uint64_t commits = h->calls[H_COMMIT];
+	uint64_t commits = h->calls[STORE_OP_COMMIT];
 
 	cr_assert(!coord_batch_open(h->c));
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
@@ -1860,11 +1860,11 @@ Test(batch, commit)
 	cr_assert_str_eq(h_disk_status(h, sid), "");
 	h_commit(h);
 	cr_assert(!coord_batch_open(h->c));
-	cr_assert_eq(h->calls[H_COMMIT], commits + 1);
+	cr_assert_eq(h->calls[STORE_OP_COMMIT], commits + 1);
 	cr_assert_str_eq(h_disk_status(h, sid), "in_progress");
 	/* A turn that wrote nothing commits nothing. */
 	h_commit(h);
-	cr_assert_eq(h->calls[H_COMMIT], commits + 1);
+	cr_assert_eq(h->calls[STORE_OP_COMMIT], commits + 1);
 	h_free(h);
 }
 
@@ -1882,7 +1882,7 @@ Test(batch, commit_says_whether_the_turn_was_lost)
 	h_time(h, 1000);
 	coord_timers(h->c); /* the deadline aborts it in a new batch */
 	cr_assert(coord_batch_open(h->c));
-	h_fail(h, H_COMMIT, E_IO, 1);
+	h_fail(h, STORE_OP_COMMIT, E_IO, 1);
 	cr_assert_eq(coord_commit(h->c), E_STORAGE);
 	/* The retry in the same call wrote the end again and committed. */
 	cr_assert_str_eq(coord_degraded(h->c), "");
@@ -1903,7 +1903,7 @@ Test(batch, busy_retried)
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
 	h_marker(h, "p2", 1, P1_SNAP, 0);
-	h_fail(h, H_COMMIT, E_BUSY, 1);
+	h_fail(h, STORE_OP_COMMIT, E_BUSY, 1);
 	cr_assert_eq(coord_commit(h->c), E_BUSY);
 	cr_assert(coord_batch_open(h->c));
 	cr_assert(!h_view(h, P1_SNAP).ended);
@@ -1926,7 +1926,7 @@ Test(batch, begin_failure)
 	const char *why = "p0: storage: cannot store the snapshot: the batch "
 	                  "was rolled back: injected";
 
-	h_fail(h, H_BEGIN, E_IO, 1);
+	h_fail(h, STORE_OP_BEGIN, E_IO, 1);
 	cr_assert_eq(coord_start(h->c, 0, id, &e), E_STORAGE);
 	cr_assert_str_eq(e.text,
 	                 "storage: the batch was rolled back: injected");
@@ -1954,20 +1954,20 @@ Test(batch, degraded_then_recovered)
 	struct store_snapshot row;
 
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
-	h_fail(h, H_COMMIT, E_IO, -1);
+	h_fail(h, STORE_OP_COMMIT, E_IO, -1);
 	h_commit(h);
 	cr_assert_str_eq(coord_degraded(h->c), "injected: commit failed");
-	commits = h->calls[H_COMMIT];
+	commits = h->calls[STORE_OP_COMMIT];
 	h_time(h, 999);
 	h_commit(h);
-	cr_assert_eq(h->calls[H_COMMIT], commits, "not yet");
+	cr_assert_eq(h->calls[STORE_OP_COMMIT], commits, "not yet");
 	h_time(h, 1);
 	h_commit(h);
-	cr_assert_eq(h->calls[H_COMMIT], commits + 1, "a second later");
+	cr_assert_eq(h->calls[STORE_OP_COMMIT], commits + 1, "a second later");
 	cr_assert_str_eq(coord_degraded(h->c), "injected: commit failed");
 	cr_assert(h_view(h, sid).unsaved);
 
-	h_fail(h, H_COMMIT, 0, 0);
+	h_fail(h, STORE_OP_COMMIT, 0, 0);
 	h_time(h, 1000);
 	h_commit(h);
 	cr_assert_str_eq(coord_degraded(h->c), "");
@@ -1994,7 +1994,7 @@ Test(batch, full_disk)
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
 	h_commit(h);
-	h_fail_lost(h, H_PUT_MESSAGE, E_IO, 1);
+	h_fail_lost(h, STORE_OP_PUT_MESSAGE, E_IO, 1);
 	h_data(h, "p2", 1, 1, "{}");
 	a = abort_to(h, 1, P1_SNAP);
 	cr_assert_str_eq(a->reason, why);
@@ -2014,7 +2014,7 @@ Test(batch, state_not_stored)
 
 	h_marker(h, "p1", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
-	h_fail(h, H_PUT_STATE, E_IO, 1);
+	h_fail(h, STORE_OP_PUT_STATE, E_IO, 1);
 	h_reply(h, P1_SNAP, "{}", 0);
 	h_commit(h);
 	want_aborted(h, P1_SNAP, why);
@@ -2117,7 +2117,7 @@ Test(batch, begin_failure_end_not_told)
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
 	h_commit(h);
-	h_fail(h, H_BEGIN, E_IO, 1);
+	h_fail(h, STORE_OP_BEGIN, E_IO, 1);
 	h_marker(h, "p2", 1, P1_SNAP, 0);
 	cr_assert(!coord_batch_open(h->c));
 	v = h_view(h, P1_SNAP);
@@ -2177,7 +2177,7 @@ Test(snap, initiator_done_in_a_lost_batch)
 	h_marker(h, "p2", 1, sid, 0);
 	part_of(h, "p1", 2, sid, 0);
 	part_of(h, "p2", 2, sid, 0);
-	h_fail(h, H_COMMIT, E_IO, 1);
+	h_fail(h, STORE_OP_COMMIT, E_IO, 1);
 	h_commit(h);
 	want_aborted(h, sid, why);
 	want_row(h, sid, STORE_ABORTED, &row);
@@ -2301,14 +2301,14 @@ Test(snap, unsaved_end_kept)
 	char sid[ENGINE_ID_MAX + 1];
 
 	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
-	h_fail(h, H_COMMIT, E_IO, -1);
+	h_fail(h, STORE_OP_COMMIT, E_IO, -1);
 	h_commit(h);
 	h_time(h, KEEP_ENDED_MS + 1);
 	coord_timers(h->c);
 	h_commit(h);
 	cr_assert(h_view(h, sid).known);
 	cr_assert(h_view(h, sid).unsaved);
-	h_fail(h, H_COMMIT, 0, 0);
+	h_fail(h, STORE_OP_COMMIT, 0, 0);
 	h_time(h, 1000);
 	h_commit(h);
 	cr_assert_str_eq(h_disk_status(h, sid), "aborted");
@@ -2429,7 +2429,7 @@ Test(batch, ids_never_issued_twice)
 	char first[ENGINE_ID_MAX + 1], second[ENGINE_ID_MAX + 1];
 
 	snprintf(first, sizeof(first), "%s", h_start(h, 0));
-	h_fail(h, H_COMMIT, E_IO, 1);
+	h_fail(h, STORE_OP_COMMIT, E_IO, 1);
 	h_commit(h);
 	cr_assert_str_eq(coord_degraded(h->c), "");
 	snprintf(second, sizeof(second), "%s", h_start(h, 0));
@@ -2560,7 +2560,7 @@ Test(batch, part_not_read_back)
 	h_marker(h, "p1", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
-	h_fail(h, H_FOREACH_STATE, E_IO, 1);
+	h_fail(h, STORE_OP_FOREACH_STATE, E_IO, 1);
 	h_marker(h, "p2", 1, P1_SNAP, 0);
 	h_commit(h);
 	want_aborted(h, P1_SNAP, why);
@@ -2581,7 +2581,7 @@ Test(batch, initiator_part_not_stored)
 	h_reply(h, sid, "{}", 0);
 	h_marker(h, "p1", 1, sid, 0);
 	h_marker(h, "p2", 1, sid, 0);
-	h_fail(h, H_PUT_STATE, E_IO, 1);
+	h_fail(h, STORE_OP_PUT_STATE, E_IO, 1);
 	part_of(h, "p1", 2, sid, 0);
 	h_commit(h);
 	want_aborted(h, sid, why);

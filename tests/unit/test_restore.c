@@ -803,7 +803,7 @@ Test(restorer, apply_fails_at_replay_changes_nothing)
 	struct h_app_items ai = {0};
 
 	start_restore(h, sid, 0, prep);
-	h_fail(h, H_FOREACH_MESSAGE, E_IO, 1); /* the replay's read */
+	h_fail(h, STORE_OP_FOREACH_MESSAGE, E_IO, 1); /* the replay's read */
 	vote(h, "p1", 7, 1, 1, NULL);
 	vote(h, "p2", 5, 1, 1, NULL);
 	v = rview(h);
@@ -842,7 +842,7 @@ Test(restorer, apply_fails_at_state_keeps_deliveries)
 	struct h_app_items ai = {0};
 
 	start_restore(h, sid, 0, prep);
-	h_fail(h, H_FOREACH_STATE, E_IO, 1);
+	h_fail(h, STORE_OP_FOREACH_STATE, E_IO, 1);
 	vote(h, "p1", 7, 1, 1, NULL);
 	vote(h, "p2", 5, 1, 1, NULL);
 	cr_assert_eq(rview(h).result, E_IO);
@@ -1859,7 +1859,7 @@ Test(participant, apply_retried_after_a_failed_read)
 	struct h_app_items ai = {0};
 	struct pb b;
 
-	h_fail(h, H_FOREACH_MESSAGE, E_IO, 1);
+	h_fail(h, STORE_OP_FOREACH_MESSAGE, E_IO, 1);
 	pb_gen(&b, "p1", 1);
 	pb_hello(&b, 1, H_E1);
 	h_peer(h, H_C1, &b);
@@ -2297,17 +2297,17 @@ Test(rstore, generation_survives_a_restart)
 Test(rstore, restore_put_fails_batch_lost)
 {
 	struct h *h = prepared(2000);
-	uint64_t rollbacks = h->calls[H_ROLLBACK];
+	uint64_t rollbacks = h->calls[STORE_OP_ROLLBACK];
 	struct pb b;
 
-	h_fail(h, H_RESTORE_PUT, E_IO, 1);
+	h_fail(h, STORE_OP_RESTORE_PUT, E_IO, 1);
 	h_marker(h, "p2", 3, "p2:88", 0); /* a write in the same batch */
 	pb_gen(&b, "p1", 1);
 	pb_hello(&b, 1, H_E1);
 	h_peer(h, H_C1, &b);
-	cr_assert_eq(h->calls[H_RESTORE_PUT], 1);
+	cr_assert_eq(h->calls[STORE_OP_RESTORE_PUT], 1);
 	cr_assert_eq(coord_commit(h->c), E_STORAGE);
-	cr_assert_eq(h->calls[H_ROLLBACK], rollbacks + 1);
+	cr_assert_eq(h->calls[STORE_OP_ROLLBACK], rollbacks + 1);
 	cr_assert_eq(h_restores(h), 1,
 	             "rolled back, then written again (rewrite_ends())");
 	cr_assert_str_eq(h_disk_status(h, "p2:88"), "aborted",
@@ -2322,7 +2322,7 @@ Test(rstore, restore_put_full_disk_batch_lost)
 	struct h *h = prepared(2000);
 	struct pb b;
 
-	h_fail_lost(h, H_RESTORE_PUT, E_IO, 1);
+	h_fail_lost(h, STORE_OP_RESTORE_PUT, E_IO, 1);
 	pb_gen(&b, "p1", 1);
 	pb_hello(&b, 1, H_E1);
 	h_peer(h, H_C1, &b);
@@ -2352,7 +2352,7 @@ Test(rstore, lost_restore_row_written_again)
 	struct h_restore_row row;
 	struct pb b;
 
-	h_fail(h, H_RESTORE_PUT, E_IO, 1);
+	h_fail(h, STORE_OP_RESTORE_PUT, E_IO, 1);
 	pb_gen(&b, "p1", 1);
 	pb_hello(&b, 1, H_E1);
 	h_peer(h, H_C1, &b);
