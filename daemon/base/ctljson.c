@@ -44,7 +44,8 @@
  *                        "calls_denied", "starts_limited",
  *                        "tls_listener_failures",
  *                        "auth_failures_unknown",
- *                        "unauthenticated_batches": N,
+ *                        "unauthenticated_batches",
+ *                        "tls_listener_restarts": N,
  *                        and with [condition] sections "conditions":
  *                        [{"name": S, "evaluated", "held", "not_held",
  *                          "failed": N, "last_snapshot_id": S|null,
@@ -328,6 +329,7 @@ status_json(const Cut__V1__StatusReply *s)
 	o = cj_set(o, "auth_failures_unknown", juint(s->auth_failures_unknown));
 	o = cj_set(o, "unauthenticated_batches",
 	           juint(s->unauthenticated_batches));
+	o = cj_set(o, "tls_listener_restarts", juint(s->tls_listener_restarts));
 	if (s->n_conditions > 0) {
 		json_t *a = json_array();
 		for (i = 0; i < s->n_conditions; i++) {

@@ -1237,8 +1237,9 @@ do_status(struct cutd *d, struct reply *r)
 	}
 	tls_status(d->tls, &ts);
 	rp.has_tls_listener_failures = rp.has_auth_failures_unknown =
-	    rp.has_unauthenticated_batches = 1;
+	    rp.has_unauthenticated_batches = rp.has_tls_listener_restarts = 1;
 	rp.tls_listener_failures = ts.listener_failures;
+	rp.tls_listener_restarts = ts.listener_restarts;
 	rp.auth_failures_unknown = ts.unknown_failures;
 	rp.unauthenticated_batches = ts.unauthenticated;
 	set_body(r, &rp.base);

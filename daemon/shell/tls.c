@@ -24,6 +24,19 @@
  * certificate did not verify or the peer refused ours).  Connections that
  * close during the handshake ("other") are not counted: healthy peers'
  * reconnections make them too.
+ *
+ * And nng 1.5.2's listener can stop accepting for good: a connection that
+ * fails its negotiation with NNG_ECLOSED (the client closed it at the
+ * wrong moment) makes the listener's accept callback take that for its
+ * own close (core/listener.c, "no further action").  Later connections
+ * finish their TLS handshake and SP negotiation, which is all their
+ * dialer sees, and then wait unread for an accept that never comes; no
+ * peer that reconnects is heard again.  So the daemon dials its own
+ * listener (the probe) every PROBE_EVERY_MS, and at once when the
+ * listener's "other" or "canceled" count grows: if the probe connects and
+ * the listener's "accept" count does not move within PROBE_WAIT_MS, or
+ * the probe cannot connect at all within PROBE_GIVEUP_MS, the listener
+ * is started again (its connections close; their peers dial again).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +50,7 @@
 #include <unistd.h>
 
 #include <nng/nng.h>
+#include <nng/protocol/pair1/pair.h>
 #include <nng/supplemental/tls/tls.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -46,6 +60,7 @@
 #include <openssl/x509v3.h>
 
 #include "log.h"
+#include "pipewatch.h"
 #include "tls.h"
 
 /* A hello's time may differ from ours by this much. */
@@ -55,6 +70,10 @@
 #define SIG_MAX       1024
 /* Repeated refusals of the same kind from one peer are logged this often. */
 #define LOG_EVERY_MS 10000
+/* The listener probe; see the top of the file. */
+#define PROBE_EVERY_MS  5000
+#define PROBE_WAIT_MS   2000
+#define PROBE_GIVEUP_MS 5000
 
 struct tls_node {
 	int tls;              /* its peer URL is tls+tcp:// */
@@ -85,6 +104,24 @@ struct tls {
 	X509_STORE *store; /* the CA, for hellos */
 	nng_tls_config *server;
 	nng_listener listener;
+	nng_socket listen_sock;
+	const char *listen_url; /* borrowed from cfg */
+	int listening;          /* the listener is started */
+	uint64_t listener_restarts;
+	uint64_t listener_stops; /* its "other" + "canceled" last seen */
+	/* The probe: a socket dialing our own listener (nodes[self].dial). */
+	nng_socket probe;
+	int probe_open, probing;
+	nng_dialer probe_dialer;
+	struct pipewatch probe_conn;
+	uint64_t probe_accepts; /* the listener's "accept" as it began */
+	int64_t probe_ms, probe_up_ms, probed_ms;
+	int probe_unreached_logged;
+	/* Tests: CUTD_TEST_DEAF_LISTENER=1 makes the first probe see the
+	 * listener's "accept" count stand still, as after nng's accept
+	 * loop stopped. */
+	int test_deaf;
+	uint64_t listener_failures_base; /* "auth" of listeners closed */
 	uint64_t listener_failures, unknown_failures, unauthenticated;
 	uint64_t listener_logged; /* listener failures logged so far */
 	int64_t listener_logged_ms;
@@ -257,8 +294,9 @@ make_configs(struct tls *t, char *err, size_t errlen)
 
 	if ((rv = nng_config(t, NULL, &t->server)) != 0)
 		goto fail;
+	/* Ours is the probe's, which dials our own listener. */
 	for (size_t v = 0; v < cfg->nnodes; v++) {
-		if (v == t->self || !t->nodes[v].tls)
+		if (v == t->self ? !t->listen_tls : !t->nodes[v].tls)
 			continue;
 		if ((rv = nng_config(t, cfg->nodes[v].name,
 		                     &t->nodes[v].dial)) != 0)
@@ -284,6 +322,7 @@ tls_open(const struct config *cfg, size_t self, struct tls **ret_tls, char *err,
 	    (t->nodes = calloc(cfg->nnodes, sizeof(*t->nodes))) == NULL)
 		goto fail;
 	t->cfg = cfg;
+	t->test_deaf = getenv("CUTD_TEST_DEAF_LISTENER") != NULL;
 	t->self = self;
 	t->listen_tls = config_is_tls(me->peer);
 	for (size_t v = 0; v < cfg->nnodes; v++) {
@@ -312,6 +351,8 @@ tls_free(struct tls *t)
 {
 	if (t == NULL)
 		return;
+	if (t->probe_open)
+		nng_close(t->probe);
 	for (size_t v = 0; t->nodes != NULL && v < t->cfg->nnodes; v++)
 		if (t->nodes[v].dial != NULL)
 			nng_tls_config_free(t->nodes[v].dial);
@@ -329,20 +370,33 @@ tls_free(struct tls *t)
 	free(t);
 }
 
-int
-tls_listen(struct tls *t, nng_socket sock, const char *url)
+/* Creates and starts the TLS listener on t->listen_sock. */
+static int
+start_listener(struct tls *t)
 {
 	int rv;
 
-	if (!t->listen_tls)
-		return nng_listen(sock, url, NULL, 0);
-	if ((rv = nng_listener_create(&t->listener, sock, url)) != 0)
+	if ((rv = nng_listener_create(&t->listener, t->listen_sock,
+	                              t->listen_url)) != 0)
 		return rv;
 	if ((rv = nng_listener_set_ptr(t->listener, NNG_OPT_TLS_CONFIG,
 	                               t->server)) != 0 ||
-	    (rv = nng_listener_start(t->listener, 0)) != 0)
+	    (rv = nng_listener_start(t->listener, 0)) != 0) {
 		nng_listener_close(t->listener);
-	return rv;
+		return rv;
+	}
+	t->listening = 1;
+	return 0;
+}
+
+int
+tls_listen(struct tls *t, nng_socket sock, const char *url)
+{
+	if (!t->listen_tls)
+		return nng_listen(sock, url, NULL, 0);
+	t->listen_sock = sock;
+	t->listen_url = url;
+	return start_listener(t);
 }
 
 int
@@ -447,21 +501,113 @@ tls_dialer_done(struct tls *t, size_t node, nng_dialer dialer)
 		        "it, or it refused ours");
 }
 
+/* Starts the listener again: its accept loop has stopped (see the top of
+ * the file).  Its connections close with it. */
+static void
+restart_listener(struct tls *t, const char *why)
+{
+	int rv;
+
+	log_notice("TLS: this node's listener %s: listening again (the "
+	           "peers connected to it connect again)",
+	           why);
+	nng_listener_close(t->listener);
+	t->listening = 0;
+	t->listener_stops = 0;
+	t->listener_restarts++;
+	if ((rv = start_listener(t)) != 0)
+		log_err("TLS: cannot listen on %s again: %s (trying again in "
+		        "1 s)",
+		        t->listen_url, nng_strerror(rv));
+}
+
+static void
+probe_start(struct tls *t, uint64_t accepts, int64_t now)
+{
+	int rv;
+
+	if (!t->probe_open) {
+		if (nng_pair1_open(&t->probe) != 0)
+			return;
+		t->probe_open = 1;
+		nng_socket_set_size(t->probe, NNG_OPT_RECVMAXSZ, 1024);
+		nng_socket_set_ms(t->probe, NNG_OPT_RECONNMINT, 1000);
+		nng_socket_set_ms(t->probe, NNG_OPT_RECONNMAXT, 1000);
+		if (pipewatch_start(&t->probe_conn, t->probe) != 0)
+			return;
+	}
+	if ((rv = nng_dialer_create(&t->probe_dialer, t->probe,
+	                            t->listen_url)) != 0 ||
+	    (rv = nng_dialer_set_ptr(t->probe_dialer, NNG_OPT_TLS_CONFIG,
+	                             t->nodes[t->self].dial)) != 0 ||
+	    (rv = nng_dialer_start(t->probe_dialer, NNG_FLAG_NONBLOCK)) != 0) {
+		nng_dialer_close(t->probe_dialer);
+		return;
+	}
+	t->probing = 1;
+	t->probe_accepts = accepts;
+	t->probe_ms = t->probed_ms = now;
+	t->probe_up_ms = 0;
+}
+
+/* One step of a probe running: whether the listener took its
+ * connection. */
+static void
+probe_step(struct tls *t, uint64_t accepts, int64_t now)
+{
+	const char *dead = NULL;
+
+	pipewatch_check(&t->probe_conn);
+	if (pipewatch_id(&t->probe_conn) != 0 && t->probe_up_ms == 0)
+		t->probe_up_ms = now;
+	if (t->test_deaf)
+		accepts = t->probe_accepts;
+	if (t->probe_up_ms != 0 && accepts > t->probe_accepts) {
+		/* Alive.  The connection is set up: closing it now cannot
+		 * be a close during its negotiation. */
+	} else if (t->probe_up_ms != 0 &&
+	           now - t->probe_up_ms >= PROBE_WAIT_MS) {
+		dead = "takes no connection (nng 1.5.2 stops accepting after "
+		       "one closed while it negotiated)";
+	} else if (t->probe_up_ms == 0 &&
+	           now - t->probe_ms >= PROBE_GIVEUP_MS) {
+		if (!t->probe_unreached_logged)
+			log_warnx("TLS: this node cannot connect to its own "
+			          "listener at %s (check that tls_cert names "
+			          "it), so a listener that stops accepting "
+			          "(nng 1.5.2) would go unnoticed",
+			          t->listen_url);
+		t->probe_unreached_logged = 1;
+	} else {
+		return;
+	}
+	nng_dialer_close(t->probe_dialer);
+	t->probing = 0;
+	if (dead != NULL) {
+		t->test_deaf = 0;
+		restart_listener(t, dead);
+	}
+}
+
 void
 tls_timers(struct tls *t, int64_t now)
 {
 	nng_stat *all, *l;
-	uint64_t failures;
+	uint64_t failures, stops, accepts;
 
 	if (!t->listen_tls || now - t->stats_ms < 1000)
 		return;
 	t->stats_ms = now;
+	if (!t->listening && start_listener(t) != 0)
+		return;
 	if (nng_stats_get(&all) != 0)
 		return;
 	l = find_scope(all, "listener", nng_listener_id(t->listener));
 	/* Only "auth": "other" also grows when healthy peers reconnect (a
 	 * connection that closes while nng negotiates it). */
-	failures = stat_value(l, "auth");
+	failures = t->listener_failures_base + stat_value(l, "auth");
+	stops = stat_value(l, "other") + stat_value(l, "canceled");
+	accepts = stat_value(l, "accept");
 	nng_stats_free(all);
 	if (failures > t->listener_logged &&
 	    now - t->listener_logged_ms >= LOG_EVERY_MS) {
@@ -475,6 +621,18 @@ tls_timers(struct tls *t, int64_t now)
 		t->listener_logged_ms = now;
 	}
 	t->listener_failures = failures;
+	if (t->probing) {
+		uint64_t restarts = t->listener_restarts;
+		probe_step(t, accepts, now);
+		/* A new listener counts from 0. */
+		if (t->listener_restarts != restarts)
+			t->listener_failures_base = failures;
+	} else if (stops > t->listener_stops ||
+	           (!t->probe_unreached_logged &&
+	            now - t->probed_ms >= PROBE_EVERY_MS)) {
+		t->listener_stops = stops;
+		probe_start(t, accepts, now);
+	}
 }
 
 static void
@@ -702,6 +860,7 @@ void
 tls_status(const struct tls *t, struct tls_status *ret)
 {
 	ret->listener_failures = t->listener_failures;
+	ret->listener_restarts = t->listener_restarts;
 	ret->unknown_failures = t->unknown_failures;
 	ret->unauthenticated = t->unauthenticated;
 }

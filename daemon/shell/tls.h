@@ -90,6 +90,7 @@ void tls_peer_status(const struct tls *t, size_t node,
 /* Totals not tied to one peer. */
 struct tls_status {
 	uint64_t listener_failures; /* handshakes the listener failed */
+	uint64_t listener_restarts; /* listener started again (tls.c) */
 	uint64_t unknown_failures;  /* hellos naming no peer */
 	uint64_t unauthenticated;   /* batches on an unbound pipe */
 };

@@ -392,6 +392,11 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 		        " unauthenticated batches dropped\n",
 		        s->tls_listener_failures, s->auth_failures_unknown,
 		        s->unauthenticated_batches);
+	if (s->tls_listener_restarts)
+		fprintf(f,
+		        "tls: listener started again %" PRIu64
+		        " times (a connection closed while nng negotiated it)\n",
+		        s->tls_listener_restarts);
 	for (i = 0; i < s->n_conditions; i++) {
 		const Cut__V1__ConditionStatus *c = s->conditions[i];
 		if (i == 0)
