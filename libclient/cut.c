@@ -447,8 +447,14 @@ cut_close(struct cut *c)
 			nng_aio_stop(c->recv_aio);
 		if (c->taken_aio != NULL)
 			nng_aio_stop(c->taken_aio);
-		if (c->send_aio != NULL)
+		if (c->send_aio != NULL) {
+			/* A send that completes as it stops must not start
+			 * the next (cut_kick()). */
+			pthread_mutex_lock(&c->send_mu);
+			c->closing = 1;
+			pthread_mutex_unlock(&c->send_mu);
 			nng_aio_stop(c->send_aio);
+		}
 		/* nng 1.5.2 can hang in nng_close() when it runs right
 		 * after a receive while the daemon is sending; a moment's
 		 * pause lets nng's own completions settle first. */

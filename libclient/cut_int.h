@@ -179,6 +179,7 @@ struct cut {
 	pthread_cond_t send_cv;
 	nng_aio *send_aio;
 	int sending;  /* a frame is in flight */
+	int closing;  /* cut_close() is stopping send_aio: send no more */
 	uint8_t *out; /* packed AppItems (field 1) not yet sent */
 	size_t out_len, out_cap;
 	uint64_t window; /* bytes per channel, from the hello reply */

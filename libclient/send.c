@@ -93,7 +93,9 @@ cut_kick(struct cut *c)
 	size_t n = 0, max = frame_max(c);
 	nng_msg *msg;
 
-	if (c->sending || c->out_len == 0 || c->send_err != 0 ||
+	/* Closing: a frame given to the stopped aio would be dropped by
+	 * nng without a callback, and leak. */
+	if (c->sending || c->closing || c->out_len == 0 || c->send_err != 0 ||
 	    atomic_load(&c->lost))
 		return;
 	while (n < c->out_len) {
