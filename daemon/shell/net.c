@@ -328,7 +328,12 @@ net_timers(struct cutd *d, int64_t now)
 	for (size_t v = 0; v < d->cfg->nnodes; v++) {
 		if (v == d->self)
 			continue;
-		pipewatch_check(&d->net[v].conn);
+		/* A lookup under nng's lock: once a second, off the hot
+		 * path. */
+		if (now - d->net[v].checked_ms >= 1000) {
+			d->net[v].checked_ms = now;
+			pipewatch_check(&d->net[v].conn);
+		}
 		redial_if_dead(d, v, now);
 		renew_dialer(d, v, now);
 	}

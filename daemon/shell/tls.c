@@ -536,6 +536,8 @@ probe_start(struct tls *t, uint64_t accepts, int64_t now)
 		if (pipewatch_start(&t->probe_conn, t->probe) != 0)
 			return;
 	}
+	/* Only a connection made from now on is this probe's. */
+	(void)pipewatch_take_added(&t->probe_conn);
 	if ((rv = nng_dialer_create(&t->probe_dialer, t->probe,
 	                            t->listen_url)) != 0 ||
 	    (rv = nng_dialer_set_ptr(t->probe_dialer, NNG_OPT_TLS_CONFIG,
@@ -557,8 +559,7 @@ probe_step(struct tls *t, uint64_t accepts, int64_t now)
 {
 	const char *dead = NULL;
 
-	pipewatch_check(&t->probe_conn);
-	if (pipewatch_id(&t->probe_conn) != 0 && t->probe_up_ms == 0)
+	if (t->probe_up_ms == 0 && pipewatch_take_added(&t->probe_conn))
 		t->probe_up_ms = now;
 	if (t->test_deaf)
 		accepts = t->probe_accepts;
