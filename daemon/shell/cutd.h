@@ -52,6 +52,7 @@ struct net_peer {
 	nng_dialer dialer;     /* push's dialer, replaced when stuck */
 	int64_t dialed_ms;     /* when it was made */
 	struct pipewatch conn; /* push's open connection */
+	int64_t since_ms;      /* when net_events() saw conn open */
 	int64_t checked_ms;    /* when pipewatch_check() last ran */
 	int up;                /* as last told the coordinator */
 	nng_msg *pending;      /* a frame nng would not take yet */

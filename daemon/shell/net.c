@@ -154,8 +154,7 @@ net_drop_connections(struct cutd *d)
 	log_notice("dropping this node's peer connections (SIGUSR1)");
 	for (size_t v = 0; v < d->cfg->nnodes; v++) {
 		nng_pipe pipe = NNG_PIPE_INITIALIZER;
-		if (v == d->self ||
-		    now - atomic_load(&d->net[v].conn.since_ms) < 200)
+		if (v == d->self || now - d->net[v].since_ms < 200)
 			continue;
 		pipe.id = pipewatch_id(&d->net[v].conn);
 		if (pipe.id != 0)
@@ -193,6 +192,7 @@ net_events(struct cutd *d)
 		if (v == d->self)
 			continue;
 		if (pipewatch_take_added(&p->conn)) {
+			p->since_ms = cutd_now_ms();
 			drop_pending(p);
 			coord_peer_up(d->coord, v);
 			p->up = 1;
@@ -294,7 +294,7 @@ redial_if_dead(struct cutd *d, size_t node, int64_t now)
 	struct net_peer *p = &d->net[node];
 	nng_pipe pipe = NNG_PIPE_INITIALIZER;
 
-	if (!connected(p) || now - atomic_load(&p->conn.since_ms) < DEAD_MS ||
+	if (!connected(p) || now - p->since_ms < DEAD_MS ||
 	    !coord_peer_silent(d->coord, node))
 		return;
 	pipe.id = pipewatch_id(&p->conn);

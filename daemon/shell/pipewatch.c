@@ -4,18 +4,6 @@
  */
 #include "pipewatch.h"
 
-#include <time.h>
-
-/* CLOCK_MONOTONIC in ms, as cutd_now_ms(). */
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
@@ -23,7 +11,6 @@ pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 	unsigned id = (unsigned)nng_pipe_id(pipe);
 
 	if (ev == NNG_PIPE_EV_ADD_POST) {
-		atomic_store(&w->since_ms, now_ms());
 		atomic_store(&w->id, id);
 		atomic_store(&w->added, 1);
 		/* Its removal came first: forget it again. */
@@ -43,7 +30,6 @@ pipewatch_start(struct pipewatch *w, nng_socket sock)
 	atomic_init(&w->id, 0);
 	atomic_init(&w->removed_id, 0);
 	atomic_init(&w->added, 0);
-	atomic_init(&w->since_ms, 0);
 	if ((rv = nng_pipe_notify(sock, NNG_PIPE_EV_ADD_POST, pipe_event, w)) !=
 	    0)
 		return rv;

@@ -19,10 +19,9 @@
 #include <stdint.h>
 
 struct pipewatch {
-	atomic_uint id;           /* the open connection, 0 if none */
-	atomic_uint removed_id;   /* the last one nng said closed */
-	atomic_int added;         /* set when a connection opens */
-	_Atomic int64_t since_ms; /* when it opened (CLOCK_MONOTONIC ms) */
+	atomic_uint id;         /* the open connection, 0 if none */
+	atomic_uint removed_id; /* the last one nng said closed */
+	atomic_int added;       /* set when a connection opens */
 };
 
 /* Registers w for sock's ADD_POST and REM_POST notifications; w must

@@ -115,7 +115,8 @@ struct tls {
 	nng_dialer probe_dialer;
 	struct pipewatch probe_conn;
 	uint64_t probe_accepts; /* the listener's "accept" as it began */
-	int64_t probe_ms, probe_up_ms, probed_ms;
+	int64_t probe_ms,
+	    probe_up_ms; /* when the last probe began, and connected */
 	int probe_unreached_logged;
 	/* Tests: CUTD_TEST_DEAF_LISTENER=1 makes the first probe see the
 	 * listener's "accept" count stand still, as after nng's accept
@@ -548,7 +549,7 @@ probe_start(struct tls *t, uint64_t accepts, int64_t now)
 	}
 	t->probing = 1;
 	t->probe_accepts = accepts;
-	t->probe_ms = t->probed_ms = now;
+	t->probe_ms = now;
 	t->probe_up_ms = 0;
 }
 
@@ -630,7 +631,7 @@ tls_timers(struct tls *t, int64_t now)
 			t->listener_failures_base = failures;
 	} else if (stops > t->listener_stops ||
 	           (!t->probe_unreached_logged &&
-	            now - t->probed_ms >= PROBE_EVERY_MS)) {
+	            now - t->probe_ms >= PROBE_EVERY_MS)) {
 		t->listener_stops = stops;
 		probe_start(t, accepts, now);
 	}
