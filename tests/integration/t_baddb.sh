@@ -65,16 +65,32 @@ start_daemon 0
 wait_for "$CUTCTL --control ipc://$T/p0.ctl status" 10 || fail "p0 on a new database"
 start_app 0 18 --rate 200
 sleep 1
-new=$(snapshot 0)
-[ "${new#p0:}" -gt "${old#p0:}" ] || fail "new database issued $new, not above $old"
-# The restarted application starts again from 18 tokens, so the total
-# is not 44 any more; the cut must still be complete and consistent.
-st=$(wait_done 0 "$new" 20)
-[ "$st" = complete ] || fail "snapshot $new: $st"
+# A snapshot that overlaps the channels' renumbering after the restart
+# aborts by design ("channel numbering resumed after a restart"): under
+# load that can still be going on after a second, so such an abort is
+# taken again, up to 5 times; any other outcome counts.
+tries=0
+while :; do
+	new=$(snapshot 0)
+	[ "${new#p0:}" -gt "${old#p0:}" ] || fail "new database issued $new, not above $old"
+	# The restarted application starts again from 18 tokens, so the
+	# total is not 44 any more; the cut must still be complete and
+	# consistent.
+	st=$(wait_done 0 "$new" 20)
+	tries=$((tries + 1))
+	[ "$st" = aborted ] && [ $tries -lt 5 ] &&
+		sql 0 "SELECT reason FROM snapshots WHERE id = '$new'" | grep -q "channel numbering resumed after a restart" ||
+		break
+	sleep 1
+done
+[ "$st" = complete ] || fail "snapshot $new: $st ($(sql 0 "SELECT reason FROM snapshots WHERE id = '$new'"))"
 [ "$(sql 0 "SELECT consistent FROM snapshots WHERE id = '$new'")" = 1 ] ||
 	fail "snapshot $new: audit says $(sql 0 "SELECT audit_reason FROM snapshots WHERE id = '$new'")"
-[ "$(sql 1 "SELECT count(*) FROM snapshots WHERE initiator = 'p0'")" = 4 ] ||
-	fail "p1 does not hold the 4 snapshots of p0"
+# p1 holds the 3 from before and the complete one, and perhaps the
+# aborted tries (whether it took part in one depends on when it ended).
+held=$(sql 1 "SELECT count(*) FROM snapshots WHERE initiator = 'p0'")
+[ "$held" -ge 4 ] && [ "$held" -le $((3 + tries)) ] && [ "$(sql 1 "SELECT count(*) FROM snapshots WHERE id = '$new'")" = 1 ] ||
+	fail "p1 holds $held snapshots of p0, not the 3 before and $new"
 echo "ok: fresh database, id $new above $old, complete"
 
 # Read-only.
