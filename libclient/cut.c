@@ -50,24 +50,11 @@ cut_last_error(struct cut *c, char *buf, size_t size)
 	return n > 0 ? (size_t)n : 0;
 }
 
-int
-cut_content_type_ok(const char *s)
-{
-	size_t i;
-
-	if (s == NULL)
-		return 1;
-	for (i = 0; s[i] != '\0'; i++)
-		if (s[i] < ' ' || s[i] > '~' || i >= CUT_CONTENT_TYPE_MAX)
-			return 0;
-	return 1;
-}
-
 /* 1 if s is a plausible node name: 1 to 255 printable ASCII bytes. */
 static int
 name_ok(const char *s)
 {
-	return s != NULL && s[0] != '\0' && cut_content_type_ok(s);
+	return s != NULL && s[0] != '\0' && appcore_text_ok(s);
 }
 
 /* Runs on an nng thread when a pipe of the application link comes or
@@ -164,14 +151,15 @@ cut_queue_free(struct cut *c)
 static int
 send_hello(struct cut *c, const char *node, int timeout_ms)
 {
-	Cut__V1__AppHello hello = CUT__V1__APP_HELLO__INIT;
-	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
+	uint8_t *buf;
+	size_t len;
+	int rv;
 
-	hello.node = (char *)(node != NULL ? node : "");
-	hello.version = CUTPROTO_APP_VERSION;
-	item.item_case = CUT__V1__APP_ITEM__ITEM_HELLO;
-	item.hello = &hello;
-	return cut_send_now(c, &item, timeout_ms);
+	if ((rv = appcore_hello(&c->k, node, 0, &buf, &len)) != 0)
+		return rv;
+	rv = cut_send_now(c, buf, len, timeout_ms);
+	free(buf);
+	return rv;
 }
 
 int
@@ -179,50 +167,6 @@ cut_hello_refused(struct cut *c, const Cut__V1__AppError *e)
 {
 	cut_set_error(c, "the daemon refused the hello: %s", e->message);
 	return rpc_app_error(e->code);
-}
-
-/* Checks the hello reply r and copies what it says into c. */
-static int
-take_hello_reply(struct cut *c, const Cut__V1__AppHelloReply *r,
-                 const char *node)
-{
-	size_t i;
-
-	if (!name_ok(r->node) || !name_ok(r->cluster) ||
-	    r->max_message_size == 0)
-		return CUT_EPROTO;
-	if (node != NULL && node[0] != '\0' && strcmp(node, r->node) != 0)
-		return CUT_ENOENT;
-	if (r->version != CUTPROTO_APP_VERSION)
-		return CUT_ENOTSUP;
-	if (!r->has_window_bytes || r->window_bytes == 0)
-		return CUT_EPROTO;
-	for (i = 0; i < r->n_peers; i++)
-		if (!name_ok(r->peers[i]))
-			return CUT_EPROTO;
-	if ((c->node = strdup(r->node)) == NULL ||
-	    (c->cluster = strdup(r->cluster)) == NULL ||
-	    (c->peers = calloc(r->n_peers + 1, sizeof(char *))) == NULL)
-		return CUT_ENOMEM;
-	for (i = 0; i < r->n_peers; i++)
-		if ((c->peers[c->npeers++] = strdup(r->peers[i])) == NULL)
-			return CUT_ENOMEM;
-	if ((c->sent = calloc(r->n_peers + 1, sizeof(*c->sent))) == NULL ||
-	    (c->limit = calloc(r->n_peers + 1, sizeof(*c->limit))) == NULL ||
-	    (c->out_seq = calloc(r->n_peers + 1, sizeof(*c->out_seq))) ==
-	        NULL ||
-	    (c->out_taken = calloc(r->n_peers + 1, sizeof(*c->out_taken))) ==
-	        NULL ||
-	    (c->keep = calloc(r->n_peers + 1, sizeof(*c->keep))) == NULL)
-		return CUT_ENOMEM;
-	/* An application before us may have sent on the channels: number
-	 * on from where the daemon stands. */
-	for (i = 0; i < r->n_peers && i < r->n_sent; i++)
-		c->out_seq[i] = c->out_taken[i] = r->sent[i];
-	c->max_message = r->max_message_size;
-	c->window = r->window_bytes;
-	c->cost = r->has_message_cost ? r->message_cost : 0;
-	return 0;
 }
 
 /* take_frame() found no hello reply in a frame: keep waiting. */
@@ -253,7 +197,7 @@ take_frame(struct cut *c, nng_msg *msg, const char *node, int *bad)
 	for (k = 0; k < b->n_items && rv == NOT_YET; k++) {
 		it = b->items[k];
 		if (it->item_case == CUT__V1__APP_ITEM__ITEM_HELLO_REPLY)
-			rv = take_hello_reply(c, it->hello_reply, node);
+			rv = appcore_open(&c->k, it->hello_reply, node);
 		else if (it->item_case == CUT__V1__APP_ITEM__ITEM_ERROR &&
 		         (it->error->code ==
 		              CUT__V1__APP_ERROR__CODE__WRONG_NODE ||
@@ -342,7 +286,7 @@ open_app(struct cut *c, const char *app_url, const char *node)
 	if (rv != 0)
 		return rv;
 	if ((rv = nng_socket_set_size(c->app, NNG_OPT_RECVMAXSZ,
-	                              c->max_message + CUT_FRAME_SLACK)) != 0 ||
+	                              c->k.max_message + CUT_FRAME_SLACK)) != 0 ||
 	    (rv = nng_aio_alloc(&c->send_aio, cut_send_done, c)) != 0)
 		return rpc_nng_error(rv);
 	nng_aio_set_timeout(c->send_aio, NNG_DURATION_INFINITE);
@@ -359,6 +303,7 @@ new_handle(void)
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
+	appcore_init(&c->k);
 	c->recv_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	c->send_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (c->recv_efd < 0 || c->send_efd < 0) {
@@ -432,8 +377,6 @@ fail:
 void
 cut_close(struct cut *c)
 {
-	size_t i;
-
 	if (c == NULL)
 		return;
 	if (c->has_app) {
@@ -472,24 +415,9 @@ cut_close(struct cut *c)
 		free(o);
 	}
 	cutproto_arena_fini(&c->arena);
-	free(c->out);
-	free(c->sent);
-	free(c->limit);
-	free(c->out_seq);
-	free(c->out_taken);
-	for (i = 0; c->keep != NULL && i < c->npeers; i++)
-		cut_keep_free(&c->keep[i]);
-	free(c->keep);
-	free(c->scratch);
-	for (i = 0; i < c->nsrcs; i++)
-		free(c->srcs[i].name);
+	appcore_fini(&c->k);
 	close(c->recv_efd);
 	close(c->send_efd);
-	for (i = 0; i < c->npeers; i++)
-		free(c->peers[i]);
-	free(c->peers);
-	free(c->node);
-	free(c->cluster);
 	free(c->control_url);
 	pthread_mutex_destroy(&c->recv_mu);
 	pthread_mutex_destroy(&c->taken_mu);
@@ -506,29 +434,29 @@ cut_close(struct cut *c)
 const char *
 cut_node(const struct cut *c)
 {
-	return c != NULL ? c->node : NULL;
+	return c != NULL ? c->k.node : NULL;
 }
 
 const char *
 cut_cluster(const struct cut *c)
 {
-	return c != NULL ? c->cluster : NULL;
+	return c != NULL ? c->k.cluster : NULL;
 }
 
 size_t
 cut_npeers(const struct cut *c)
 {
-	return c != NULL ? c->npeers : 0;
+	return c != NULL ? c->k.npeers : 0;
 }
 
 const char *
 cut_peer(const struct cut *c, size_t i)
 {
-	return c != NULL && i < c->npeers ? c->peers[i] : NULL;
+	return c != NULL && i < c->k.npeers ? c->k.ch[i].peer : NULL;
 }
 
 size_t
 cut_max_message_size(const struct cut *c)
 {
-	return c != NULL ? c->max_message : 0;
+	return c != NULL ? c->k.max_message : 0;
 }

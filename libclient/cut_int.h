@@ -48,6 +48,7 @@
 #include <nng/nng.h>
 #include <nng/supplemental/util/platform.h>
 
+#include "appcore.h"
 #include "cut/cut.h"
 #include "cutproto.h"
 #include "rpc.h"
@@ -60,7 +61,7 @@
 /* A frame is sent as soon as the previous one left; the out buffer grows
  * up to this and more before it, but never holds more than the windows
  * plus control items. */
-#define CUT_OUT_FRAME_MAX (256u << 10)
+#define CUT_OUT_FRAME_MAX APPCORE_FRAME_MAX
 /*
  * Room on the application link beyond the payload limit: a frame from the
  * daemon is one AppBatch, which holds up to its batch budget (256 KiB in
@@ -74,9 +75,9 @@
  * the reply may be read before libcut has seen it. */
 #define CUT_HELLO_MAX_MESSAGE (64u << 20)
 /* Deliveries handed to the application are reported taken within this
- * long, or at once when they fill a quarter of a window: one report per
+ * long, or at once when they fill an eighth of a window: one report per
  * message at a low rate would cost more than the messages. */
-#define CUT_TAKEN_DELAY_MS 5
+#define CUT_TAKEN_DELAY_MS APPCORE_TAKEN_DELAY_MS
 /* The longest one wait on a condition lasts before the waiter checks the
  * link. */
 #define CUT_WAIT_SLICE_MS 200
@@ -87,23 +88,16 @@
 /* The control timeout unless cut_set_control_timeout() says otherwise. */
 #define CUT_CONTROL_TIMEOUT_MS 5000
 /* The longest content type accepted from the application. */
-#define CUT_CONTENT_TYPE_MAX 255
+#define CUT_CONTENT_TYPE_MAX APPCORE_TEXT_MAX
 /* The sending nodes whose position libcut remembers for a resume; a
  * cluster has at most this many nodes. */
-#define CUT_MAX_SOURCES 256
+#define CUT_MAX_SOURCES APPCORE_MAX_SOURCES
 /* How long a call that may wait gives a lost link to come back before
  * it returns CUT_ECLOSED (and the next call tries again). */
 #define CUT_RESUME_MS 10000
 /* A resuming hello unanswered this long on its connection: that
  * connection is closed and the next one gets a hello (resume.c). */
 #define CUT_HELLO_RETRY_MS 2000
-
-/* The messages of one outgoing channel not yet taken by the receiving
- * application, oldest first (resume.c). */
-struct cut_keep {
-	uint8_t *buf;
-	size_t head, tail, cap;
-};
 
 /* A received frame (an AppBatch, still packed), with the offset of its
  * next unprocessed item.  Items are decoded one at a time as the
@@ -125,11 +119,12 @@ struct cut {
 	/* Set by cut_open() and never changed after. */
 	int has_app;
 	nng_socket app;
-	char *node, *cluster;
-	char **peers;
-	size_t npeers;
-	size_t max_message;
 	char *control_url;
+
+	/* The protocol's state (appcore.h): node, peers and window are set
+	 * by cut_open() and never changed after; the up stream's part is
+	 * guarded by send_mu, the down stream's counts by taken_mu. */
+	struct appcore k;
 
 	/* Written by the pipe callback. */
 	atomic_int connected;       /* a pipe came up at least once */
@@ -149,9 +144,6 @@ struct cut {
 	uint64_t hello_at; /* nng_clock() when it went */
 
 	pthread_mutex_t taken_mu;
-	uint64_t handed;     /* deliveries handed to the application */
-	uint64_t reported;   /* the handed count last sent as AppTaken */
-	uint64_t unreported; /* window bytes of deliveries handed since */
 	nng_aio *taken_aio;  /* reports them CUT_TAKEN_DELAY_MS later */
 	int taken_armed;
 
@@ -180,28 +172,9 @@ struct cut {
 	nng_aio *send_aio;
 	int sending;  /* a frame is in flight */
 	int closing;  /* cut_close() is stopping send_aio: send no more */
-	uint8_t *out; /* packed AppItems (field 1) not yet sent */
-	size_t out_len, out_cap;
-	uint64_t window; /* bytes per channel, from the hello reply */
-	uint64_t cost;   /* what a message counts besides its payload */
-	uint64_t *sent;  /* per peer: payload bytes sent on it */
-	uint64_t *limit; /* per peer: the daemon's credit limit */
-	uint64_t *out_seq;   /* per peer: the seq of the last message sent */
-	uint64_t *out_taken; /* per peer: taken by its application up to */
-	struct cut_keep *keep; /* per peer: sent and not known taken */
-	uint8_t *scratch;      /* packs one AppSend, reused */
-	size_t scratch_cap;
 	int send_efd;    /* cut_send_fd(): readable when credit came */
 	int want_credit; /* a cut_try_send() found no room */
 	int send_err;    /* why sending stopped, or 0 */
-
-	/* Per sending node (taken_mu): the seq of the last delivery
-	 * handed to the application. */
-	struct {
-		char *name;
-		uint64_t taken;
-	} srcs[CUT_MAX_SOURCES];
-	size_t nsrcs;
 
 	/* The restore whose callback runs (recv_mu, on rs_thread), and
 	 * whether it called cut_restore_commit(). */
@@ -247,9 +220,9 @@ void cut_set_error(struct cut *c, const char *fmt, ...)
 int cut_queue_item(struct cut *c, const Cut__V1__AppItem *item);
 int cut_queue_item_locked(struct cut *c, const Cut__V1__AppItem *item);
 
-/* Sends item synchronously in a frame of its own (for the hello, before
- * the send machinery runs), waiting up to timeout_ms. */
-int cut_send_now(struct cut *c, const Cut__V1__AppItem *item, int timeout_ms);
+/* Sends a packed frame (len bytes at buf, borrowed) synchronously (for
+ * the hello, before the send machinery runs), waiting up to timeout_ms. */
+int cut_send_now(struct cut *c, const void *buf, size_t len, int timeout_ms);
 
 /* Applies an AppCredit (with send_mu taken inside). */
 void cut_credit(struct cut *c, const Cut__V1__AppCredit *cr);
@@ -260,9 +233,6 @@ int cut_recv_start(struct cut *c);
 /* Reports the handed count to the daemon now if it changed (AppTaken). */
 void cut_report_taken(struct cut *c);
 
-/* Appends a packed item (field 1 of an AppBatch, header included) to the
- * out buffer, without sending.  send_mu held. */
-int cut_out_append(struct cut *c, const void *item, size_t len);
 /* Starts sending the out buffer unless a frame is in flight or the link
  * is lost.  send_mu held. */
 void cut_kick(struct cut *c);
@@ -271,15 +241,6 @@ void cut_set_live(struct cut *c, nng_pipe p);
 /* The code for an AppError received instead of a hello reply. */
 int cut_hello_refused(struct cut *c, const Cut__V1__AppError *e);
 
-/* resume.c.  Keeps a packed item of message seq (charge window bytes)
- * until cut_keep_release() passes it; 0 or CUT_ENOMEM. */
-int cut_keep(struct cut_keep *k, uint64_t seq, uint64_t charge,
-             const void *item, size_t len);
-void cut_keep_release(struct cut_keep *k, uint64_t upto);
-void cut_keep_free(struct cut_keep *k);
-/* Notes that the delivery seq from node `from` was handed over.
- * taken_mu held. */
-void cut_note_handed(struct cut *c, const char *from, uint64_t seq);
 /* While resuming: takes frame msg (consumed) in if it holds the reply to
  * the hello, and returns 1; drops it (from the lost connection) and
  * returns 0 otherwise.  q_mu held. */
@@ -288,8 +249,6 @@ int cut_resume_frame(struct cut *c, nng_msg *msg);
  * the items queued before it: after every hello.  send_mu held; 0 or the
  * code of cut_queue_item_locked(). */
 int cut_restorable_locked(struct cut *c);
-/* The first byte of a packed AppItem of kind field. */
-#define CUT_KIND(field) (uint8_t)(((field) << 3) | 2)
 /*
  * Resumes a lost link: says hello again, waits up to timeout_ms (0: not
  * at all, -1: as long as it takes) for the reply, and sends again what
@@ -318,17 +277,8 @@ void cut_send_done(void *arg);
 /* Waits up to CUT_LINGER_MS for queued items to leave (cut_close). */
 void cut_linger(struct cut *c);
 
-/* 1 if s is a valid content type: at most CUT_CONTENT_TYPE_MAX printable
- * ASCII bytes.  NULL is valid (none). */
-int cut_content_type_ok(const char *s);
 
 /* Frees every batch queued on c. */
 void cut_queue_free(struct cut *c);
-
-/* Reads the item of AppBatch framing at *off in len bytes at p: stores
- * where it starts and its length, and advances *off.  Returns 1, 0 at the
- * end, or -1 if the framing is bad. */
-int cut_frame_item(const uint8_t *p, size_t len, size_t *off,
-                   const uint8_t **ret_item, size_t *ret_len);
 
 #endif /* CUT_INT_H */

@@ -122,7 +122,7 @@ id_ok(const char *s)
 {
 	size_t n = strlen(s);
 
-	return n > 0 && n < CUT_SNAPSHOT_ID_MAX && cut_content_type_ok(s);
+	return n > 0 && n < CUT_SNAPSHOT_ID_MAX && appcore_text_ok(s);
 }
 
 /* Copies a restore into one allocation that the caller frees, or returns
@@ -136,11 +136,11 @@ new_restore(const Cut__V1__AppRestore *r, int *bad)
 	char *p;
 
 	*bad = 1;
-	if (!id_ok(r->snapshot_id) || !cut_content_type_ok(r->content_type))
+	if (!id_ok(r->snapshot_id) || !appcore_text_ok(r->content_type))
 		return NULL;
 	for (size_t i = 0; i < r->n_channels; i++) {
 		if (r->channels[i]->node[0] == '\0' ||
-		    !cut_content_type_ok(r->channels[i]->node))
+		    !appcore_text_ok(r->channels[i]->node))
 			return NULL;
 		names += strlen(r->channels[i]->node) + 1;
 	}
@@ -181,8 +181,8 @@ judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
 	switch (it->item_case) {
 	case CUT__V1__APP_ITEM__ITEM_DELIVER:
 		if (it->deliver->from[0] == '\0' ||
-		    !cut_content_type_ok(it->deliver->from) ||
-		    !cut_content_type_ok(it->deliver->content_type))
+		    !appcore_text_ok(it->deliver->from) ||
+		    !appcore_text_ok(it->deliver->content_type))
 			break;
 		if ((ret->msg = new_msg(it->deliver)) == NULL)
 			return CUT_ENOMEM;
@@ -230,70 +230,9 @@ judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
 
 /* The first byte of a packed AppItem names its kind: the tag of its one
  * field, length-delimited (protobuf-c writes nothing before it). */
-#define TAG(field)  (uint8_t)(((field) << 3) | 2)
-#define KIND_CREDIT TAG(CUT__V1__APP_ITEM__ITEM_CREDIT)
-#define KIND_STATE  TAG(CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
-#define KIND_RESTORE TAG(CUT__V1__APP_ITEM__ITEM_RESTORE)
-
-/* Reads a varint at p[*i], within len; returns 0 or -1. */
-static int
-varint(const uint8_t *p, size_t len, size_t *i, uint64_t *ret)
-{
-	uint64_t v = 0;
-
-	for (int shift = 0;; shift += 7) {
-		if (*i == len || shift > 63)
-			return -1;
-		v |= (uint64_t)(p[*i] & 0x7f) << shift;
-		if ((p[(*i)++] & 0x80) == 0)
-			break;
-	}
-	*ret = v;
-	return 0;
-}
-
-int
-cut_frame_item(const uint8_t *p, size_t len, size_t *off,
-               const uint8_t **ret_item, size_t *ret_len)
-{
-	size_t i = *off;
-	uint64_t tag, n;
-
-	/* Fields other than items (a later protocol's) are skipped. */
-	while (i < len) {
-		if (varint(p, len, &i, &tag) != 0)
-			return -1;
-		switch (tag & 7) {
-		case 0:
-			if (varint(p, len, &i, &n) != 0)
-				return -1;
-			continue;
-		case 1:
-		case 5:
-			n = (tag & 7) == 1 ? 8 : 4;
-			if (n > len - i)
-				return -1;
-			i += (size_t)n;
-			continue;
-		case 2:
-			if (varint(p, len, &i, &n) != 0 || n > len - i)
-				return -1;
-			break;
-		default:
-			return -1;
-		}
-		if (tag >> 3 != 1) {
-			i += (size_t)n;
-			continue;
-		}
-		*ret_item = p + i;
-		*ret_len = (size_t)n;
-		*off = i + (size_t)n;
-		return 1;
-	}
-	*off = i;
-	return 0;
-}
+#define KIND_CREDIT  APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_CREDIT)
+#define KIND_STATE   APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
+#define KIND_RESTORE APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_RESTORE)
 
 /* Decodes the next item of frame q into *ret (see judge()).  Credit and
  * unaligned requests were handled when the frame came, and are skipped.
@@ -306,7 +245,7 @@ take_packed(struct cut *c, struct batch *q, struct item *ret)
 	Cut__V1__AppItem *it;
 	int rv;
 
-	if (cut_frame_item(nng_msg_body(q->msg), nng_msg_len(q->msg), &q->off,
+	if (appcore_frame_item(nng_msg_body(q->msg), nng_msg_len(q->msg), &q->off,
 	                   &p, &len) != 1) {
 		q->off = nng_msg_len(q->msg); /* checked on arrival */
 		ret->kind = ITEM_SKIP;
@@ -338,18 +277,12 @@ take_packed(struct cut *c, struct batch *q, struct item *ret)
 static void
 report_locked(struct cut *c)
 {
-	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
-	Cut__V1__AppTaken t = CUT__V1__APP_TAKEN__INIT;
-
-	if (c->handed == c->reported)
-		return;
-	t.handed = c->handed;
-	item.item_case = CUT__V1__APP_ITEM__ITEM_TAKEN;
-	item.taken = &t;
-	if (cut_queue_item(c, &item) == 0) {
-		c->reported = c->handed;
-		c->unreported = 0;
-	}
+	pthread_mutex_lock(&c->send_mu);
+	/* The link lost: the hello after it says where we stand. */
+	if (!atomic_load(&c->lost) && c->send_err == 0 &&
+	    appcore_report(&c->k) == 0)
+		cut_kick(c);
+	pthread_mutex_unlock(&c->send_mu);
 }
 
 void
@@ -380,10 +313,7 @@ static void
 handed(struct cut *c, const struct cut_msg *m)
 {
 	pthread_mutex_lock(&c->taken_mu);
-	c->handed++;
-	c->unreported += m->len + c->cost;
-	cut_note_handed(c, m->from, m->seq);
-	if (c->unreported >= c->window / 8) {
+	if (appcore_handed(&c->k, m->from, m->seq, m->len, 0)) {
 		report_locked(c);
 	} else if (!c->taken_armed && c->taken_aio != NULL) {
 		c->taken_armed = 1;
@@ -564,7 +494,7 @@ ingest(struct cut *c, nng_msg *msg)
 		return cut_resume_frame(c, msg);
 
 	/* All of a frame or none of it: the framing is checked first. */
-	while ((rv = cut_frame_item(body, len, &off, &p, &n)) == 1)
+	while ((rv = appcore_frame_item(body, len, &off, &p, &n)) == 1)
 		;
 	if (rv < 0) {
 		cut_set_error(c,
@@ -580,7 +510,7 @@ ingest(struct cut *c, nng_msg *msg)
 	 * frame (it comes first; credit before it was for the old
 	 * positions too) and in the queue.  The restore itself is
 	 * processed in its turn, by the application's thread. */
-	for (off = 0, at = 0; cut_frame_item(body, len, &off, &p, &n) == 1;
+	for (off = 0, at = 0; appcore_frame_item(body, len, &off, &p, &n) == 1;
 	     at = off)
 		if (n > 0 && p[0] == KIND_RESTORE) {
 			struct overtake *o;
@@ -595,7 +525,7 @@ ingest(struct cut *c, nng_msg *msg)
 			atomic_store(&c->restore_arrived, 1);
 			pthread_cond_broadcast(&c->send_cv);
 		}
-	for (off = restore_at; cut_frame_item(body, len, &off, &p, &n) == 1;) {
+	for (off = restore_at; appcore_frame_item(body, len, &off, &p, &n) == 1;) {
 		switch (urgent(c, p, n)) {
 		case URGENT_NOT:
 			keep++;
@@ -670,24 +600,18 @@ static int
 send_reply(struct cut *c, const char *id, uint64_t handed, const void *data,
            size_t len, const char *content_type)
 {
-	Cut__V1__AppStateReply reply = CUT__V1__APP_STATE_REPLY__INIT;
-	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
 	int rv;
 
-	reply.snapshot_id = (char *)id;
-	reply.content_type = (char *)content_type;
-	reply.state.data = (uint8_t *)data;
-	reply.state.len = len;
-	reply.handed = handed;
-	item.item_case = CUT__V1__APP_ITEM__ITEM_STATE_REPLY;
-	item.state_reply = &reply;
-	/* The reply reports the handed count too. */
 	pthread_mutex_lock(&c->taken_mu);
-	if ((rv = cut_queue_item(c, &item)) == 0 && handed >= c->reported) {
-		c->reported = handed;
-		if (handed == c->handed)
-			c->unreported = 0;
-	}
+	pthread_mutex_lock(&c->send_mu);
+	if (atomic_load(&c->lost))
+		rv = CUT_ECLOSED;
+	else if (c->send_err != 0)
+		rv = c->send_err;
+	else if ((rv = appcore_state_reply(&c->k, id, handed, data, len,
+	                                   content_type)) == 0)
+		cut_kick(c);
+	pthread_mutex_unlock(&c->send_mu);
 	pthread_mutex_unlock(&c->taken_mu);
 	return rv;
 }
@@ -697,13 +621,13 @@ cut_buf_set(struct cut_buf *b, const void *data, size_t len,
             const char *content_type)
 {
 	if (b == NULL || b->used || (data == NULL && len > 0) ||
-	    !cut_content_type_ok(content_type))
+	    !appcore_text_ok(content_type))
 		return CUT_EINVAL;
 	b->used = 1;
-	if (len > b->c->max_message) {
+	if (len > b->c->k.max_message) {
 		cut_set_error(b->c,
 		              "state of %zu bytes exceeds the limit of %zu",
-		              len, b->c->max_message);
+		              len, b->c->k.max_message);
 		return CUT_E2BIG;
 	}
 	return send_reply(b->c, b->snapshot_id, b->handed, data, len,
@@ -714,7 +638,7 @@ cut_buf_set(struct cut_buf *b, const void *data, size_t len,
 static int
 answer(struct cut *c, const char *id)
 {
-	struct cut_buf b = {c, id, c->handed, 0};
+	struct cut_buf b = {c, id, c->k.handed, 0};
 	cut_state_fn fn;
 	void *arg;
 	int rv;
@@ -724,14 +648,14 @@ answer(struct cut *c, const char *id)
 	arg = c->state_arg;
 	pthread_mutex_unlock(&c->mu);
 	if (fn == NULL)
-		return send_reply(c, id, c->handed, NULL, 0,
+		return send_reply(c, id, c->k.handed, NULL, 0,
 		                  CUT_CONTENT_TYPE_EMPTY);
 	rv = fn(arg, id, &b);
 	/* A failed cut_buf_set() was the callback's to handle: the
 	 * snapshot goes unanswered rather than recording a wrong state. */
 	if (b.used || rv != 0)
 		return 0;
-	return send_reply(c, id, c->handed, NULL, 0, CUT_CONTENT_TYPE_EMPTY);
+	return send_reply(c, id, c->k.handed, NULL, 0, CUT_CONTENT_TYPE_EMPTY);
 }
 
 int
@@ -769,68 +693,42 @@ cut_set_restore_callback(struct cut *c, cut_restore_fn fn, void *arg)
 	return 0;
 }
 
-/* Sets the position of incoming channel `from` to seq.  taken_mu held. */
-static void
-set_in_taken(struct cut *c, const char *from, uint64_t seq)
-{
-	size_t i;
-
-	for (i = 0; i < c->nsrcs; i++)
-		if (strcmp(c->srcs[i].name, from) == 0) {
-			c->srcs[i].taken = seq;
-			return;
-		}
-	if (seq > 0)
-		cut_note_handed(c, from, seq);
-}
-
 /*
  * The restore's step for the up stream, in one go under taken_mu and
- * send_mu: takes the snapshot's channel positions, forgets what was kept
- * for sending again, starts credit and the handed count from 0 and queues
- * AppRestored (failed with rv and reason unless rv is 0).  Sends before
- * it are numbered the old way and discarded by the daemon, which ignores
- * sends until AppRestored; sends after it are numbered from the
- * snapshot's out_sent.  Returns 0 or CUT_ENOMEM.
+ * send_mu (appcore_restore()): takes the snapshot's channel positions,
+ * forgets what was kept for sending again, starts credit and the handed
+ * count from 0 and queues AppRestored (failed with rv and reason unless rv
+ * is 0).  Sends before it are numbered the old way and discarded by the
+ * daemon, which ignores sends until AppRestored; sends after it are
+ * numbered from the snapshot's out_sent.  Returns 0 or CUT_ENOMEM.
  */
 static int
 restore_step(struct cut *c, const struct restore *rs, int rv,
              const char *reason)
 {
-	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
-	Cut__V1__AppRestored done = CUT__V1__APP_RESTORED__INIT;
+	struct appcore_pos *pos = calloc(rs->nch + 1, sizeof(*pos));
 	int qrv;
 
+	if (pos == NULL)
+		return CUT_ENOMEM;
+	for (size_t k = 0; k < rs->nch; k++) {
+		pos[k].node = rs->ch[k].node;
+		pos[k].in_taken = rs->ch[k].in_taken;
+		pos[k].out_sent = rs->ch[k].out_sent;
+	}
 	pthread_mutex_lock(&c->taken_mu);
-	c->handed = c->reported = c->unreported = 0;
-	for (size_t i = 0; i < c->nsrcs; i++)
-		c->srcs[i].taken = 0;
-	for (size_t k = 0; k < rs->nch; k++)
-		set_in_taken(c, rs->ch[k].node, rs->ch[k].in_taken);
 	pthread_mutex_lock(&c->send_mu);
 	atomic_store(&c->restore_arrived, 0);
-	for (size_t i = 0; i < c->npeers; i++) {
-		uint64_t seq = 0;
-		for (size_t k = 0; k < rs->nch; k++)
-			if (strcmp(rs->ch[k].node, c->peers[i]) == 0)
-				seq = rs->ch[k].out_sent;
-		cut_keep_release(&c->keep[i], UINT64_MAX);
-		c->out_seq[i] = c->out_taken[i] = seq;
-		c->sent[i] = c->limit[i] = 0;
-	}
-	done.snapshot_id = (char *)rs->id;
-	if (rv != 0) {
-		done.has_failed = 1;
-		done.failed = (uint32_t)rv;
-		done.reason = (char *)reason;
-	}
-	item.item_case = CUT__V1__APP_ITEM__ITEM_RESTORED;
-	item.restored = &done;
 	/* On a lost link the daemon sends the restore again after the
 	 * hello: it is taken again then. */
-	qrv = cut_queue_item_locked(c, &item);
+	appcore_restore(&c->k, pos, rs->nch);
+	qrv = 0;
+	if (!atomic_load(&c->lost) && c->send_err == 0 &&
+	    (qrv = appcore_restored(&c->k, rs->id, rv, reason)) == 0)
+		cut_kick(c);
 	pthread_mutex_unlock(&c->send_mu);
 	pthread_mutex_unlock(&c->taken_mu);
+	free(pos);
 	return qrv == CUT_ENOMEM ? CUT_ENOMEM : 0;
 }
 

@@ -32,95 +32,6 @@
 
 #include "cut_int.h"
 
-/* A kept message: its seq, its window charge and its packed AppItem
- * (as field 1 of an AppBatch), stored back to back in one buffer. */
-struct kept_hdr {
-	uint64_t seq, charge;
-	size_t len;
-};
-
-int
-cut_keep(struct cut_keep *k, uint64_t seq, uint64_t charge, const void *item,
-         size_t len)
-{
-	struct kept_hdr h = {seq, charge, len};
-	size_t need = sizeof(h) + len;
-
-	if (k->head > 0 && k->tail + need > k->cap) {
-		/* Compact: what was released is at the front. */
-		memmove(k->buf, k->buf + k->head, k->tail - k->head);
-		k->tail -= k->head;
-		k->head = 0;
-	}
-	if (k->tail + need > k->cap) {
-		size_t cap = k->cap ? k->cap : 4096;
-		uint8_t *b;
-		while (cap < k->tail + need)
-			cap *= 2;
-		if ((b = realloc(k->buf, cap)) == NULL)
-			return CUT_ENOMEM;
-		k->buf = b;
-		k->cap = cap;
-	}
-	memcpy(k->buf + k->tail, &h, sizeof(h));
-	memcpy(k->buf + k->tail + sizeof(h), item, len);
-	k->tail += need;
-	return 0;
-}
-
-/* The kept message at offset off, or 0 past the end. */
-static int
-kept_at(const struct cut_keep *k, size_t off, struct kept_hdr *ret_h,
-        const uint8_t **ret_item)
-{
-	if (off >= k->tail)
-		return 0;
-	memcpy(ret_h, k->buf + off, sizeof(*ret_h));
-	*ret_item = k->buf + off + sizeof(*ret_h);
-	return 1;
-}
-
-void
-cut_keep_release(struct cut_keep *k, uint64_t upto)
-{
-	struct kept_hdr h;
-	const uint8_t *item;
-
-	while (kept_at(k, k->head, &h, &item) && h.seq <= upto)
-		k->head += sizeof(h) + h.len;
-	if (k->head == k->tail)
-		k->head = k->tail = 0;
-}
-
-void
-cut_keep_free(struct cut_keep *k)
-{
-	free(k->buf);
-	memset(k, 0, sizeof(*k));
-}
-
-void
-cut_note_handed(struct cut *c, const char *from, uint64_t seq)
-{
-	size_t i;
-
-	if (seq == 0)
-		return;
-	for (i = 0; i < c->nsrcs; i++)
-		if (strcmp(c->srcs[i].name, from) == 0)
-			break;
-	if (i == c->nsrcs) {
-		char *name;
-		if (c->nsrcs == CUT_MAX_SOURCES ||
-		    (name = strdup(from)) == NULL)
-			return; /* the daemon then sends it again: a duplicate */
-		c->srcs[c->nsrcs].name = name;
-		c->srcs[c->nsrcs++].taken = 0;
-	}
-	if (seq > c->srcs[i].taken)
-		c->srcs[i].taken = seq;
-}
-
 /* Forgets what the lost connection had queued both ways.  The out buffer
  * holds kept messages (sent again on the reply) and control items that
  * meant something only to the lost connection. */
@@ -129,9 +40,6 @@ forget_connection(struct cut *c)
 {
 	struct overtake *o;
 
-	pthread_mutex_lock(&c->taken_mu);
-	c->handed = c->reported = c->unreported = 0;
-	pthread_mutex_unlock(&c->taken_mu);
 	pthread_mutex_lock(&c->q_mu);
 	cut_queue_free(c);
 	while ((o = c->ovt) != NULL) {
@@ -145,10 +53,12 @@ forget_connection(struct cut *c)
 	c->resume_done = 0;
 	c->resuming = 1;
 	pthread_mutex_unlock(&c->q_mu);
+	pthread_mutex_lock(&c->taken_mu);
 	pthread_mutex_lock(&c->send_mu);
-	c->out_len = 0;
+	appcore_forget(&c->k);
 	c->send_err = 0;
 	pthread_mutex_unlock(&c->send_mu);
+	pthread_mutex_unlock(&c->taken_mu);
 }
 
 /* Whether no frame of ours is waiting in the socket, where it would go to
@@ -172,39 +82,20 @@ nothing_in_flight(struct cut *c)
 static int
 send_resume_hello(struct cut *c, uint32_t pipe, int wait_ms)
 {
-	Cut__V1__AppHello hello = CUT__V1__APP_HELLO__INIT;
-	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
-	Cut__V1__AppResume r[2 * CUT_MAX_SOURCES + 1], *rp[2 * CUT_MAX_SOURCES + 1];
-	size_t n = 0;
+	uint8_t *buf;
+	size_t len;
 	int rv;
 
-	pthread_mutex_lock(&c->send_mu);
-	for (size_t i = 0; i < c->npeers; i++, n++) {
-		cut__v1__app_resume__init(&r[n]);
-		r[n].node = c->peers[i];
-		r[n].has_out_taken = r[n].has_out_sent = 1;
-		r[n].out_taken = c->out_taken[i];
-		r[n].out_sent = c->out_seq[i];
-		rp[n] = &r[n];
-	}
-	pthread_mutex_unlock(&c->send_mu);
 	pthread_mutex_lock(&c->taken_mu);
-	for (size_t i = 0; i < c->nsrcs && n < 2 * CUT_MAX_SOURCES; i++, n++) {
-		cut__v1__app_resume__init(&r[n]);
-		r[n].node = c->srcs[i].name;
-		r[n].has_in_taken = 1;
-		r[n].in_taken = c->srcs[i].taken;
-		rp[n] = &r[n];
-	}
+	pthread_mutex_lock(&c->send_mu);
+	rv = appcore_hello(&c->k, NULL, 1, &buf, &len);
+	pthread_mutex_unlock(&c->send_mu);
 	pthread_mutex_unlock(&c->taken_mu);
-	hello.node = c->node;
-	hello.version = CUTPROTO_APP_VERSION;
-	hello.n_resume = n;
-	hello.resume = rp;
-	item.item_case = CUT__V1__APP_ITEM__ITEM_HELLO;
-	item.hello = &hello;
-	if ((rv = cut_send_now(c, &item, wait_ms)) == 0)
+	if (rv != 0)
+		return rv;
+	if ((rv = cut_send_now(c, buf, len, wait_ms)) == 0)
 		c->hello_pipe = pipe;
+	free(buf);
 	return rv;
 }
 
@@ -229,36 +120,10 @@ take_resume_reply(struct cut *c, nng_msg *msg)
 			rv = cut_hello_refused(c, it->error);
 	}
 	if (r != NULL) {
-		rv = 0;
-		if (strcmp(r->node, c->node) != 0 ||
-		    strcmp(r->cluster, c->cluster) != 0 ||
-		    r->n_peers != c->npeers || r->n_sent != c->npeers)
-			rv = CUT_EPROTO;
-		for (size_t i = 0; rv == 0 && i < r->n_peers; i++)
-			if (strcmp(r->peers[i], c->peers[i]) != 0)
-				rv = CUT_EPROTO;
-		if (rv == CUT_EPROTO)
+		pthread_mutex_lock(&c->send_mu);
+		if ((rv = appcore_resumed(&c->k, r)) == CUT_EPROTO)
 			cut_set_error(c, "the restarted daemon serves another "
 			                 "node, cluster or set of peers");
-	}
-	if (rv == 0) {
-		pthread_mutex_lock(&c->send_mu);
-		for (size_t i = 0; i < c->npeers; i++) {
-			struct cut_keep *k = &c->keep[i];
-			struct kept_hdr h;
-			const uint8_t *item;
-			c->sent[i] = c->limit[i] = 0;
-			for (size_t off = k->head; kept_at(k, off, &h, &item);
-			     off += sizeof(h) + h.len) {
-				if (h.seq <= r->sent[i])
-					continue;
-				if (cut_out_append(c, item, h.len) != 0) {
-					rv = CUT_ENOMEM;
-					break;
-				}
-				c->sent[i] += h.charge;
-			}
-		}
 		if (rv == 0) {
 			c->resuming = 0;
 			atomic_store(&c->lost, 0);
@@ -285,16 +150,11 @@ take_resume_reply(struct cut *c, nng_msg *msg)
 int
 cut_resume_frame(struct cut *c, nng_msg *msg)
 {
-	const uint8_t *body = nng_msg_body(msg), *p;
-	size_t len = nng_msg_len(msg), off = 0, n;
-
-	while (cut_frame_item(body, len, &off, &p, &n) == 1)
-		if (n > 0 && (p[0] == CUT_KIND(CUT__V1__APP_ITEM__ITEM_HELLO_REPLY) ||
-		              p[0] == CUT_KIND(CUT__V1__APP_ITEM__ITEM_ERROR))) {
-			c->resume_rv = take_resume_reply(c, msg);
-			c->resume_done = 1;
-			return 1;
-		}
+	if (appcore_is_answer(nng_msg_body(msg), nng_msg_len(msg))) {
+		c->resume_rv = take_resume_reply(c, msg);
+		c->resume_done = 1;
+		return 1;
+	}
 	nng_msg_free(msg);
 	return 0;
 }

@@ -36,20 +36,14 @@
 #include "cut_int.h"
 
 int
-cut_send_now(struct cut *c, const Cut__V1__AppItem *item, int timeout_ms)
+cut_send_now(struct cut *c, const void *buf, size_t len, int timeout_ms)
 {
-	Cut__V1__AppBatch batch = CUT__V1__APP_BATCH__INIT;
-	Cut__V1__AppItem *items[1] = {(Cut__V1__AppItem *)item};
 	nng_msg *msg;
-	size_t len;
 	int rv;
 
-	batch.n_items = 1;
-	batch.items = items;
-	len = protobuf_c_message_get_packed_size(&batch.base);
 	if ((rv = nng_msg_alloc(&msg, len)) != 0)
 		return rpc_nng_error(rv);
-	protobuf_c_message_pack(&batch.base, nng_msg_body(msg));
+	memcpy(nng_msg_body(msg), buf, len);
 	nng_socket_set_ms(c->app, NNG_OPT_SENDTIMEO, timeout_ms);
 	if ((rv = nng_sendmsg(c->app, msg, 0)) != 0) {
 		nng_msg_free(msg);
@@ -63,25 +57,9 @@ cut_send_now(struct cut *c, const Cut__V1__AppItem *item, int timeout_ms)
 static size_t
 frame_max(const struct cut *c)
 {
-	size_t m = c->max_message + (32u << 10);
+	size_t m = c->k.max_message + (32u << 10);
 
 	return m < CUT_OUT_FRAME_MAX ? m : CUT_OUT_FRAME_MAX;
-}
-
-/* The length of the packed item (field header included) at p, within n
- * bytes. */
-static size_t
-item_size(const uint8_t *p, size_t n)
-{
-	uint64_t len = 0;
-	size_t i = 1;
-
-	for (int shift = 0; i < n && shift < 64; shift += 7) {
-		len |= (uint64_t)(p[i] & 0x7f) << shift;
-		if ((p[i++] & 0x80) == 0)
-			break;
-	}
-	return i + (size_t)len;
 }
 
 /* Starts sending what the out buffer holds, whole items up to a frame,
@@ -90,25 +68,19 @@ item_size(const uint8_t *p, size_t n)
 void
 cut_kick(struct cut *c)
 {
-	size_t n = 0, max = frame_max(c);
+	size_t n;
 	nng_msg *msg;
 
 	/* Closing: a frame given to the stopped aio would be dropped by
 	 * nng without a callback, and leak. */
-	if (c->sending || c->closing || c->out_len == 0 || c->send_err != 0 ||
-	    atomic_load(&c->lost))
+	if (c->sending || c->closing || c->k.out_len == 0 ||
+	    c->send_err != 0 || atomic_load(&c->lost))
 		return;
-	while (n < c->out_len) {
-		size_t k = item_size(c->out + n, c->out_len - n);
-		if (n > 0 && n + k > max)
-			break;
-		n += k;
-	}
+	n = appcore_frame_len(&c->k, frame_max(c));
 	if (nng_msg_alloc(&msg, n) != 0)
 		return; /* kept; the next call or completion retries */
-	memcpy(nng_msg_body(msg), c->out, n);
-	memmove(c->out, c->out + n, c->out_len - n);
-	c->out_len -= n;
+	memcpy(nng_msg_body(msg), c->k.out, n);
+	appcore_frame_taken(&c->k, n);
 	c->sending = 1;
 	nng_aio_set_msg(c->send_aio, msg);
 	nng_send_aio(c->app, c->send_aio);
@@ -139,98 +111,31 @@ cut_send_done(void *arg)
 	pthread_mutex_unlock(&c->send_mu);
 }
 
-/* Makes room for need more bytes in the out buffer.  send_mu held. */
-static int
-out_room(struct cut *c, size_t need)
-{
-	need += c->out_len;
-	if (need > c->out_cap) {
-		size_t cap = c->out_cap ? c->out_cap : 4096;
-		uint8_t *b;
-		while (cap < need)
-			cap *= 2;
-		if ((b = realloc(c->out, cap)) == NULL)
-			return CUT_ENOMEM;
-		c->out = b;
-		c->out_cap = cap;
-	}
-	return 0;
-}
-
-int
-cut_out_append(struct cut *c, const void *item, size_t len)
-{
-	if (out_room(c, len) != 0)
-		return CUT_ENOMEM;
-	memcpy(c->out + c->out_len, item, len);
-	c->out_len += len;
-	return 0;
-}
-
-/* Packs item as field 1 of an AppBatch (the tag, the length, the packed
- * item) at dst, which has room; returns the bytes written. */
-static size_t
-pack_field(uint8_t *dst, const Cut__V1__AppItem *item, size_t len)
-{
-	size_t n = 0;
-
-	dst[n++] = (1 << 3) | 2;
-	for (uint64_t v = len;; v >>= 7) {
-		dst[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		if (v <= 0x7f)
-			break;
-	}
-	return n + protobuf_c_message_pack(&item->base, dst + n);
-}
-
 int
 cut_queue_item_locked(struct cut *c, const Cut__V1__AppItem *item)
 {
-	size_t len = protobuf_c_message_get_packed_size(&item->base);
-
 	if (atomic_load(&c->lost))
 		return CUT_ECLOSED;
 	if (c->send_err != 0)
 		return c->send_err;
-	if (out_room(c, len + 11) != 0)
+	if (appcore_queue(&c->k, item) != 0)
 		return CUT_ENOMEM;
-	c->out_len += pack_field(c->out + c->out_len, item, len);
 	cut_kick(c);
 	return 0;
 }
 
-/* Numbers, keeps and queues the message in item (an AppSend) to peer i,
- * charged charge window bytes.  While the link is lost it is only kept:
- * it goes when the link is back.  send_mu held. */
+/* Numbers, keeps and queues the message in item (an AppSend) to peer i.
+ * While the link is lost it is only kept: it goes when the link is back.
+ * send_mu held. */
 static int
-queue_message(struct cut *c, size_t i, Cut__V1__AppItem *item,
-              uint64_t charge)
+queue_message(struct cut *c, size_t i, Cut__V1__AppItem *item)
 {
-	size_t len, n;
 	int rv;
 
 	if (c->send_err != 0)
 		return c->send_err;
-	item->send->has_seq = 1;
-	item->send->seq = c->out_seq[i] + 1;
-	len = protobuf_c_message_get_packed_size(&item->base);
-	if (c->scratch_cap < len + 11) {
-		uint8_t *b = realloc(c->scratch, len + 11);
-		if (b == NULL)
-			return CUT_ENOMEM;
-		c->scratch = b;
-		c->scratch_cap = len + 11;
-	}
-	n = pack_field(c->scratch, item, len);
-	if ((rv = cut_keep(&c->keep[i], item->send->seq, charge, c->scratch,
-	                   n)) != 0)
+	if ((rv = appcore_send(&c->k, i, item, atomic_load(&c->lost))) != 0)
 		return rv;
-	c->out_seq[i]++;
-	c->sent[i] += charge;
-	if (atomic_load(&c->lost))
-		return 0;
-	if ((rv = cut_out_append(c, c->scratch, n)) != 0)
-		return rv; /* kept: it goes again if the link is lost */
 	cut_kick(c);
 	return 0;
 }
@@ -251,16 +156,8 @@ cut_credit(struct cut *c, const Cut__V1__AppCredit *cr)
 {
 	uint64_t one = 1;
 
-	if (cr->peer >= c->npeers || c->limit == NULL)
-		return;
 	pthread_mutex_lock(&c->send_mu);
-	if (cr->has_taken && cr->taken > c->out_taken[cr->peer] &&
-	    cr->taken <= c->out_seq[cr->peer]) {
-		c->out_taken[cr->peer] = cr->taken;
-		cut_keep_release(&c->keep[cr->peer], cr->taken);
-	}
-	if (cr->limit > c->limit[cr->peer]) {
-		c->limit[cr->peer] = cr->limit;
+	if (appcore_credit(&c->k, cr)) {
 		pthread_cond_broadcast(&c->send_cv);
 		if (c->want_credit) {
 			c->want_credit = 0;
@@ -269,27 +166,6 @@ cut_credit(struct cut *c, const Cut__V1__AppCredit *cr)
 		}
 	}
 	pthread_mutex_unlock(&c->send_mu);
-}
-
-/* The index of peer `to`, or -1. */
-static int
-peer_index(const struct cut *c, const char *to)
-{
-	for (size_t i = 0; i < c->npeers; i++)
-		if (strcmp(c->peers[i], to) == 0)
-			return (int)i;
-	return -1;
-}
-
-/* Whether len more bytes fit the credit of peer i: within the limit, or
- * alone when nothing is outstanding.  send_mu held. */
-static int
-room(const struct cut *c, size_t i, size_t len)
-{
-	uint64_t sent = c->sent[i], limit = c->limit[i];
-
-	return sent + len <= limit ||
-	       (limit >= sent && limit - sent >= c->window);
 }
 
 int
@@ -311,7 +187,7 @@ await_room(struct cut *c, size_t i, size_t len, int timeout_ms)
 	nng_time deadline = nng_clock() + (timeout_ms > 0 ? timeout_ms : 0);
 	uint64_t v;
 
-	while (!room(c, i, len)) {
+	while (!appcore_room(&c->k, i, len)) {
 		/* Credit comes back on the link, once it is back. */
 		if (atomic_load(&c->lost) || c->send_err != 0)
 			return c->send_err != 0 ? c->send_err : CUT_ECLOSED;
@@ -343,17 +219,17 @@ cut_send_timed(struct cut *c, const char *to, const void *data, size_t len,
 	int i, rv;
 
 	if (c == NULL || to == NULL || (data == NULL && len > 0) ||
-	    !cut_content_type_ok(content_type) || timeout_ms < -1)
+	    !appcore_text_ok(content_type) || timeout_ms < -1)
 		return CUT_EINVAL;
 	if (!c->has_app)
 		return CUT_ENOTSUP;
-	if ((i = peer_index(c, to)) < 0) {
-		cut_set_error(c, "\"%.64s\" is not a peer of %s", to, c->node);
+	if ((i = appcore_peer(&c->k, to)) < 0) {
+		cut_set_error(c, "\"%.64s\" is not a peer of %s", to, c->k.node);
 		return CUT_ENOENT;
 	}
-	if (len > c->max_message) {
+	if (len > c->k.max_message) {
 		cut_set_error(c, "%zu bytes exceed the limit of %zu", len,
-		              c->max_message);
+		              c->k.max_message);
 		return CUT_E2BIG;
 	}
 	send.to = (char *)to;
@@ -369,9 +245,9 @@ cut_send_timed(struct cut *c, const char *to, const void *data, size_t len,
 		           : deadline > now ? (int)(deadline - now)
 		                            : 0;
 		pthread_mutex_lock(&c->send_mu);
-		rv = await_room(c, (size_t)i, len + c->cost, left);
+		rv = await_room(c, (size_t)i, appcore_charge(&c->k, len), left);
 		if (rv == 0)
-			rv = queue_message(c, (size_t)i, &item, len + c->cost);
+			rv = queue_message(c, (size_t)i, &item);
 		pthread_mutex_unlock(&c->send_mu);
 		/* No room while the link is lost: wait for it to come
 		 * back, within the same timeout. */
@@ -434,7 +310,7 @@ cut_linger(struct cut *c)
 	nng_time deadline = nng_clock() + CUT_LINGER_MS;
 
 	pthread_mutex_lock(&c->send_mu);
-	while ((c->out_len > 0 || c->sending) && c->send_err == 0 &&
+	while ((c->k.out_len > 0 || c->sending) && c->send_err == 0 &&
 	       !atomic_load(&c->lost) && nng_clock() < deadline)
 		cut_wait_slice(&c->send_cv, &c->send_mu, CUT_LINGER_MS,
 		               deadline);

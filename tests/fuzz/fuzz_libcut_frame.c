@@ -2,11 +2,11 @@
  * fuzz_libcut_frame.c - libFuzzer harness: libcut's framing of what the
  * daemon sends.
  *
- * libcut does not unpack a whole AppBatch: cut_frame_item() (recv.c), a
+ * libcut does not unpack a whole AppBatch: appcore_frame_item() (appcore.c), a
  * hand-written protobuf reader, walks the frame's items in place, once to
  * check the framing and again to queue and take the items, each of which
  * is then unpacked alone.  The harness runs both walks on the input and
- * checks what cut_frame_item() promises: every item lies inside the frame
+ * checks what appcore_frame_item() promises: every item lies inside the frame
  * and follows the one before, the offset only moves forward, a frame
  * walks the same way twice, and a frame it accepts unpacks as an
  * AppBatch with the same items (protobuf-c agreeing with the framing).
@@ -36,7 +36,7 @@ walk(const uint8_t *p, size_t n, size_t *offs, size_t *lens, size_t max)
 	const uint8_t *item;
 	int rv;
 
-	while ((rv = cut_frame_item(p, n, &off, &item, &len)) == 1) {
+	while ((rv = appcore_frame_item(p, n, &off, &item, &len)) == 1) {
 		CHECK(item >= p + prev && item + len <= p + n);
 		CHECK(off == (size_t)(item - p) + len && off > prev);
 		if (k < max) {
