@@ -415,6 +415,21 @@ appcore_send(struct appcore *k, size_t i, Cut__V1__AppItem *item,
 	return 0;
 }
 
+size_t
+appcore_kept(const struct appcore *k, size_t i, uint64_t *ret_bytes)
+{
+	const struct appcore_keep *kp = &k->ch[i].keep;
+	struct kept_hdr h;
+	const uint8_t *item;
+	size_t n = 0;
+
+	*ret_bytes = 0;
+	for (size_t off = kp->head; kept_at(kp, off, &h, &item);
+	     off += sizeof(h) + h.len, n++)
+		*ret_bytes += h.charge;
+	return n;
+}
+
 int
 appcore_credit(struct appcore *k, const Cut__V1__AppCredit *cr)
 {

@@ -160,6 +160,10 @@ int appcore_send(struct appcore *k, size_t i, Cut__V1__AppItem *item,
 /* Queues a control item (it needs no credit). */
 int appcore_queue(struct appcore *k, const Cut__V1__AppItem *item);
 
+/* The messages kept for channel i (sent, not known taken): how many, and
+ * their window bytes in *ret_bytes. */
+size_t appcore_kept(const struct appcore *k, size_t i, uint64_t *ret_bytes);
+
 /* Applies an AppCredit: releases kept messages it says were taken and
  * raises the limit.  Returns 1 if the limit grew (senders may wake). */
 int appcore_credit(struct appcore *k, const Cut__V1__AppCredit *cr);

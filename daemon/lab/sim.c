@@ -727,18 +727,15 @@ sim_note_running(struct sim *s, size_t i)
 		         "%s: %zu items held, %zu replies, %zu requests",
 		         n->name, q.held_items, q.app_replies,
 		         q.state_requests);
-	for (size_t p = 0; p < n->app.npeers; p++)
-		if (fifo_count(&n->app.keep[p]) > 0) {
-			uint64_t kept = 0;
-			for (size_t j = 0; j < fifo_count(&n->app.keep[p]); j++)
-				kept += fifo_rec(&n->app.keep[p], j)->tag2;
-			if (kept > one)
+	for (size_t p = 0; p < n->app.k.npeers; p++) {
+		uint64_t kept;
+		if (appcore_kept(&n->app.k, p, &kept) > 0 && kept > one)
 				sim_fail(s, SIM_C_BOUNDS,
 				         "%s: libcut keeps %" PRIu64
 				         " bytes for %s",
 				         n->name, kept,
 				         s->nodes[n->app.peer[p]].name);
-		}
+	}
 }
 
 /* ---- Conservation ---- */
@@ -977,7 +974,7 @@ recovered(struct sim *s)
 		struct sim_node *n = &s->nodes[i];
 		if (n->c == NULL || !coord_app_connected(n->c) ||
 		    coord_degraded(n->c)[0] != '\0' || n->app.lost ||
-		    !n->app.opened)
+		    !n->app.k.opened)
 			return 0;
 		for (size_t v = 0; v < s->n; v++)
 			if (v != i &&
@@ -1027,11 +1024,12 @@ settled(struct sim *s, char *why, size_t len)
 				    simapp_taken_from(&n->app, v));
 				return 0;
 			}
-		for (size_t p = 0; p < n->app.npeers; p++)
-			if (fifo_count(&n->app.keep[p]) > 0) {
+		for (size_t p = 0; p < n->app.k.npeers; p++)
+			if (appcore_kept(&n->app.k, p, &(uint64_t){0}) > 0) {
 				snprintf(why, len,
 				         "%s's libcut keeps %zu for %s",
-				         n->name, fifo_count(&n->app.keep[p]),
+				         n->name,
+				         appcore_kept(&n->app.k, p, &(uint64_t){0}),
 				         s->nodes[n->app.peer[p]].name);
 				return 0;
 			}
@@ -1054,7 +1052,7 @@ dump(struct sim *s)
 			if (!channel(s->cfg, i, v) || n->c == NULL)
 				continue;
 			coord_peer_stats(n->c, v, &ps);
-			for (p = 0; p < n->app.npeers; p++)
+			for (p = 0; p < n->app.k.npeers; p++)
 				if (n->app.peer[p] == v)
 					break;
 			sim_trace(
@@ -1064,8 +1062,10 @@ dump(struct sim *s)
 			    " app_taken %" PRIu64 " window %" PRIu64
 			    "; receiver took %" PRIu64 " alive %d",
 			    n->name, s->nodes[v].name, s->sent[i][v].n,
-			    p < n->app.npeers ? fifo_count(&n->app.keep[p]) : 0,
-			    p < n->app.npeers ? n->app.out_taken[p] : 0,
+			    p < n->app.k.npeers
+			        ? appcore_kept(&n->app.k, p, &(uint64_t){0})
+			        : 0,
+			    p < n->app.k.npeers ? n->app.k.ch[p].taken : 0,
 			    ps.sent, ps.app_taken, ps.window_used,
 			    simapp_taken_from(&s->nodes[v].app, i), ps.alive);
 		}

@@ -5,8 +5,8 @@
  *               the checks, the report; see the comment at its top
  *   simnet.c    the network between daemons: connections, dialers,
  *               partitions, resets; and the turn of one daemon
- *   simapp.c    the applications: libcut's protocol, replicated, under a
- *               token-bank workload
+ *   simapp.c    the applications: libcut's protocol core (appcore.c, the
+ *               code libcut runs) under a token-bank workload
  *   simdb.c     the store port that makes a node's writes fail
  *
  * Everything runs in one thread on simulated time (milliseconds), and
@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "appcore.h"
 #include "config.h"
 #include "coord.h"
 #include "cutproto.h"
@@ -147,34 +148,26 @@ struct sim_db {
 struct sim_app {
 	struct sim *s;
 	size_t node;
-	/* The connection to the daemon and its resumption. */
+	/* libcut's protocol state: the code libcut runs (appcore.h).  It
+	 * dies with the application (simapp_kill()). */
+	struct appcore k;
+	/* The connection to the daemon and its resumption, as libcut's
+	 * shell keeps them (cut.c, resume.c). */
 	uint32_t conn;   /* open, or 0 */
 	int64_t dial_at; /* connects then, if the daemon is up */
-	int opened;      /* the first hello reply was taken */
 	int hello_sent;  /* on conn */
 	int lost, resuming;
 	uint32_t hello_conn;
-	/* Outgoing channels, by index in the hello reply's peers. */
-	size_t npeers;
+	/* The outgoing channels' nodes, by index in the hello reply. */
 	size_t peer[SIM_MAX_NODES];
-	uint64_t sent[SIM_MAX_NODES], limit[SIM_MAX_NODES];
-	uint64_t out_seq[SIM_MAX_NODES], out_taken[SIM_MAX_NODES];
-	struct fifo keep[SIM_MAX_NODES]; /* packed AppSend items, tag seq,
-	                                    tag2 window charge */
-	uint64_t window, cost, max_message;
 	/* The down stream: items waiting for the application (packed
-	 * AppItems), unaligned requests ahead of them. */
+	 * AppItems), unaligned requests ahead of them (recv.c's queue). */
 	struct fifo q;
 	char ovt[16][ENGINE_ID_MAX + 1];
 	size_t novt;
-	uint64_t handed, reported, unreported;
-	int64_t taken_at; /* the taken timer, or SIM_NEVER */
+	/* The checks' own record: per sending node, the seq of the last
+	 * delivery the application was handed. */
 	uint64_t src_taken[SIM_MAX_NODES];
-	size_t srcs[SIM_MAX_NODES], nsrcs; /* in the order first seen */
-	int src_seen[SIM_MAX_NODES];
-	/* The up stream, packed AppItems (field 1 of an AppBatch). */
-	uint8_t *out;
-	size_t out_len, out_cap;
 	/* The token bank and the application's behaviour. */
 	int64_t balance;
 	int64_t next_recv, next_send;
