@@ -337,7 +337,8 @@ appcore_resumed(struct appcore *k, const Cut__V1__AppHelloReply *r)
 		struct kept_hdr h;
 		const uint8_t *item;
 		ch->sent = ch->limit = 0;
-		for (size_t off = ch->keep.head; kept_at(&ch->keep, off, &h, &item);
+		for (size_t off = ch->keep.head;
+		     kept_at(&ch->keep, off, &h, &item);
 		     off += sizeof(h) + h.len) {
 			if (h.seq <= r->sent[i])
 				continue;
@@ -384,8 +385,7 @@ appcore_room(const struct appcore *k, size_t i, uint64_t charge)
 }
 
 int
-appcore_send(struct appcore *k, size_t i, Cut__V1__AppItem *item,
-             int only_keep)
+appcore_send(struct appcore *k, size_t i, Cut__V1__AppItem *item, int only_keep)
 {
 	struct appcore_chan *ch = &k->ch[i];
 	uint64_t charge = appcore_charge(k, item->send->payload.len);
@@ -465,7 +465,8 @@ src_note(struct appcore *k, const char *from, uint64_t seq, int set)
 		char *name;
 		if (seq == 0 || k->nsrc == APPCORE_MAX_SOURCES ||
 		    (name = strdup(from)) == NULL)
-			return; /* the daemon then sends it again: a duplicate */
+			return; /* the daemon then sends it again: a duplicate
+			         */
 		k->src[k->nsrc].name = name;
 		k->src[k->nsrc++].taken = 0;
 	}
@@ -641,7 +642,8 @@ appcore_is_answer(const uint8_t *p, size_t len)
 
 	while (appcore_frame_item(p, len, &off, &it, &n) == 1)
 		if (n > 0 &&
-		    (it[0] == APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_HELLO_REPLY) ||
+		    (it[0] ==
+		         APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_HELLO_REPLY) ||
 		     it[0] == APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_ERROR)))
 			return 1;
 	return 0;

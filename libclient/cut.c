@@ -253,9 +253,10 @@ open_app(struct cut *c, const char *app_url, const char *node)
 		 * before us is gone: it refuses us until then. */
 		if (now >= deadline &&
 		    atomic_load(&c->dropped_early) >= DROPPED_EARLY_BUSY) {
-			cut_set_error(c, "the daemon closed every connection at "
-			                 "once: another application is connected "
-			                 "as this node");
+			cut_set_error(c,
+			              "the daemon closed every connection at "
+			              "once: another application is connected "
+			              "as this node");
 			rv = CUT_EBUSY;
 			break;
 		}
@@ -286,7 +287,8 @@ open_app(struct cut *c, const char *app_url, const char *node)
 	if (rv != 0)
 		return rv;
 	if ((rv = nng_socket_set_size(c->app, NNG_OPT_RECVMAXSZ,
-	                              c->k.max_message + CUT_FRAME_SLACK)) != 0 ||
+	                              c->k.max_message + CUT_FRAME_SLACK)) !=
+	        0 ||
 	    (rv = nng_aio_alloc(&c->send_aio, cut_send_done, c)) != 0)
 		return rpc_nng_error(rv);
 	nng_aio_set_timeout(c->send_aio, NNG_DURATION_INFINITE);

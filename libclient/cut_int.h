@@ -127,10 +127,10 @@ struct cut {
 	struct appcore k;
 
 	/* Written by the pipe callback. */
-	atomic_int connected;       /* a pipe came up at least once */
+	atomic_int connected;           /* a pipe came up at least once */
 	atomic_uint_least32_t cur_pipe; /* the open connection, or 0 */
-	atomic_uint dropped_early;  /* closed before our hello's reply */
-	_Atomic uint64_t lost_at;   /* nng_clock() when lost was set */
+	atomic_uint dropped_early;      /* closed before our hello's reply */
+	_Atomic uint64_t lost_at;       /* nng_clock() when lost was set */
 	atomic_int lost;            /* the pipe the hello went over is gone */
 	atomic_uint_least32_t live; /* that pipe's id, 0 before the hello */
 	atomic_uint_least32_t last_removed;
@@ -144,7 +144,7 @@ struct cut {
 	uint64_t hello_at; /* nng_clock() when it went */
 
 	pthread_mutex_t taken_mu;
-	nng_aio *taken_aio;  /* reports them CUT_TAKEN_DELAY_MS later */
+	nng_aio *taken_aio; /* reports them CUT_TAKEN_DELAY_MS later */
 	int taken_armed;
 
 	pthread_mutex_t q_mu;
@@ -170,8 +170,8 @@ struct cut {
 	pthread_mutex_t send_mu;
 	pthread_cond_t send_cv;
 	nng_aio *send_aio;
-	int sending;  /* a frame is in flight */
-	int closing;  /* cut_close() is stopping send_aio: send no more */
+	int sending;     /* a frame is in flight */
+	int closing;     /* cut_close() is stopping send_aio: send no more */
 	int send_efd;    /* cut_send_fd(): readable when credit came */
 	int want_credit; /* a cut_try_send() found no room */
 	int send_err;    /* why sending stopped, or 0 */
@@ -276,7 +276,6 @@ void cut_send_done(void *arg);
 
 /* Waits up to CUT_LINGER_MS for queued items to leave (cut_close). */
 void cut_linger(struct cut *c);
-
 
 /* Frees every batch queued on c. */
 void cut_queue_free(struct cut *c);

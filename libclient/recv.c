@@ -245,8 +245,8 @@ take_packed(struct cut *c, struct batch *q, struct item *ret)
 	Cut__V1__AppItem *it;
 	int rv;
 
-	if (appcore_frame_item(nng_msg_body(q->msg), nng_msg_len(q->msg), &q->off,
-	                   &p, &len) != 1) {
+	if (appcore_frame_item(nng_msg_body(q->msg), nng_msg_len(q->msg),
+	                       &q->off, &p, &len) != 1) {
 		q->off = nng_msg_len(q->msg); /* checked on arrival */
 		ret->kind = ITEM_SKIP;
 		return 0;
@@ -392,7 +392,7 @@ wait_items(struct cut *c, int timeout_ms, nng_time deadline)
 			/* Wait for the link to come back, within the
 			 * timeout; then for what it brings. */
 			nng_time now = nng_clock();
-			int left = timeout_ms <= 0 ? timeout_ms
+			int left = timeout_ms <= 0  ? timeout_ms
 			           : deadline > now ? (int)(deadline - now)
 			                            : 0;
 			pthread_mutex_unlock(&c->q_mu);
@@ -525,7 +525,8 @@ ingest(struct cut *c, nng_msg *msg)
 			atomic_store(&c->restore_arrived, 1);
 			pthread_cond_broadcast(&c->send_cv);
 		}
-	for (off = restore_at; appcore_frame_item(body, len, &off, &p, &n) == 1;) {
+	for (off = restore_at;
+	     appcore_frame_item(body, len, &off, &p, &n) == 1;) {
 		switch (urgent(c, p, n)) {
 		case URGENT_NOT:
 			keep++;

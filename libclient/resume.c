@@ -203,8 +203,8 @@ cut_resume(struct cut *c, int timeout_ms)
 		if (pipe != 0 && (!c->hello_sent || c->hello_pipe != pipe) &&
 		    nothing_in_flight(c)) {
 			c->hello_sent =
-			    send_resume_hello(c, pipe, timeout_ms == 0 ? 0 : 50) ==
-			    0;
+			    send_resume_hello(c, pipe,
+			                      timeout_ms == 0 ? 0 : 50) == 0;
 			c->hello_at = nng_clock();
 		}
 		pthread_mutex_lock(&c->q_mu);
@@ -233,8 +233,9 @@ cut_resume(struct cut *c, int timeout_ms)
 		}
 		if (timeout_ms == 0 ||
 		    (timeout_ms > 0 && nng_clock() >= deadline)) {
-			cut_set_error(c, "the link to the daemon is lost and it "
-			                 "has not answered again yet");
+			cut_set_error(c,
+			              "the link to the daemon is lost and it "
+			              "has not answered again yet");
 			rv = CUT_ECLOSED;
 			break;
 		}

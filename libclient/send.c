@@ -73,8 +73,8 @@ cut_kick(struct cut *c)
 
 	/* Closing: a frame given to the stopped aio would be dropped by
 	 * nng without a callback, and leak. */
-	if (c->sending || c->closing || c->k.out_len == 0 ||
-	    c->send_err != 0 || atomic_load(&c->lost))
+	if (c->sending || c->closing || c->k.out_len == 0 || c->send_err != 0 ||
+	    atomic_load(&c->lost))
 		return;
 	n = appcore_frame_len(&c->k, frame_max(c));
 	if (nng_msg_alloc(&msg, n) != 0)
@@ -224,7 +224,8 @@ cut_send_timed(struct cut *c, const char *to, const void *data, size_t len,
 	if (!c->has_app)
 		return CUT_ENOTSUP;
 	if ((i = appcore_peer(&c->k, to)) < 0) {
-		cut_set_error(c, "\"%.64s\" is not a peer of %s", to, c->k.node);
+		cut_set_error(c, "\"%.64s\" is not a peer of %s", to,
+		              c->k.node);
 		return CUT_ENOENT;
 	}
 	if (len > c->k.max_message) {
@@ -241,7 +242,7 @@ cut_send_timed(struct cut *c, const char *to, const void *data, size_t len,
 	for (;;) {
 		/* The clock is read only for a finite timeout. */
 		nng_time now = timeout_ms > 0 ? nng_clock() : 0;
-		int left = timeout_ms <= 0 ? timeout_ms
+		int left = timeout_ms <= 0  ? timeout_ms
 		           : deadline > now ? (int)(deadline - now)
 		                            : 0;
 		pthread_mutex_lock(&c->send_mu);

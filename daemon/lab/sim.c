@@ -33,6 +33,9 @@
  *                  reading, or leaves state requests unanswered;
  *       applink    an application's connection to its daemon reset,
  *                  half the time again right after its next hello;
+ *       appkill    an application dies (its libcut state, its balance and
+ *                  what it wrote to its daemon's socket unread with it)
+ *                  and starts again, empty (simapp_kill());
  *   healed: every fault ends, down daemons start; once every link is
  *     alive again and knows the other end's current run, one more
  *     snapshot, which must complete consistent;
@@ -111,6 +114,7 @@ enum ev_kind {
 	EV_STOP,
 	EV_MUTE,
 	EV_APPLINK,
+	EV_APPKILL,
 };
 
 struct sim_event {
@@ -124,9 +128,10 @@ static const struct {
 	const char *name;
 	unsigned bit;
 } fault_names[] = {
-    {"crash", SIM_F_CRASH}, {"partition", SIM_F_PARTITION},
-    {"drop", SIM_F_DROP},   {"storage", SIM_F_STORAGE},
-    {"slow", SIM_F_SLOW},   {"applink", SIM_F_APPLINK},
+    {"crash", SIM_F_CRASH},     {"partition", SIM_F_PARTITION},
+    {"drop", SIM_F_DROP},       {"storage", SIM_F_STORAGE},
+    {"slow", SIM_F_SLOW},       {"applink", SIM_F_APPLINK},
+    {"appkill", SIM_F_APPKILL},
 };
 #define NFAULTS (sizeof(fault_names) / sizeof(fault_names[0]))
 
@@ -407,6 +412,10 @@ plan_faults(struct sim *s)
 			add_event(s, sim_range(s, lo, hi), EV_APPLINK,
 			          (size_t)sim_rand(s, s->n), 0,
 			          sim_rand(s, 2) == 0);
+	if (f & SIM_F_APPKILL)
+		for (k = how_many(s, 2); k > 0; k--)
+			add_event(s, sim_range(s, lo, hi), EV_APPKILL,
+			          (size_t)sim_rand(s, s->n), 0, 0);
 	/* Insertion sort: stable, and the lists are short. */
 	for (size_t i = 1; i < s->nevents; i++) {
 		struct sim_event e = s->events[i];
@@ -481,7 +490,11 @@ run_event(struct sim *s, const struct sim_event *e)
 
 	switch (e->kind) {
 	case EV_CRASH:
-		crash(s, n, e->dur, e->pm != 0);
+		/* ... nor a daemon that dies before its application's new
+		 * life has said hello, or while it alone holds what an
+		 * earlier life sent: those messages die with it. */
+		if (a->life == 0 || (a->k.opened && !simapp_orphans(s, a)))
+			crash(s, n, e->dur, e->pm != 0);
 		break;
 	case EV_PARTITION:
 	case EV_PARTITION_ONE_WAY:
@@ -539,6 +552,14 @@ run_event(struct sim *s, const struct sim_event *e)
 			n->flap = e->pm != 0;
 			s->st->applinks++;
 		}
+		break;
+	case EV_APPKILL:
+		/* Not modelled: an application that dies with its daemon
+		 * (or while it is down, or before it has told the restarted
+		 * daemon where it stands), whose channels then start their
+		 * numbering afresh (the README's limits). */
+		if (n->c != NULL && !a->lost)
+			simapp_kill(s, a);
 		break;
 	}
 }
@@ -730,11 +751,9 @@ sim_note_running(struct sim *s, size_t i)
 	for (size_t p = 0; p < n->app.k.npeers; p++) {
 		uint64_t kept;
 		if (appcore_kept(&n->app.k, p, &kept) > 0 && kept > one)
-				sim_fail(s, SIM_C_BOUNDS,
-				         "%s: libcut keeps %" PRIu64
-				         " bytes for %s",
-				         n->name, kept,
-				         s->nodes[n->app.peer[p]].name);
+			sim_fail(s, SIM_C_BOUNDS,
+			         "%s: libcut keeps %" PRIu64 " bytes for %s",
+			         n->name, kept, s->nodes[n->app.peer[p]].name);
 	}
 }
 
@@ -743,7 +762,7 @@ sim_note_running(struct sim *s, size_t i)
 struct tally {
 	struct sim *s;
 	const char *id;
-	int64_t sum;
+	int64_t sum, bank;
 	size_t states, chans;
 	uint64_t msgs;
 	int bad;
@@ -756,19 +775,23 @@ tally_state(const char *node, const char *ctype, const void *state, size_t len,
 	struct tally *t = arg;
 	char buf[64];
 	long long v;
+	int life = 0, idx;
 
 	(void)ctype;
 	if (len >= sizeof(buf))
 		len = sizeof(buf) - 1;
 	memcpy(buf, state, len);
 	buf[len] = '\0';
-	if (sscanf(buf, "{\"balance\": %lld", &v) != 1) {
+	if (sscanf(buf, "{\"balance\": %lld, \"life\": %d", &v, &life) != 2 ||
+	    (idx = config_node_index(t->s->cfg, node)) < 0) {
 		sim_fail(t->s, SIM_C_CONSERVATION,
 		         "snapshot %s: %s's state is %s", t->id, node, buf);
 		t->bad = 1;
 		return 0;
 	}
 	t->sum += v;
+	/* The total as it stood for the life recorded at that node. */
+	t->bank += simapp_delta(t->s, &t->s->nodes[idx].app, life);
 	t->states++;
 	return 0;
 }
@@ -815,7 +838,7 @@ tally_channel(const struct store_channel *ch, void *arg)
 static void
 conservation(struct sim *s, struct sim_node *n, const char *id)
 {
-	struct tally t = {.s = s, .id = id};
+	struct tally t = {.s = s, .id = id, .bank = s->total};
 	struct tally_chan tc = {&t, n->st};
 	int rv;
 
@@ -834,12 +857,12 @@ conservation(struct sim *s, struct sim_node *n, const char *id)
 		         "snapshot %s: complete and consistent with %zu of "
 		         "%zu states and %zu of %zu channels",
 		         id, t.states, s->n, t.chans, s->cfg->nchans);
-	else if (t.sum != s->total)
+	else if (t.sum != t.bank)
 		sim_fail(s, SIM_C_CONSERVATION,
 		         "snapshot %s: conservation violated: balances and "
 		         "%" PRIu64 " messages in flight hold %" PRId64
 		         " tokens, the bank %" PRId64,
-		         id, t.msgs, t.sum, s->total);
+		         id, t.msgs, t.sum, t.bank);
 }
 
 static void
@@ -1026,11 +1049,11 @@ settled(struct sim *s, char *why, size_t len)
 			}
 		for (size_t p = 0; p < n->app.k.npeers; p++)
 			if (appcore_kept(&n->app.k, p, &(uint64_t){0}) > 0) {
-				snprintf(why, len,
-				         "%s's libcut keeps %zu for %s",
-				         n->name,
-				         appcore_kept(&n->app.k, p, &(uint64_t){0}),
-				         s->nodes[n->app.peer[p]].name);
+				snprintf(
+				    why, len, "%s's libcut keeps %zu for %s",
+				    n->name,
+				    appcore_kept(&n->app.k, p, &(uint64_t){0}),
+				    s->nodes[n->app.peer[p]].name);
 				return 0;
 			}
 	}
@@ -1241,15 +1264,18 @@ run_free(struct sim *s)
 static void
 final_checks(struct sim *s)
 {
-	int64_t sum = 0;
+	int64_t sum = 0, bank = s->total;
 
-	for (size_t i = 0; i < s->n; i++)
-		sum += s->nodes[i].app.balance;
-	if (sum != s->total)
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sim_app *a = &s->nodes[i].app;
+		sum += a->balance;
+		bank += simapp_delta(s, a, a->life);
+	}
+	if (sum != bank)
 		sim_fail(s, SIM_C_ONCE,
 		         "the balances hold %" PRId64 " tokens at the end, "
 		         "the bank %" PRId64,
-		         sum, s->total);
+		         sum, bank);
 	check_snapshots(s);
 	if (s->final_id == SIZE_MAX)
 		sim_fail(s, SIM_C_LIVENESS,
@@ -1384,15 +1410,16 @@ run_one(const struct sim_options *o, uint64_t seed, struct sim_stats *st)
 static void
 usage(FILE *f)
 {
-	fprintf(
-	    f, "usage: cutlab sim [--nodes N|LO-HI] [--seed S] [--runs R] "
-	       "[--faults LIST]\n"
-	       "                  [--duration MS] [--rate MSGS] "
-	       "[--cut aligned|unaligned]\n"
-	       "                  [--topology full|ring] [--self-check BUG] "
-	       "[-v]...\n"
-	       "LIST: all, none, or crash,partition,drop,storage,slow,applink\n"
-	       "BUG: conservation, once, deadline, ids, bounds\n");
+	fprintf(f,
+	        "usage: cutlab sim [--nodes N|LO-HI] [--seed S] [--runs R] "
+	        "[--faults LIST]\n"
+	        "                  [--duration MS] [--rate MSGS] "
+	        "[--cut aligned|unaligned]\n"
+	        "                  [--topology full|ring] [--self-check BUG] "
+	        "[-v]...\n"
+	        "LIST: all, none, or "
+	        "crash,partition,drop,storage,slow,applink,appkill\n"
+	        "BUG: conservation, once, deadline, ids, bounds\n");
 }
 
 static int
@@ -1496,10 +1523,13 @@ report(const struct sim_options *o, const struct sim_stats *st)
 	       "%" PRIu64 " crashes (%" PRIu64 " of them stops), %" PRIu64
 	       " partitions, %" PRIu64 " resets, %" PRIu64
 	       " storage faults (%" PRIu64 " writes failed), %" PRIu64
-	       " slow spells, %" PRIu64 " application links reset\n",
+	       " slow spells, %" PRIu64 " application links reset, %" PRIu64
+	       " applications killed (%" PRIu64
+	       " messages lost unread, %" PRIu64 " deliveries handed again)\n",
 	       st->messages, st->recorded, st->crashes, st->stops,
 	       st->partitions, st->drops, st->storage, st->db_failures,
-	       st->slow, st->applinks);
+	       st->slow, st->applinks, st->appkills, st->kill_lost,
+	       st->kill_again);
 	printf("  %" PRIu64 " daemon turns, %" PRIu64 " peer frames, %.1f s "
 	       "simulated\n",
 	       st->turns, st->frames, (double)st->sim_ms / 1000);

@@ -28,6 +28,9 @@
 #include "store.h"
 #include "store_fault.h"
 
+/* Lives of one application in a run (it dies at most SIM_MAX_LIVES - 1
+ * times). */
+#define SIM_MAX_LIVES 6
 #define SIM_MIN_NODES 2
 #define SIM_MAX_NODES 32
 #define SIM_NEVER     INT64_MAX
@@ -46,7 +49,8 @@ enum {
 	SIM_F_STORAGE = 1 << 3,   /* a node's database fails writes */
 	SIM_F_SLOW = 1 << 4,      /* applications slow, stopped or mute */
 	SIM_F_APPLINK = 1 << 5,   /* an application's connection reset */
-	SIM_F_ALL = (1 << 6) - 1,
+	SIM_F_APPKILL = 1 << 6,   /* an application dies and starts again */
+	SIM_F_ALL = (1 << 7) - 1,
 };
 
 /* Bugs --self-check plants, to show that a check can fail. */
@@ -138,9 +142,9 @@ struct sim_db {
 	struct sim *s;
 	struct store *st;
 	struct store_fault fault; /* in front of st; fault.failures counts */
-	int active;       /* the fault window is open */
-	unsigned fail_pm; /* per mille of writes that fail in it */
-	uint64_t last_id; /* SIM_SC_IDS */
+	int active;               /* the fault window is open */
+	unsigned fail_pm;         /* per mille of writes that fail in it */
+	uint64_t last_id;         /* SIM_SC_IDS */
 };
 
 /* One node's application: libcut's state (cut_int.h's struct cut, the
@@ -166,8 +170,23 @@ struct sim_app {
 	char ovt[16][ENGINE_ID_MAX + 1];
 	size_t novt;
 	/* The checks' own record: per sending node, the seq of the last
-	 * delivery the application was handed. */
+	 * delivery this life of the application was handed (rewound: not
+	 * yet set in this life, which may be handed again deliveries an
+	 * earlier life had). */
 	uint64_t src_taken[SIM_MAX_NODES];
+	int rewound[SIM_MAX_NODES];
+	/* Its lives (simapp_kill()): per life, the tokens gone before it
+	 * began (dead balances, messages the daemon never read), the
+	 * highest seq earlier lives were handed, and the first seq it was
+	 * handed, per sending node (0 none). */
+	int life;
+	int64_t gone[SIM_MAX_LIVES];
+	uint64_t hi_before[SIM_MAX_LIVES][SIM_MAX_NODES];
+	uint64_t first[SIM_MAX_LIVES][SIM_MAX_NODES];
+	uint64_t hi[SIM_MAX_NODES]; /* the highest seq any life was handed */
+	/* Per outgoing channel (by node): the seq this life's numbering
+	 * started after, the last of what earlier lives sent. */
+	uint64_t opened_at[SIM_MAX_NODES];
 	/* The token bank and the application's behaviour. */
 	int64_t balance;
 	int64_t next_recv, next_send;
@@ -238,7 +257,8 @@ struct sim_stats {
 	uint64_t caught; /* runs in which --self-check's check failed */
 	uint64_t started, refused, complete, aborted, final_ok;
 	uint64_t messages, crashes, stops, partitions, drops, storage, slow;
-	uint64_t applinks, frames, turns, recorded, db_failures;
+	uint64_t applinks, appkills, kill_lost, kill_again, frames, turns,
+	    recorded, db_failures;
 	int64_t sim_ms;
 	uint64_t reasons[9];
 };
@@ -333,6 +353,17 @@ void simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf,
                    size_t len);
 /* Its connection closed (the daemon died, or the link was reset). */
 void simapp_conn_closed(struct sim *s, struct sim_app *a);
+/* The application dies (kill -9): its libcut with it, what it had
+ * written to its daemon's socket and not yet read, its balance; it starts
+ * again, empty, a little later. */
+void simapp_kill(struct sim *s, struct sim_app *a);
+/* What the bank's total has changed by at a's node for a snapshot that
+ * recorded a's life `life` there: the tokens earlier lives took with them,
+ * less the deliveries handed to them that the daemon hands again. */
+int64_t simapp_delta(const struct sim *s, const struct sim_app *a, int life);
+/* Whether messages an earlier life of a sent are still held only by its
+ * daemon (not yet taken by their receivers). */
+int simapp_orphans(const struct sim *s, const struct sim_app *a);
 /* The channel from -> to, checked at the end: every message sent was
  * taken, once, in order. */
 uint64_t simapp_taken_from(const struct sim_app *a, size_t from);

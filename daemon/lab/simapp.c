@@ -137,6 +137,22 @@ take_first_reply(struct sim *s, struct sim_app *a,
 			return;
 		}
 		a->peer[i] = (size_t)v;
+		a->opened_at[v] = a->k.ch[i].seq;
+		/* An earlier life's messages the daemon never read are
+		 * lost (the README's exception): the channel numbers on
+		 * from where the daemon stands. */
+		struct sim_log *log = &s->sent[a->node][v];
+		while (log->n > a->k.ch[i].seq) {
+			a->gone[a->life] += log->amount[log->n - 1];
+			log->n--;
+			s->st->kill_lost++;
+		}
+		if (log->n < a->k.ch[i].seq)
+			sim_fail(s, SIM_C_ONCE,
+			         "%s -> %s: the daemon has %" PRIu64
+			         " messages, %zu were sent",
+			         name_of(s, a), a->k.ch[i].peer, a->k.ch[i].seq,
+			         log->n);
 	}
 }
 
@@ -297,7 +313,8 @@ answer(struct sim *s, struct sim_app *a, const char *id)
 		return;
 	if (s->o->self_check == SIM_SC_CONSERVATION && a->node == 0)
 		balance++; /* the planted bug */
-	snprintf(state, sizeof(state), "{\"balance\": %" PRId64 "}", balance);
+	snprintf(state, sizeof(state),
+	         "{\"balance\": %" PRId64 ", \"life\": %d}", balance, a->life);
 	if (appcore_state_reply(&a->k, id, a->k.handed, state, strlen(state),
 	                        "application/json") != 0)
 		abort();
@@ -332,6 +349,16 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 		         name_of(s, a), d->from);
 		return;
 	}
+	/* The first delivery from a node in a new life: the daemon hands
+	 * again what the dead one had and had not reported taken. */
+	if (a->rewound[from] && d->seq <= a->src_taken[from] + 1 &&
+	    d->seq > 0) {
+		a->src_taken[from] = d->seq - 1;
+		a->rewound[from] = 0;
+		a->first[a->life][from] = d->seq;
+		if (d->seq <= a->hi[from])
+			s->st->kill_again += a->hi[from] - d->seq + 1;
+	}
 	want = a->src_taken[from] + 1;
 	if (d->seq != want)
 		sim_fail(s, SIM_C_ONCE,
@@ -351,6 +378,8 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 	a->taken_total++;
 	if (d->seq > a->src_taken[from])
 		a->src_taken[from] = d->seq;
+	if (d->seq > a->hi[from])
+		a->hi[from] = d->seq;
 	/* recv.c's handed(). */
 	if (appcore_handed(&a->k, d->from, d->seq, d->payload.len, s->now))
 		report(a);
@@ -557,6 +586,75 @@ simapp_step(struct sim *s, struct sim_app *a)
 		                   : SIM_NEVER;
 	}
 	kick(s, a);
+}
+
+void
+simapp_kill(struct sim *s, struct sim_app *a)
+{
+	struct sim_node *n = node_of(s, a);
+
+	if (a->life + 1 >= SIM_MAX_LIVES)
+		return;
+	sim_trace(s, "%s's application is killed (balance %" PRId64 ")",
+	          name_of(s, a), a->balance);
+	if (n->app_conn != 0)
+		simnet_app_close(s, n); /* what it wrote and was not read */
+	a->life++;
+	a->gone[a->life] = a->gone[a->life - 1] + a->balance;
+	for (size_t v = 0; v < SIM_MAX_NODES; v++) {
+		a->hi_before[a->life][v] = a->hi[v];
+		a->rewound[v] = 1;
+	}
+	a->balance = 0;
+	/* Everything libcut held dies with it. */
+	appcore_fini(&a->k);
+	appcore_init(&a->k);
+	fifo_clear(&a->q);
+	a->novt = 0;
+	a->conn = 0;
+	a->lost = a->resuming = a->hello_sent = 0;
+	a->hello_conn = 0;
+	a->slow_until = a->stop_until = a->mute_until = 0;
+	a->dial_at = s->now + sim_range(s, 20, 800);
+	a->next_recv = a->dial_at;
+	s->st->appkills++;
+}
+
+int64_t
+simapp_delta(const struct sim *s, const struct sim_app *a, int life)
+{
+	int64_t d = 0;
+
+	if (life <= 0 || life > a->life)
+		return 0;
+	d -= a->gone[life];
+	/* Deliveries an earlier life had, which the daemon hands again
+	 * from where it stood: at each death, those counted again in the
+	 * next lives (handed, or in flight), so not gone. */
+	for (int b = 1; b <= life; b++)
+		for (size_t v = 0; v < s->n; v++) {
+			const struct sim_log *log = &s->sent[v][a->node];
+			uint64_t hb = a->hi_before[b][v], from = 0;
+			for (int l = b; l <= a->life && from == 0; l++)
+				from = a->first[l][v];
+			for (uint64_t q = from;
+			     from > 0 && q <= hb && q <= log->n; q++)
+				d += log->amount[q - 1];
+		}
+	return d;
+}
+
+int
+simapp_orphans(const struct sim *s, const struct sim_app *a)
+{
+	if (a->life == 0)
+		return 0;
+	for (size_t v = 0; v < s->n; v++)
+		if (v != a->node &&
+		    simapp_taken_from(&s->nodes[v].app, a->node) <
+		        a->opened_at[v])
+			return 1;
+	return 0;
 }
 
 uint64_t
