@@ -415,6 +415,37 @@ appcore_send(struct appcore *k, size_t i, Cut__V1__AppItem *item, int only_keep)
 	return 0;
 }
 
+int
+appcore_sync(struct appcore *k, uint64_t *ret_token)
+{
+	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppSync sy = CUT__V1__APP_SYNC__INIT;
+	int rv;
+
+	sy.token = k->sync_sent + 1;
+	item.item_case = CUT__V1__APP_ITEM__ITEM_SYNC;
+	item.sync = &sy;
+	if ((rv = appcore_queue(k, &item)) != 0)
+		return rv;
+	*ret_token = ++k->sync_sent;
+	return 0;
+}
+
+void
+appcore_synced(struct appcore *k, uint64_t token)
+{
+	/* Tokens are answered in order; one from a connection before
+	 * (answered after a resume) is no larger than those sent. */
+	if (token > k->sync_done && token <= k->sync_sent)
+		k->sync_done = token;
+}
+
+int
+appcore_is_synced(const struct appcore *k, uint64_t token)
+{
+	return k->sync_done >= token;
+}
+
 size_t
 appcore_kept(const struct appcore *k, size_t i, uint64_t *ret_bytes)
 {

@@ -82,6 +82,8 @@ struct appcore {
 	size_t out_len, out_cap;
 	uint8_t *scratch;
 	size_t scratch_cap;
+	/* Syncs (cut_flush()): the last token sent, the last answered. */
+	uint64_t sync_sent, sync_done;
 
 	/* The down stream's counts. */
 	uint64_t handed, reported, unreported;
@@ -163,6 +165,17 @@ int appcore_queue(struct appcore *k, const Cut__V1__AppItem *item);
 /* The messages kept for channel i (sent, not known taken): how many, and
  * their window bytes in *ret_bytes. */
 size_t appcore_kept(const struct appcore *k, size_t i, uint64_t *ret_bytes);
+
+/* Queues AppSync with the next token, and returns the token in *ret: the
+ * daemon answers AppSynced with it once it has read everything before.
+ * 0 or CUT_ENOMEM. */
+int appcore_sync(struct appcore *k, uint64_t *ret_token);
+
+/* Takes AppSynced's token: the daemon holds what was sent before it. */
+void appcore_synced(struct appcore *k, uint64_t token);
+
+/* Whether the sync of token was answered. */
+int appcore_is_synced(const struct appcore *k, uint64_t token);
 
 /* Applies an AppCredit: releases kept messages it says were taken and
  * raises the limit.  Returns 1 if the limit grew (senders may wake). */

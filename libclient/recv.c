@@ -233,6 +233,7 @@ judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
 #define KIND_CREDIT  APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_CREDIT)
 #define KIND_STATE   APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
 #define KIND_RESTORE APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_RESTORE)
+#define KIND_SYNCED  APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_SYNCED)
 
 /* Decodes the next item of frame q into *ret (see judge()).  Credit and
  * unaligned requests were handled when the frame came, and are skipped.
@@ -251,8 +252,8 @@ take_packed(struct cut *c, struct batch *q, struct item *ret)
 		ret->kind = ITEM_SKIP;
 		return 0;
 	}
-	if (len > 0 && p[0] == KIND_CREDIT) {
-		ret->kind = ITEM_SKIP;
+	if (len > 0 && (p[0] == KIND_CREDIT || p[0] == KIND_SYNCED)) {
+		ret->kind = ITEM_SKIP; /* taken on arrival */
 		return 0;
 	}
 	/* Taken off the queue now: unaligned requests that came after it
@@ -439,9 +440,9 @@ poke(int fd)
 		return; /* already at its maximum: readable anyway */
 }
 
-/* Takes in an item that cannot wait for the application: credit, and an
- * unaligned state request, which goes ahead of every queued delivery.
- * Says which it was.  Called with q_mu. */
+/* Takes in an item that cannot wait for the application: credit, a
+ * sync's answer, and an unaligned state request, which goes ahead of
+ * every queued delivery.  Says which it was.  Called with q_mu. */
 enum { URGENT_NOT, URGENT_CREDIT, URGENT_STATE };
 
 static int
@@ -450,7 +451,8 @@ urgent(struct cut *c, const uint8_t *p, size_t len)
 	Cut__V1__AppItem *it;
 	int taken = URGENT_NOT;
 
-	if (len == 0 || (p[0] != KIND_CREDIT && p[0] != KIND_STATE))
+	if (len == 0 ||
+	    (p[0] != KIND_CREDIT && p[0] != KIND_STATE && p[0] != KIND_SYNCED))
 		return URGENT_NOT;
 	it = (Cut__V1__AppItem *)cutproto_unpack(&cut__v1__app_item__descriptor,
 	                                         len, p);
@@ -458,6 +460,12 @@ urgent(struct cut *c, const uint8_t *p, size_t len)
 		return URGENT_NOT; /* judged, and refused, in its turn */
 	if (it->item_case == CUT__V1__APP_ITEM__ITEM_CREDIT) {
 		cut_credit(c, it->credit);
+		taken = URGENT_CREDIT;
+	} else if (it->item_case == CUT__V1__APP_ITEM__ITEM_SYNCED) {
+		pthread_mutex_lock(&c->send_mu);
+		appcore_synced(&c->k, it->synced->token);
+		pthread_cond_broadcast(&c->send_cv);
+		pthread_mutex_unlock(&c->send_mu);
 		taken = URGENT_CREDIT;
 	} else if (it->item_case == CUT__V1__APP_ITEM__ITEM_STATE_REQUEST &&
 	           it->state_request->overtake &&

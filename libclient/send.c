@@ -305,6 +305,76 @@ cut_send_fd(struct cut *c, int *ret_fd)
 	return 0;
 }
 
+int
+cut_flush(struct cut *c, int timeout_ms)
+{
+	nng_time deadline = timeout_ms > 0 ? nng_clock() + timeout_ms : 0;
+	uint64_t token = 0;
+	uint32_t pipe = 0;
+	int rv = 0;
+
+	if (c == NULL || timeout_ms < -1)
+		return CUT_EINVAL;
+	if (!c->has_app)
+		return CUT_ENOTSUP;
+	for (;;) {
+		nng_time now = timeout_ms > 0 ? nng_clock() : 0;
+		int left = timeout_ms <= 0  ? timeout_ms
+		           : deadline > now ? (int)(deadline - now)
+		                            : 0;
+		if (atomic_load(&c->lost)) {
+			/* The messages the sync stood for go again after
+			 * the resume; a new sync follows them. */
+			if (left == 0)
+				return CUT_ETIMEDOUT;
+			rv = cut_resume(c, left < 0 || left > CUT_RESUME_MS
+			                       ? CUT_RESUME_MS
+			                       : left);
+			if (rv == CUT_ECLOSED)
+				rv = cut_lost_code(c);
+			if (rv == CUT_ETIMEDOUT && left < 0)
+				continue;
+			if (rv != 0)
+				return rv;
+		}
+		pthread_mutex_lock(&c->send_mu);
+		if (token == 0 || pipe != atomic_load(&c->live)) {
+			if ((rv = c->send_err) == 0 &&
+			    (rv = appcore_sync(&c->k, &token)) == 0) {
+				pipe = atomic_load(&c->live);
+				cut_kick(c);
+			}
+		}
+		while (rv == 0 && !appcore_is_synced(&c->k, token) &&
+		       !atomic_load(&c->lost) && c->send_err == 0 &&
+		       pipe == atomic_load(&c->live)) {
+			if (timeout_ms == 0 ||
+			    (timeout_ms > 0 && nng_clock() >= deadline)) {
+				rv = CUT_ETIMEDOUT;
+				break;
+			}
+			cut_wait_slice(&c->send_cv, &c->send_mu, timeout_ms,
+			               deadline);
+		}
+		if (rv == 0 && c->send_err != 0)
+			rv = c->send_err;
+		if (rv == 0 && appcore_is_synced(&c->k, token)) {
+			pthread_mutex_unlock(&c->send_mu);
+			return 0;
+		}
+		pthread_mutex_unlock(&c->send_mu);
+		if (rv != 0) {
+			if (rv == CUT_ETIMEDOUT)
+				cut_set_error(c,
+				              "the daemon did not confirm "
+				              "within %d ms that it holds "
+				              "what was sent",
+				              timeout_ms);
+			return rv;
+		}
+	}
+}
+
 void
 cut_linger(struct cut *c)
 {

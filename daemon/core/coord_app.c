@@ -85,7 +85,6 @@ app_init(struct coord *c)
 	c->replies_tail = &c->replies;
 }
 
-
 void
 app_fini(struct coord *c)
 {
@@ -123,8 +122,7 @@ app_deliver(struct coord *c, size_t from, const char *content_type,
 	it.deliver = &dl;
 	/* Packed once, straight into the queue: no allocation of its own. */
 	size = cut__v1__app_item__get_packed_size(&it);
-	buf = fifo_push_space(&c->down, size, seq,
-	                      DOWN_TAG(from, len));
+	buf = fifo_push_space(&c->down, size, seq, DOWN_TAG(from, len));
 	if (buf == NULL)
 		return E_NOMEM;
 	cut__v1__app_item__pack(&it, buf);
@@ -152,8 +150,8 @@ app_request_state(struct coord *c, const char *id)
 {
 	struct appreq *r = calloc(1, sizeof(*r)), **tail = &c->reqs;
 
-	if (r == NULL || (r->upto = calloc(c->n_in + 1, sizeof(*r->upto))) ==
-	                     NULL) {
+	if (r == NULL ||
+	    (r->upto = calloc(c->n_in + 1, sizeof(*r->upto))) == NULL) {
 		free(r);
 		return E_NOMEM;
 	}
@@ -193,7 +191,8 @@ app_queued(struct coord *c, size_t from, uint64_t first, uint64_t count,
 		const struct fifo_rec *r = fifo_rec(&c->down, i);
 		Cut__V1__AppItem *it;
 
-		if (TAG_NODE(r->tag2) != from || r->tag < first || r->tag - first >= count)
+		if (TAG_NODE(r->tag2) != from || r->tag < first ||
+		    r->tag - first >= count)
 			continue;
 		it = cut__v1__app_item__unpack(NULL, r->len,
 		                               fifo_data(&c->down, r));
@@ -349,14 +348,14 @@ resume(struct coord *c, const Cut__V1__AppHello *h)
 			continue;
 		p = &c->peers[node];
 		if (p->out_chan >= 0 && r->has_out_taken) {
-			uint64_t sent = engine_sent_count(c->eng,
-			                                  (size_t)p->out_chan);
+			uint64_t sent =
+			    engine_sent_count(c->eng, (size_t)p->out_chan);
 			if (r->out_taken > sent)
 				snap_resume_out(c, (size_t)node, r->out_taken);
 		}
 		if (p->in_chan >= 0 && r->has_in_taken) {
-			if (r->in_taken > engine_delivered_count(
-			                      c->eng, (size_t)p->in_chan))
+			if (r->in_taken >
+			    engine_delivered_count(c->eng, (size_t)p->in_chan))
 				snap_resume_in(c, (size_t)node, r->in_taken);
 			else
 				p->in_known = 1;
@@ -394,8 +393,9 @@ renumber(struct coord *c, const Cut__V1__AppHello *h)
 		if (known || engine_sent_count(c->eng, (size_t)p->out_chan) > 0)
 			continue;
 		if (snap_renumber(c, node) != 0)
-			log_err("cannot tell %s that the channel numbers from 1",
-			        c->cfg->nodes[node].name);
+			log_err(
+			    "cannot tell %s that the channel numbers from 1",
+			    c->cfg->nodes[node].name);
 	}
 }
 
@@ -441,8 +441,7 @@ new_connection(struct coord *c, uint32_t conn)
 	}
 	for (r = c->reqs; r != NULL; r = next) {
 		next = r->next;
-		if (!passed(c, r) &&
-		    (r->overtake || r->at >= c->down_head_abs))
+		if (!passed(c, r) && (r->overtake || r->at >= c->down_head_abs))
 			r->sent = 0;
 		else
 			snap_abandon(c, r->id,
@@ -622,6 +621,15 @@ item(struct coord *c, uint32_t conn, const Cut__V1__AppItem *it)
 		else
 			state_reply(c, conn, it->state_reply);
 		break;
+	case CUT__V1__APP_ITEM__ITEM_SYNC: {
+		/* Everything the application sent before it has been read:
+		 * say so at once (cut_flush()). */
+		Cut__V1__AppItem r = CUT__V1__APP_ITEM__INIT;
+		r.item_case = CUT__V1__APP_ITEM__ITEM_SYNCED;
+		r.synced = it->sync;
+		send_now(c, conn, &r);
+		break;
+	}
 	default:
 		bad(c, conn, CUT__V1__APP_ERROR__CODE__BAD_ITEM,
 		    "item an application does not send");
@@ -640,7 +648,6 @@ coord_app_input(struct coord *c, uint32_t conn, const Cut__V1__AppBatch *b)
 	for (size_t k = 0; k < b->n_items; k++)
 		item(c, conn, b->items[k]);
 }
-
 
 /* Writes item as field 1 of an AppBatch at dst, or only measures it when
  * dst is NULL; returns its bytes. */
@@ -783,4 +790,3 @@ coord_app_frame(struct coord *c, uint8_t *buf)
 		return 0;
 	return walk_batch(c, buf, buf != NULL);
 }
-

@@ -176,17 +176,22 @@ struct sim_app {
 	uint64_t src_taken[SIM_MAX_NODES];
 	int rewound[SIM_MAX_NODES];
 	/* Its lives (simapp_kill()): per life, the tokens gone before it
-	 * began (dead balances, messages the daemon never read), the
-	 * highest seq earlier lives were handed, and the first seq it was
-	 * handed, per sending node (0 none). */
+	 * began (dead balances, messages the daemon never read), and per
+	 * sending node the first and last seq it was handed (0 none). */
 	int life;
 	int64_t gone[SIM_MAX_LIVES];
-	uint64_t hi_before[SIM_MAX_LIVES][SIM_MAX_NODES];
 	uint64_t first[SIM_MAX_LIVES][SIM_MAX_NODES];
-	uint64_t hi[SIM_MAX_NODES]; /* the highest seq any life was handed */
+	uint64_t last[SIM_MAX_LIVES][SIM_MAX_NODES];
 	/* Per outgoing channel (by node): the seq this life's numbering
 	 * started after, the last of what earlier lives sent. */
 	uint64_t opened_at[SIM_MAX_NODES];
+	/* cut_flush(): the sync in flight (its token, and each channel's
+	 * seq when it went), and per channel the seq the daemon confirmed
+	 * holding (a dead life's messages up to it must not be lost). */
+	uint64_t sync_token;
+	uint32_t sync_conn;
+	uint64_t sync_seq[SIM_MAX_NODES], flushed[SIM_MAX_NODES];
+	int64_t next_flush;
 	/* The token bank and the application's behaviour. */
 	int64_t balance;
 	int64_t next_recv, next_send;

@@ -33,6 +33,7 @@
 #define DISPATCH_MAX 4096
 #define KIND_CREDIT  APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_CREDIT)
 #define KIND_STATE   APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
+#define KIND_SYNCED  APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_SYNCED)
 
 static struct sim_node *
 node_of(struct sim *s, const struct sim_app *a)
@@ -142,6 +143,11 @@ take_first_reply(struct sim *s, struct sim_app *a,
 		 * lost (the README's exception): the channel numbers on
 		 * from where the daemon stands. */
 		struct sim_log *log = &s->sent[a->node][v];
+		if (a->k.ch[i].seq < a->flushed[v])
+			sim_fail(s, SIM_C_ONCE,
+			         "%s -> %s: message %" PRIu64 " lost with its "
+			         "application, though cut_flush() had returned",
+			         name_of(s, a), a->k.ch[i].peer, a->flushed[v]);
 		while (log->n > a->k.ch[i].seq) {
 			a->gone[a->life] += log->amount[log->n - 1];
 			log->n--;
@@ -255,7 +261,8 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 		/* recv.c's urgent(): credit and unaligned requests now,
 		 * the rest in its turn (a lost connection's items are then
 		 * forgotten if the resume comes first). */
-		if (n == 0 || (p[0] != KIND_CREDIT && p[0] != KIND_STATE)) {
+		if (n == 0 || (p[0] != KIND_CREDIT && p[0] != KIND_STATE &&
+		               p[0] != KIND_SYNCED)) {
 			if (fifo_push(&a->q, p, n, 0, 0) != 0)
 				abort();
 			continue;
@@ -271,6 +278,17 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 		switch (it->item_case) {
 		case CUT__V1__APP_ITEM__ITEM_CREDIT:
 			(void)appcore_credit(&a->k, it->credit);
+			break;
+		case CUT__V1__APP_ITEM__ITEM_SYNCED:
+			/* cut_flush() returns: the daemon holds what was
+			 * sent before the sync. */
+			appcore_synced(&a->k, it->synced->token);
+			if (a->sync_token != 0 &&
+			    appcore_is_synced(&a->k, a->sync_token)) {
+				for (size_t i = 0; i < a->k.npeers; i++)
+					a->flushed[a->peer[i]] = a->sync_seq[i];
+				a->sync_token = 0;
+			}
 			break;
 		case CUT__V1__APP_ITEM__ITEM_STATE_REQUEST:
 			if (!it->state_request->overtake) {
@@ -355,9 +373,9 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 	    d->seq > 0) {
 		a->src_taken[from] = d->seq - 1;
 		a->rewound[from] = 0;
-		a->first[a->life][from] = d->seq;
-		if (d->seq <= a->hi[from])
-			s->st->kill_again += a->hi[from] - d->seq + 1;
+		if (a->life > 0 && d->seq <= a->last[a->life - 1][from])
+			s->st->kill_again +=
+			    a->last[a->life - 1][from] - d->seq + 1;
 	}
 	want = a->src_taken[from] + 1;
 	if (d->seq != want)
@@ -378,8 +396,9 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 	a->taken_total++;
 	if (d->seq > a->src_taken[from])
 		a->src_taken[from] = d->seq;
-	if (d->seq > a->hi[from])
-		a->hi[from] = d->seq;
+	if (a->first[a->life][from] == 0)
+		a->first[a->life][from] = d->seq;
+	a->last[a->life][from] = d->seq;
 	/* recv.c's handed(). */
 	if (appcore_handed(&a->k, d->from, d->seq, d->payload.len, s->now))
 		report(a);
@@ -578,6 +597,19 @@ simapp_step(struct sim *s, struct sim_app *a)
 			                              : sim_range(s, 1, 3));
 		}
 	}
+	/* Now and then cut_flush(): a sync, answered once the daemon has
+	 * read everything before it; one on a lost connection is sent
+	 * again after the resume. */
+	if (a->k.opened && !a->lost && s->now >= a->next_flush) {
+		if (a->sync_token == 0 || a->hello_conn != a->sync_conn) {
+			if (appcore_sync(&a->k, &a->sync_token) != 0)
+				abort();
+			a->sync_conn = a->hello_conn;
+			for (size_t i = 0; i < a->k.npeers; i++)
+				a->sync_seq[i] = a->k.ch[i].seq;
+		}
+		a->next_flush = s->now + sim_range(s, 50, 500);
+	}
 	if (a->next_send <= s->now) {
 		if (s->phase < 2)
 			send_one(s, a);
@@ -601,10 +633,8 @@ simapp_kill(struct sim *s, struct sim_app *a)
 		simnet_app_close(s, n); /* what it wrote and was not read */
 	a->life++;
 	a->gone[a->life] = a->gone[a->life - 1] + a->balance;
-	for (size_t v = 0; v < SIM_MAX_NODES; v++) {
-		a->hi_before[a->life][v] = a->hi[v];
+	for (size_t v = 0; v < SIM_MAX_NODES; v++)
 		a->rewound[v] = 1;
-	}
 	a->balance = 0;
 	/* Everything libcut held dies with it. */
 	appcore_fini(&a->k);
@@ -615,6 +645,7 @@ simapp_kill(struct sim *s, struct sim_app *a)
 	a->lost = a->resuming = a->hello_sent = 0;
 	a->hello_conn = 0;
 	a->slow_until = a->stop_until = a->mute_until = 0;
+	a->sync_token = 0;
 	a->dial_at = s->now + sim_range(s, 20, 800);
 	a->next_recv = a->dial_at;
 	s->st->appkills++;
@@ -628,17 +659,22 @@ simapp_delta(const struct sim *s, const struct sim_app *a, int life)
 	if (life <= 0 || life > a->life)
 		return 0;
 	d -= a->gone[life];
-	/* Deliveries an earlier life had, which the daemon hands again
-	 * from where it stood: at each death, those counted again in the
-	 * next lives (handed, or in flight), so not gone. */
+	/* Deliveries a dead life had banked, which the daemon hands again
+	 * from where it stood (the first seq handed to a later life): at
+	 * each death, those are counted again (handed, or in flight), so
+	 * they are not gone. */
 	for (int b = 1; b <= life; b++)
 		for (size_t v = 0; v < s->n; v++) {
 			const struct sim_log *log = &s->sent[v][a->node];
-			uint64_t hb = a->hi_before[b][v], from = 0;
+			uint64_t lo = a->first[b - 1][v],
+			         hi = a->last[b - 1][v];
+			uint64_t from = 0;
 			for (int l = b; l <= a->life && from == 0; l++)
 				from = a->first[l][v];
-			for (uint64_t q = from;
-			     from > 0 && q <= hb && q <= log->n; q++)
+			if (lo == 0 || from == 0)
+				continue;
+			for (uint64_t q = from > lo ? from : lo;
+			     q <= hi && q <= log->n; q++)
 				d += log->amount[q - 1];
 		}
 	return d;

@@ -53,7 +53,8 @@ static volatile int ctl_stop, ctl_running;
  * read and its next item. */
 static Cut__V1__AppBatch **frames;
 static size_t nframes, cur_item;
-static uint64_t last_taken; /* the latest AppTaken.handed */
+static uint64_t last_taken;      /* the latest AppTaken.handed */
+static struct cut *flush_handle; /* flush_main()'s */
 
 /* The control script: how the fake answers each call. */
 enum { REPLY, DROP, GARBAGE };
@@ -750,6 +751,66 @@ Test(libcut, send_waits_for_credit)
 	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
 	assert_payload(it->send->payload, "late", 4);
 	cut_close(c);
+}
+
+/* Answers AppSync `token` with AppSynced, in a frame of its own. */
+static void
+fake_synced(uint64_t token)
+{
+	Cut__V1__AppBatch batch = CUT__V1__APP_BATCH__INIT;
+	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT, *itemp = &item;
+	Cut__V1__AppSync sy = CUT__V1__APP_SYNC__INIT;
+
+	sy.token = token;
+	item.item_case = CUT__V1__APP_ITEM__ITEM_SYNCED;
+	item.synced = &sy;
+	batch.n_items = 1;
+	batch.items = &itemp;
+	cr_assert_eq(nng_sendmsg(app, pack(&batch.base), 0), 0);
+}
+
+static void *
+flush_main(void *arg)
+{
+	int *rv = arg;
+
+	*rv = cut_flush(flush_handle, 5000);
+	return NULL;
+}
+
+/* cut_flush() sends a sync after every message sent before it, and
+ * returns only once the daemon answers that sync: not for another
+ * token, not before. */
+Test(libcut, flush_waits_for_its_sync)
+{
+	Cut__V1__AppItem *it;
+	pthread_t t;
+	uint64_t token;
+	int rv = -1;
+
+	flush_handle = open_fake();
+	cr_assert_eq(cut_send(flush_handle, "p1", "a", 1, NULL), 0);
+	cr_assert_eq(cut_send(flush_handle, "p2", "b", 1, NULL), 0);
+	cr_assert_eq(cut_flush(flush_handle, 0), CUT_ETIMEDOUT,
+	             "flushed with nothing answered");
+	cr_assert_eq(pthread_create(&t, NULL, flush_main, &rv), 0);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	assert_payload(it->send->payload, "a", 1);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	assert_payload(it->send->payload, "b", 1);
+	/* The zero-timeout call's sync, then the thread's. */
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SYNC);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SYNC);
+	token = it->sync->token;
+	cr_assert_gt(token, 1);
+	fake_synced(token - 1);
+	nng_msleep(200);
+	cr_assert_eq(rv, -1, "cut_flush returned %d on an older token", rv);
+	fake_synced(token);
+	pthread_join(t, NULL);
+	cr_assert_eq(rv, 0);
+	/* Known answered: at once. */
+	cut_close(flush_handle);
 }
 
 /* A message larger than the window goes alone when nothing is

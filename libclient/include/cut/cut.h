@@ -225,6 +225,24 @@ CUT_API int cut_try_send(struct cut *c, const char *to, const void *data,
                          size_t len, const char *content_type);
 
 /*
+ * Waits until the daemon holds every message cut_send() accepted before
+ * this call, up to timeout_ms (-1: no limit; 0: only if it is known
+ * already).  A message cut_send() accepted is kept by libcut until the
+ * receiving application has taken it, so it survives a restart of either
+ * daemon; but libcut dies with the application.  If the application dies,
+ * the messages its daemon had not yet read from its socket are lost, and
+ * the rest are delivered.  After cut_flush() returned 0, the death of the
+ * application loses none of the messages sent before it (the death of the
+ * application and of its daemon together still may).  It costs a round
+ * trip to the daemon: call it where the application commits to something,
+ * not after every send.
+ *
+ * Returns 0, CUT_ETIMEDOUT, CUT_ECLOSED (the link is lost and the daemon
+ * has not answered again), CUT_EINVAL, CUT_ENOTSUP.
+ */
+CUT_API int cut_flush(struct cut *c, int timeout_ms);
+
+/*
  * Stores in *ret_fd a descriptor (for poll() or an event loop) that becomes
  * readable when credit arrives after a cut_try_send() returned CUT_EAGAIN.
  * cut_try_send() empties it; do not read or close it.  Returns 0,
