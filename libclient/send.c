@@ -274,6 +274,60 @@ cut_send_timed(struct cut *c, const char *to, const void *data, size_t len,
 }
 
 int
+cut_send_locked(struct cut *c, pthread_mutex_t *mu, const char *to,
+                const void *data, size_t len, const char *content_type)
+{
+	nng_time deadline;
+	int timeout, i, rv;
+
+	if (c == NULL || mu == NULL || to == NULL)
+		return CUT_EINVAL;
+	pthread_mutex_lock(&c->mu);
+	timeout = c->send_timeout;
+	pthread_mutex_unlock(&c->mu);
+	deadline = timeout > 0 ? nng_clock() + timeout : 0;
+	for (;;) {
+		nng_time now;
+		int left;
+		/* Within the credit there is: queued under mu. */
+		rv = cut_send_timed(c, to, data, len, content_type, 0);
+		if (rv != CUT_EAGAIN || atomic_load(&c->restore_arrived) ||
+		    (i = appcore_peer(&c->k, to)) < 0)
+			return rv;
+		now = timeout > 0 ? nng_clock() : 0;
+		left = timeout <= 0     ? timeout
+		       : deadline > now ? (int)(deadline - now)
+		                        : 0;
+		if (left == 0) {
+			cut_set_error(
+			    c,
+			    "no room on the channel to %.64s within "
+			    "%d ms: its receiver is not taking messages",
+			    to, timeout);
+			return CUT_ETIMEDOUT;
+		}
+		/* No room: wait for it without the application's lock,
+		 * then take the lock and try again (another thread may
+		 * have used the room meanwhile). */
+		pthread_mutex_unlock(mu);
+		pthread_mutex_lock(&c->send_mu);
+		rv = await_room(c, (size_t)i, appcore_charge(&c->k, len),
+		                left < 0 || left > CUT_WAIT_SLICE_MS
+		                    ? CUT_WAIT_SLICE_MS
+		                    : left);
+		pthread_mutex_unlock(&c->send_mu);
+		if (rv == CUT_ECLOSED && atomic_load(&c->lost))
+			(void)cut_resume(c, left < 0 || left > CUT_WAIT_SLICE_MS
+			                        ? CUT_WAIT_SLICE_MS
+			                        : left);
+		pthread_mutex_lock(mu);
+		if (rv != 0 && rv != CUT_ETIMEDOUT && rv != CUT_ECLOSED &&
+		    rv != CUT_EAGAIN)
+			return rv;
+	}
+}
+
+int
 cut_send(struct cut *c, const char *to, const void *data, size_t len,
          const char *content_type)
 {

@@ -12,6 +12,7 @@
  */
 #include <criterion/criterion.h>
 #include <poll.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -748,6 +749,50 @@ Test(libcut, send_waits_for_credit)
 	pthread_join(t, NULL);
 	cr_assert_geq(dt, 150, "went after %d ms, before the credit", (int)dt);
 	cr_assert_lt(dt, 2000, "went after %d ms", (int)dt);
+	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
+	assert_payload(it->send->payload, "late", 4);
+	cut_close(c);
+}
+
+static pthread_mutex_t app_mu = PTHREAD_MUTEX_INITIALIZER;
+static volatile int locked_rv = -1, locked_held;
+
+static void *
+locked_sender_main(void *arg)
+{
+	struct cut *c = arg;
+
+	pthread_mutex_lock(&app_mu);
+	locked_rv = cut_send_locked(c, &app_mu, "p1", "late", 4, NULL);
+	/* It returns with the lock held. */
+	locked_held = pthread_mutex_trylock(&app_mu) == EBUSY ||
+	              pthread_mutex_trylock(&app_mu) == EDEADLK;
+	pthread_mutex_unlock(&app_mu);
+	return NULL;
+}
+
+/* cut_send_locked() lets go of the application's lock while it waits for
+ * credit (so the application's other threads can receive and answer a
+ * state request), and holds it again when it returns, the message sent. */
+Test(libcut, send_locked_releases_the_lock_while_waiting)
+{
+	Cut__V1__AppItem *it;
+	struct cut *c;
+	pthread_t t;
+
+	init_credit[0] = init_credit[1] = 0;
+	c = open_fake();
+	cr_assert_eq(pthread_create(&t, NULL, locked_sender_main, c), 0);
+	nng_msleep(150);
+	cr_assert_eq(locked_rv, -1, "sent without credit: %d", locked_rv);
+	/* Another thread takes the lock while the send waits. */
+	cr_assert_eq(pthread_mutex_lock(&app_mu), 0);
+	cr_assert_eq(locked_rv, -1);
+	pthread_mutex_unlock(&app_mu);
+	fake_credit(0, 1000);
+	pthread_join(t, NULL);
+	cr_assert_eq(locked_rv, 0);
+	cr_assert(locked_held, "returned without the lock");
 	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
 	assert_payload(it->send->payload, "late", 4);
 	cut_close(c);

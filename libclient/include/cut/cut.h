@@ -21,8 +21,11 @@
  * callback reports must include every message returned before it and
  * every cut_send() made before it, and none after.
  * A multi-threaded application therefore takes, in its state callback,
- * the same lock under which it updates its state and calls cut_send(),
- * and calls cut_buf_set() while it holds that lock.
+ * the same lock under which it updates its state and sends, and calls
+ * cut_buf_set() while it holds that lock; it sends with cut_send_locked(),
+ * which lets go of that lock while a full window makes it wait (a
+ * cut_send() that waited for credit under the lock would stop the
+ * threads that receive, and so the credit itself).
  *
  * Conventions.  Every call that can fail returns 0 or a CUT_E* code, which
  * cut_strerror() names; out-parameters (ret_*) are written only on
@@ -34,6 +37,7 @@
 #ifndef CUT_CUT_H
 #define CUT_CUT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -223,6 +227,23 @@ CUT_API int cut_send_timed(struct cut *c, const char *to, const void *data,
  */
 CUT_API int cut_try_send(struct cut *c, const char *to, const void *data,
                          size_t len, const char *content_type);
+
+/*
+ * cut_send() for a multi-threaded application: called with the
+ * application's own lock mu held (the one its state callback takes), it
+ * sends as cut_send() does, but while the channel's window is full it
+ * lets go of mu as it waits (as pthread_cond_wait() does), so that the
+ * application's receiving threads can take their messages and answer
+ * state requests, and the credit can come back.  It returns with mu held
+ * in every case.  The message is queued while mu is held: change the
+ * state it stands for (a balance, say) after it returns 0, before
+ * unlocking, and a snapshot sees both or neither.  It waits up to the
+ * handle's send timeout, like cut_send(), and returns what cut_send()
+ * returns; CUT_EINVAL if mu is NULL.
+ */
+CUT_API int cut_send_locked(struct cut *c, pthread_mutex_t *mu, const char *to,
+                            const void *data, size_t len,
+                            const char *content_type);
 
 /*
  * Waits until the daemon holds every message cut_send() accepted before
