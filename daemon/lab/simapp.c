@@ -223,13 +223,21 @@ resume(struct sim *s, struct sim_app *a)
 		a->hello_conn = 0;
 	}
 	if (a->conn != 0 && (!a->hello_sent || a->hello_conn != a->conn)) {
-		/* The planted bug: the first source is forgotten. */
-		uint64_t was = a->k.nsrc > 0 ? a->k.src[0].taken : 0;
-		if (s->o->self_check == SIM_SC_ONCE && a->k.nsrc > 0)
-			a->k.src[0].taken = 0;
+		/* The planted bug: the first source is forgotten (left out
+		 * of the resuming hello). */
+		int plant = s->o->self_check == SIM_SC_ONCE && a->k.nsrc > 0;
+		if (plant) {
+			struct appcore *k = &a->k;
+			char *name = k->src[0].name;
+			uint64_t taken = k->src[0].taken;
+			k->src[0] = k->src[k->nsrc - 1];
+			k->src[k->nsrc - 1].name = name;
+			k->src[k->nsrc - 1].taken = taken;
+			k->nsrc--;
+		}
 		send_hello(s, a, 1);
-		if (a->k.nsrc > 0)
-			a->k.src[0].taken = was;
+		if (plant)
+			a->k.nsrc++; /* the order changed; nothing else */
 	}
 }
 
