@@ -474,9 +474,16 @@ snap_data(struct coord *c, size_t from, uint64_t app_seq,
 		return 0;
 	}
 	if (!c->peers[from].in_known &&
-	    engine_delivered_count(c->eng, (size_t)in) == 0 &&
-	    (rv = snap_resume_in(c, from, app_seq - 1)) != 0)
-		return rv;
+	    engine_delivered_count(c->eng, (size_t)in) == 0) {
+		if ((rv = snap_resume_in(c, from, app_seq - 1)) != 0)
+			return rv;
+		/* The sender goes on after what our application reported
+		 * taken, to this run or an earlier one: those messages were
+		 * taken (m), even if no libcut resumed them (an application
+		 * that died took them, and the fresh one knows nothing). */
+		if (c->peers[from].taken < app_seq - 1)
+			c->peers[from].taken = app_seq - 1;
+	}
 	c->peers[from].in_known = 1;
 	/* The link delivers in order, so the sender's numbering must go on
 	 * exactly where ours stands. */
