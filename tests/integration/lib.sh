@@ -17,17 +17,51 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/cutd-test.XXXXXX")
 PIDS=""
 DAEMON_PIDS=""
 NODES=0
-# A port range per test run, below the ephemeral range (32768 and up,
-# where outgoing connections take their ports), so parallel tests and
-# other programs' connections do not collide; skip ranges in use.
-pick_base() {
-	b=$((20000 + ($$ % 1200) * 10))
-	while ss -ltn 2>/dev/null | grep -qE ":($b|$((b + 1))|$((b + 2))|$((b + 3))|$((b + 4))|$((b + 5))|$((b + 6))|$((b + 7)))\b"; do
-		b=$((20000 + ((b - 20000 + 10) % 12000)))
-	done
-	echo "$b"
+# Ports: each test holds a block of PORT_SPAN ports of its own, BASE to
+# BASE + PORT_SPAN - 1, and uses no others.  The blocks lie below the
+# ephemeral range (where outgoing connections take their ports), and a
+# block is held with flock(1) on a lock file shared by every copy of the
+# suite on this machine (PORT_LOCKS): two tests, of one suite or of two
+# suites in other build directories, never hold the same block, also while
+# one of them has a daemon stopped and its port free.  The lock is on fd 9,
+# which the daemons inherit, so it lasts until the last of them is gone; a
+# killed test leaves no stale lock.  A block where anything else listens is
+# skipped.  tests/unit/test_tls.c takes its ports the same way.
+PORT_SPAN=64
+PORT_LOCKS=${CUT_PORT_LOCKS:-/tmp/cutd-ports}
+# busy_ports LO HI: 0 if something listens on a TCP port in [LO, HI).
+busy_ports() {
+	ss -ltnH 2>/dev/null | awk -v lo="$1" -v hi="$2" '
+		{ n = split($4, a, ":"); p = a[n] + 0; if (p >= lo && p < hi) f = 1 }
+		END { exit !f }'
 }
-BASE=$(pick_base)
+claim_ports() {
+	top=32768
+	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+	[ -n "$lo" ] && [ "$lo" -lt "$top" ] && [ "$lo" -gt $((20000 + PORT_SPAN)) ] && top=$lo
+	nblocks=$(((top - 20000) / PORT_SPAN))
+	mkdir -p "$PORT_LOCKS" 2>/dev/null && chmod 1777 "$PORT_LOCKS" 2>/dev/null
+	k=$(($$ % nblocks))
+	tries=0
+	while [ $tries -lt "$nblocks" ]; do
+		b=$((20000 + k * PORT_SPAN))
+		f=$PORT_LOCKS/block-$b.lock
+		[ -e "$f" ] || { : >>"$f" && chmod 0666 "$f"; } 2>/dev/null
+		# (A failed redirection of exec would end the shell: test first.)
+		if [ -r "$f" ] && exec 9<"$f"; then
+			if flock -n 9 && ! busy_ports "$b" $((b + PORT_SPAN)); then
+				BASE=$b
+				return 0
+			fi
+			exec 9<&-
+		fi
+		k=$(((k + 1) % nblocks))
+		tries=$((tries + 1))
+	done
+	echo "FAIL: no free block of $PORT_SPAN ports in 20000-$top" >&2
+	exit 1
+}
+claim_ports
 
 # Sanitizer reports: ASan, LeakSanitizer (at exit) and UBSan all write to
 # stderr, which every daemon's log receives.
