@@ -112,10 +112,12 @@ cleanup() {
 		st=$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)
 		[ -n "$st" ] && [ "$st" != Z ] && running="$running $p"
 	done
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	# Give them five seconds to stop, then make sure.
+	# (A process the test left stopped gets SIGTERM once it continues.)
+	for p in $PIDS; do kill "$p" 2>/dev/null && kill -CONT "$p" 2>/dev/null; done
+	# Give them 30 seconds to stop (a daemon stops in well under one, but
+	# a busy machine can hold a process back for seconds), then make sure.
 	i=0
-	while [ $i -lt 50 ]; do
+	while [ $i -lt 300 ]; do
 		alive=0
 		for p in $PIDS; do kill -0 "$p" 2>/dev/null && alive=1; done
 		[ $alive = 0 ] && break
