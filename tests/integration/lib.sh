@@ -138,6 +138,16 @@ cleanup() {
 		[ "$rc" = 0 ] && rc=1
 	fi
 	[ -n "${AT_EXIT:-}" ] && eval "$AT_EXIT"
+	# A failed test's logs, whole (fail() shows their tails), stay in the
+	# build directory: $BIN/failed/TEST.PID/.
+	if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
+		keep=$BIN/failed/$(basename "$0" .sh).$$
+		mkdir -p "$keep" 2>/dev/null &&
+			find "$T" -maxdepth 1 -type f \( -name '*.log' -o -name '*.out' \
+				-o -name '*.txt' -o -name '*.ini' \) \
+				-exec cp {} "$keep/" \; 2>/dev/null &&
+			echo "logs kept in $keep" >&2
+	fi
 	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf "$T"; fi
 	exit "$rc"
 }
