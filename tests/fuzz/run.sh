@@ -8,7 +8,7 @@
 #
 #   tests/fuzz/run.sh [SECONDS] [HARNESS...]
 #
-# FUZZ_BUILD names another build directory (the suite uses its own) and
+# FUZZ_BUILD names another build directory and
 # FUZZ_ARGS adds libFuzzer options (e.g. -max_len=4096).  Exits 77 when
 # clang or its libFuzzer runtime is missing and cannot be installed.
 set -eu

@@ -107,12 +107,9 @@ ldd "$T/consumer/hello" | grep -q "libcut.so.* => $LIBDIR/" ||
 	fail "the find_package(cut) build does not load the staged libcut"
 echo "ok: hello built with pkg-config and with find_package(cut)"
 
-# One staged daemon, a cluster of one node, on a port below the ephemeral
-# range chosen per process and outside the integration tests' ranges.
-port=$((10000 + $$ % 10000))
-while ss -ltn 2>/dev/null | grep -q ":$port\b"; do
-	port=$((10000 + (port - 10000 + 1) % 10000))
-done
+# One staged daemon, a cluster of one node, on the first port of the
+# block this test holds (lib.sh).
+port=$BASE
 cat >"$T/cluster.ini" <<EOT
 [cluster]
 name = install$$

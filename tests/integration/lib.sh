@@ -14,20 +14,63 @@ TOKENBANK=$BIN/examples/tokenbank
 CUTFUZZ=$BIN/tests/cutfuzz
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/cutd-test.XXXXXX")
+# The tests call python3 many times, often in loops: when python3 is a
+# version manager's shim (pyenv, asdf), each call first runs the manager,
+# which costs ten times the interpreter's start (0.8 s on a busy machine).
+# $T/bin/python3 is the interpreter the shim picks, found once.
+if py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) &&
+	[ -x "$py" ] && mkdir -p "$T/bin" && ln -s "$py" "$T/bin/python3"; then
+	PATH=$T/bin:$PATH
+	export PATH
+fi
 PIDS=""
 DAEMON_PIDS=""
 NODES=0
-# A port range per test run, below the ephemeral range (32768 and up,
-# where outgoing connections take their ports), so parallel tests and
-# other programs' connections do not collide; skip ranges in use.
-pick_base() {
-	b=$((20000 + ($$ % 1200) * 10))
-	while ss -ltn 2>/dev/null | grep -qE ":($b|$((b + 1))|$((b + 2))|$((b + 3))|$((b + 4))|$((b + 5))|$((b + 6))|$((b + 7)))\b"; do
-		b=$((20000 + ((b - 20000 + 10) % 12000)))
-	done
-	echo "$b"
+# Ports: each test holds a block of PORT_SPAN ports of its own, BASE to
+# BASE + PORT_SPAN - 1, and uses no others.  The blocks lie below the
+# ephemeral range (where outgoing connections take their ports), and a
+# block is held with flock(1) on a lock file shared by every copy of the
+# suite on this machine (PORT_LOCKS): two tests, of one suite or of two
+# suites in other build directories, never hold the same block, also while
+# one of them has a daemon stopped and its port free.  The lock is on fd 9,
+# which the daemons inherit, so it lasts until the last of them is gone; a
+# killed test leaves no stale lock.  A block where anything else listens is
+# skipped.  tests/unit/test_tls.c takes its ports the same way.
+PORT_SPAN=64
+PORT_LOCKS=${CUT_PORT_LOCKS:-/tmp/cutd-ports}
+# busy_ports LO HI: 0 if something listens on a TCP port in [LO, HI).
+busy_ports() {
+	ss -ltnH 2>/dev/null | awk -v lo="$1" -v hi="$2" '
+		{ n = split($4, a, ":"); p = a[n] + 0; if (p >= lo && p < hi) f = 1 }
+		END { exit !f }'
 }
-BASE=$(pick_base)
+claim_ports() {
+	top=32768
+	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+	[ -n "$lo" ] && [ "$lo" -lt "$top" ] && [ "$lo" -gt $((20000 + PORT_SPAN)) ] && top=$lo
+	nblocks=$(((top - 20000) / PORT_SPAN))
+	mkdir -p "$PORT_LOCKS" 2>/dev/null && chmod 1777 "$PORT_LOCKS" 2>/dev/null
+	k=$(($$ % nblocks))
+	tries=0
+	while [ $tries -lt "$nblocks" ]; do
+		b=$((20000 + k * PORT_SPAN))
+		f=$PORT_LOCKS/block-$b.lock
+		[ -e "$f" ] || { : >>"$f" && chmod 0666 "$f"; } 2>/dev/null
+		# (A failed redirection of exec would end the shell: test first.)
+		if [ -r "$f" ] && exec 9<"$f"; then
+			if flock -n 9 && ! busy_ports "$b" $((b + PORT_SPAN)); then
+				BASE=$b
+				return 0
+			fi
+			exec 9<&-
+		fi
+		k=$(((k + 1) % nblocks))
+		tries=$((tries + 1))
+	done
+	echo "FAIL: no free block of $PORT_SPAN ports in 20000-$top" >&2
+	exit 1
+}
+claim_ports
 
 # Sanitizer reports: ASan, LeakSanitizer (at exit) and UBSan all write to
 # stderr, which every daemon's log receives.
@@ -69,10 +112,12 @@ cleanup() {
 		st=$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)
 		[ -n "$st" ] && [ "$st" != Z ] && running="$running $p"
 	done
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	# Give them five seconds to stop, then make sure.
+	# (A process the test left stopped gets SIGTERM once it continues.)
+	for p in $PIDS; do kill "$p" 2>/dev/null && kill -CONT "$p" 2>/dev/null; done
+	# Give them 30 seconds to stop (a daemon stops in well under one, but
+	# a busy machine can hold a process back for seconds), then make sure.
 	i=0
-	while [ $i -lt 50 ]; do
+	while [ $i -lt 300 ]; do
 		alive=0
 		for p in $PIDS; do kill -0 "$p" 2>/dev/null && alive=1; done
 		[ $alive = 0 ] && break
@@ -93,6 +138,16 @@ cleanup() {
 		[ "$rc" = 0 ] && rc=1
 	fi
 	[ -n "${AT_EXIT:-}" ] && eval "$AT_EXIT"
+	# A failed test's logs, whole (fail() shows their tails), stay in the
+	# build directory: $BIN/failed/TEST.PID/.
+	if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
+		keep=$BIN/failed/$(basename "$0" .sh).$$
+		mkdir -p "$keep" 2>/dev/null &&
+			find "$T" -maxdepth 1 -type f \( -name '*.log' -o -name '*.out' \
+				-o -name '*.txt' -o -name '*.ini' \) \
+				-exec cp {} "$keep/" \; 2>/dev/null &&
+			echo "logs kept in $keep" >&2
+	fi
 	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf "$T"; fi
 	exit "$rc"
 }
@@ -220,6 +275,23 @@ ctl() {
 	"$CUTCTL" --control "ipc://$T/p$n.ctl" "$@"
 }
 
+# look I ARGS...: a read-only call (status, schedule show) to pI, asked
+# again when it times out (exit 75): on a busy machine a daemon can take
+# longer than cutctl's 5 s to answer, and a helper that reads a field
+# must not take a timeout for the field's value.
+look() {
+	k=0
+	while :; do
+		lout=$(ctl "$@")
+		lrc=$?
+		k=$((k + 1))
+		if [ "$lrc" = 0 ] || [ "$lrc" != 75 ] || [ $k -ge 5 ]; then
+			printf '%s\n' "$lout"
+			return "$lrc"
+		fi
+	done
+}
+
 # snapshot I: starts a snapshot at pI and prints its id.
 snapshot() {
 	ctl "$1" snapshot || fail "cutctl snapshot at p$1 failed"
@@ -321,7 +393,7 @@ make_certs() {
 # peer_field I PEER FIELD: FIELD of PEER in pI's `cutctl status --json`
 # (JSON values: true, false, null, numbers; strings bare).
 peer_field() {
-	ctl "$1" status --json | python3 -c '
+	look "$1" status --json | python3 -c '
 import json, sys
 s = json.load(sys.stdin)
 p = [x for x in s["peers"] if x["node"] == sys.argv[1]][0]
@@ -331,14 +403,14 @@ print(v if isinstance(v, str) else json.dumps(v))' "$2" "$3"
 
 # status_field I FIELD: a top-level FIELD of pI's `cutctl status --json`.
 status_field() {
-	ctl "$1" status --json | python3 -c '
+	look "$1" status --json | python3 -c '
 import json, sys
 print(json.dumps(json.load(sys.stdin).get(sys.argv[1])))' "$2"
 }
 
 # sched_field I FIELD: FIELD of pI's `cutctl schedule show --json`.
 sched_field() {
-	ctl "$1" --json schedule show | python3 -c '
+	look "$1" --json schedule show | python3 -c '
 import json, sys
 v = json.load(sys.stdin).get(sys.argv[1])
 print(v if isinstance(v, str) else json.dumps(v))' "$2"

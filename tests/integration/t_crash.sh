@@ -42,7 +42,21 @@ while [ $r -lt "$ROUNDS" ]; do
 	done
 	r=$((r + 1))
 done
-sleep 2
+# After the last restart the cluster completes snapshots again: one more
+# at least, and 3 in all (on a busy machine fewer may have made it between
+# the kills, each aborted by a crash or its 4 s deadline).
+completed() {
+	c=0
+	i=0
+	while [ $i -lt $NODES_N ]; do
+		c=$((c + $(sql "$i" "SELECT count(*) FROM snapshots WHERE role = 'initiator' AND status = 'complete'" 2>/dev/null || echo 0)))
+		i=$((i + 1))
+	done
+	echo "$c"
+}
+c0=$(completed)
+again() { c=$(completed); [ "$c" -gt "$c0" ] && [ "$c" -ge 3 ]; }
+retry 60 again || fail "no snapshot completed after the last restart ($c0 before, $(completed) now)"
 touch "$T/stop-snaps"
 # The senders stop; every stream must then end whole.
 i=0

@@ -26,9 +26,14 @@ wait_for "[ -S $T/p7.app ]" 5
 sleep 0.5
 touch "$T/go"
 ids=""
+# A snapshot every 200 ms while the applications send, and at least 10
+# in all: on a busy machine starting one (cutctl) can take a second, and
+# the last ones then come as the streams end.
 end=$(($(date +%s%N) + DURATION_MS * 1000000))
-while [ "$(date +%s%N)" -lt "$end" ]; do
-	ids="$ids $(snapshot $(( $(echo "$ids" | wc -w) % 8 )))"
+n=0
+while [ "$(date +%s%N)" -lt "$end" ] || [ $n -lt 10 ]; do
+	ids="$ids $(snapshot $((n % 8)))"
+	n=$((n + 1))
 	sleep 0.2
 done
 n=0

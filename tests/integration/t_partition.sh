@@ -51,18 +51,28 @@ table inet $TABLE {
 }
 NFT
 echo "ok: partition of p2's port $port"
-wait_for "[ \"\$(BIN=$BIN; $CUTCTL --control ipc://$T/p0.ctl --json status | python3 -c 'import json,sys; print([p for p in json.load(sys.stdin)[\"peers\"] if p[\"node\"] == \"p2\"][0][\"connected\"])')\" = False ]" 5 ||
-	fail "p0 still says p2 is connected 5 s into the partition"
+wait_for "[ \"\$(BIN=$BIN; $CUTCTL --control ipc://$T/p0.ctl --json status | python3 -c 'import json,sys; print([p for p in json.load(sys.stdin)[\"peers\"] if p[\"node\"] == \"p2\"][0][\"connected\"])')\" = False ]" 10 ||
+	fail "p0 still says p2 is connected 10 s into the partition"
 echo "ok: p0 says p2 is disconnected"
 sleep 4
+# What one look at p2's count costs (cutctl and python3): on a busy
+# machine it is a good part of a second, and the look that sees the
+# stream move may begin up to one look and a pause after it did.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+l0=$(now_ms)
 before=$(taken)
+look=$(($(now_ms) - l0))
 heal
-t0=$(date +%s%N)
-wait_for "[ \"\$(BIN=$BIN; $CUTCTL --control ipc://$T/p2.ctl --json status | python3 -c 'import json,sys; print([c for c in json.load(sys.stdin)[\"channels\"] if c[\"src\"] == \"p0\"][0][\"taken\"])')\" -gt $before ]" 10 ||
-	fail "the stream did not resume within 10 s"
-ms=$((($(date +%s%N) - t0) / 1000000))
-[ "$ms" -le 2000 ] || fail "the stream resumed $ms ms after the partition healed"
-echo "ok: the stream resumed $ms ms after the partition healed"
+t0=$(now_ms)
+resumed() { [ "$(taken)" -gt "$before" ]; }
+retry 10 resumed || fail "the stream did not resume within 10 s"
+ms=$(($(now_ms) - t0))
+# The README: a link resumes within about a second after a partition
+# heals; 2 s as seen from here, plus what looking costs.
+max=$((2000 + 2 * look + 100))
+[ "$ms" -le "$max" ] ||
+	fail "the stream resumed $ms ms after the partition healed (at most $max; a look takes $look ms)"
+echo "ok: the stream resumed $ms ms after the partition healed (a look takes $look ms)"
 wait_for "[ -f $T/done2 ]" 60 || fail "p2 did not get the whole stream"
 id=$(snapshot 0)
 st=$(wait_done 0 "$id" 20)

@@ -32,6 +32,11 @@ refused() {
 }
 retry 20 refused 0 || fail "p0 did not refuse p2: $(ctl 0 status)"
 retry 20 refused 1 || fail "p1 did not refuse p2: $(ctl 1 status)"
+# linked I O: pI has pO connected and authenticated.
+linked() {
+	[ "$(peer_field "$1" "p$2" connected)" = true ] &&
+		[ "$(peer_field "$1" "p$2" authenticated)" = true ]
+}
 sleep 1
 for i in 0 1; do
 	o=$((1 - i))
@@ -47,8 +52,9 @@ for i in 0 1; do
 	grep -q "TLS: p2: TLS handshake of this node's dialer failed" "$T/cutd-p$i.log" ||
 		fail "p$i logged no refusal of p2"
 	# The good pair is unaffected.
-	[ "$(peer_field "$i" "p$o" connected)" = true ] || fail "p$i: p$o not connected"
-	[ "$(peer_field "$i" "p$o" authenticated)" = true ] || fail "p$i: p$o not authenticated"
+	# (On a busy machine a silent spell of 2.5 s makes a daemon drop
+	# and dial a link again: the pair must be, or come back, together.)
+	retry 10 linked "$i" "$o" || fail "p$i: p$o not connected and authenticated: $(ctl "$i" status)"
 	[ "$(peer_field "$i" "p$o" auth_failures)" = 0 ] || fail "p$i: p$o auth failures"
 done
 ctl 0 status | grep -q "last auth error .* ago: TLS handshake" ||

@@ -123,11 +123,13 @@ hup() {
 # 20 s, the unanswered snapshot aborts at once.
 sed 's/^deadline_ms = .*/deadline_ms = 300/' "$T/cluster.orig" >"$T/cluster.ini"
 hup "cutd: notice: reloaded: deadline_ms 300"
-t0=$(date +%s)
 id=$(snapshot 0)
-st=$(wait_done 0 "$id" 5)
+st=$(wait_done 0 "$id" 10)
 [ "$st" = aborted ] || fail "snapshot $id with a 300 ms deadline: $st"
-[ $(($(date +%s) - t0)) -le 3 ] || fail "the 300 ms deadline took seconds"
+# Timed by the daemon's own clock, from its start to its abort: starting
+# cutctl and looking at the database take seconds on a busy machine.
+took=$(sql 0 "SELECT finished_ms - started_ms FROM snapshots WHERE id = '$id'")
+[ "$took" -le 3000 ] || fail "the 300 ms deadline took $took ms"
 reason=$(sql 0 "SELECT reason FROM snapshots WHERE id = '$id'")
 case "$reason" in
 *"no marker on channel p1 -> p0"* | *"by the deadline"* | *"did not answer"*) ;;

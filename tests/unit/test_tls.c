@@ -9,12 +9,17 @@
  * Certificates come from deploy/make-certs.sh (MAKE_CERTS, set by CMake),
  * made once per test in a temporary directory.
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <nng/nng.h>
 #include <nng/protocol/pair1/pair.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,6 +30,54 @@
 
 static char dir[] = "/tmp/test_tls.XXXXXX";
 static int port;
+
+/* 1 if nothing listens on 127.0.0.1:p (a listener there could bind). */
+static int
+port_free(int p)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	int fd, on = 1, ok;
+
+	a.sin_port = htons((uint16_t)p);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		return 0;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(fd);
+	return ok;
+}
+
+/* The first port of a block of 64 this process holds, as the integration
+ * tests take theirs (tests/integration/lib.sh, claim_ports): flock() on
+ * /tmp/cutd-ports/block-PORT.lock, held until the process exits, so that
+ * two copies of the suite on one machine never share a port. */
+static int
+claim_port(void)
+{
+	const char *locks = getenv("CUT_PORT_LOCKS");
+	char f[512];
+	int nblocks = (32768 - 20000) / 64, k, fd;
+
+	if (locks == NULL || locks[0] == '\0')
+		locks = "/tmp/cutd-ports";
+	(void)mkdir(locks, 01777);
+	(void)chmod(locks, 01777);
+	k = (int)(getpid() % nblocks);
+	for (int tries = 0; tries < nblocks; tries++, k = (k + 1) % nblocks) {
+		int b = 20000 + k * 64;
+		snprintf(f, sizeof(f), "%s/block-%d.lock", locks, b);
+		if ((fd = open(f, O_RDONLY | O_CREAT | O_CLOEXEC, 0666)) < 0)
+			continue;
+		(void)fchmod(fd, 0666);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && port_free(b) &&
+		    port_free(b + 1) && port_free(b + 2))
+			return b; /* fd stays open: the lock lasts */
+		close(fd);
+	}
+	cr_assert_fail("no free block of 64 ports in 20000-32767");
+	return -1;
+}
 
 static void
 setup(void)
@@ -37,7 +90,7 @@ setup(void)
 	         "sh %s %s/other p1 >/dev/null",
 	         MAKE_CERTS, dir, MAKE_CERTS, dir);
 	cr_assert_eq(system(cmd), 0, "make-certs.sh failed");
-	port = 21000 + (int)(getpid() % 9000);
+	port = claim_port();
 	log_init(LOG_DEBUG);
 }
 
