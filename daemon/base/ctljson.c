@@ -45,7 +45,8 @@
  *                        "tls_listener_failures",
  *                        "auth_failures_unknown",
  *                        "unauthenticated_batches",
- *                        "tls_listener_restarts": N,
+ *                        "tls_listener_restarts",
+ *                        "control_listener_restarts": N,
  *                        and with [condition] sections "conditions":
  *                        [{"name": S, "evaluated", "held", "not_held",
  *                          "failed": N, "last_snapshot_id": S|null,
@@ -306,9 +307,9 @@ status_json(const Cut__V1__StatusReply *s)
 		peers = cj_append(peers, peer_json(s->peers[i]));
 	for (i = 0; i < s->n_channels; i++)
 		chans = cj_append(
-		    chans,
-		    channel_status_json(s->channels[i],
-		                        strcmp(s->channels[i]->src, s->node) == 0));
+		    chans, channel_status_json(
+		               s->channels[i],
+		               strcmp(s->channels[i]->src, s->node) == 0));
 	for (i = 0; i < s->n_snapshots_in_progress; i++)
 		ids = cj_append(ids, cj_string(s->snapshots_in_progress[i]));
 	o = json_pack("{s:o, s:o, s:o, s:o, s:b, s:o}", "node",
@@ -330,6 +331,8 @@ status_json(const Cut__V1__StatusReply *s)
 	o = cj_set(o, "unauthenticated_batches",
 	           juint(s->unauthenticated_batches));
 	o = cj_set(o, "tls_listener_restarts", juint(s->tls_listener_restarts));
+	o = cj_set(o, "control_listener_restarts",
+	           juint(s->control_listener_restarts));
 	if (s->n_conditions > 0) {
 		json_t *a = json_array();
 		for (i = 0; i < s->n_conditions; i++) {

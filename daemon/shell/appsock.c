@@ -21,7 +21,7 @@
 #include "cutproto.h"
 #include "log.h"
 
-#define RECV_PER_TURN 256
+#define RECV_PER_TURN    256
 #define BATCHES_PER_TURN 64
 
 /* Runs on an nng thread when a connection closes: only atomics. */
@@ -38,6 +38,7 @@ int
 app_start(struct cutd *d)
 {
 	const char *url = d->cfg->nodes[d->self].app;
+	nng_listener l;
 	int rv;
 
 	if ((rv = nng_pair1_open(&d->app)) != 0)
@@ -46,7 +47,7 @@ app_start(struct cutd *d)
 	                    d->cfg->max_message + 64 * 1024);
 	nng_socket_set_int(d->app, NNG_OPT_SENDBUF, 64);
 	nng_pipe_notify(d->app, NNG_PIPE_EV_REM_POST, pipe_event, d);
-	return control_listen(d, d->app, url);
+	return control_listen(d, d->app, url, &l);
 }
 
 void

@@ -26,12 +26,17 @@
 #include "cutd.h"
 #include "control.h"
 #include "cutproto.h"
+#include "ipcprobe.h"
 #include "log.h"
 #include "perm.h"
 #include "tls.h"
 
 #define RECV_PER_TURN 64
 #define MAX_WAIT_MS   (10 * 60 * 1000)
+/* How long the control listener may take to accept the probe's
+ * connection (ipcprobe.h) before it is started again: a local accept
+ * takes well under a millisecond. */
+#define PROBE_WAIT_MS 400
 
 /* Allocations that live until a reply is packed. */
 struct arena {
@@ -173,7 +178,7 @@ chown_socket(struct cutd *d, const char *path)
 }
 
 int
-control_listen(struct cutd *d, nng_socket s, const char *url)
+control_listen(struct cutd *d, nng_socket s, const char *url, nng_listener *ret)
 {
 	int ipc = strncmp(url, "ipc://", 6) == 0;
 	nng_listener l;
@@ -188,6 +193,7 @@ control_listen(struct cutd *d, nng_socket s, const char *url)
 		log_err("cannot listen on %s: %s", url, nng_strerror(rv));
 		return rv;
 	}
+	*ret = l;
 	return ipc ? chown_socket(d, url + 6) : 0;
 }
 
@@ -195,6 +201,7 @@ int
 control_start(struct cutd *d)
 {
 	const char *url = d->cfg->nodes[d->self].control;
+	nng_listener l;
 	int rv;
 
 	if ((rv = nng_rep0_open_raw(&d->ctl)) != 0)
@@ -205,12 +212,34 @@ control_start(struct cutd *d)
 	 * yet come back for the previous reply, and the client waits out
 	 * its timeout: seen as Wait calls taking 7.5 s under load. */
 	nng_socket_set_int(d->ctl, NNG_OPT_SENDBUF, 64);
-	return control_listen(d, d->ctl, url);
+	if ((rv = control_listen(d, d->ctl, url, &l)) != 0)
+		return rv;
+	return ipcprobe_start(&d->ctl_probe, d->ctl, l, url, "control",
+	                      PROBE_WAIT_MS);
+}
+
+void
+control_timers(struct cutd *d, int64_t now)
+{
+	const char *url = d->cfg->nodes[d->self].control;
+	nng_listener l;
+
+	if (!ipcprobe_check(&d->ctl_probe, now))
+		return;
+	/* Its clients' connections close with it: a reply to one is lost,
+	 * and the client sends its request again with the same id, which
+	 * gets the kept reply (or the same wait, for Wait). */
+	nng_listener_close(d->ctl_probe.listener);
+	/* If listening fails, the next try is the next periodic probe's. */
+	ipcprobe_stop(&d->ctl_probe);
+	if (control_listen(d, d->ctl, url, &l) == 0)
+		ipcprobe_listening(&d->ctl_probe, l);
 }
 
 void
 control_free(struct cutd *d)
 {
+	ipcprobe_stop(&d->ctl_probe);
 	control_committed(d, 1);
 	while (d->waiters != NULL) {
 		struct waiter *w = d->waiters;
@@ -439,8 +468,8 @@ fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
 		in->outcome_known = ss->outcome_ms != 0;
 		if (ss->outcome_ms != 0)
 			in->parts_received = ss->outcome_parts;
-		if (ss->part_status != STORE_IN_PROGRESS || ss->status !=
-		                                                STORE_IN_PROGRESS)
+		if (ss->part_status != STORE_IN_PROGRESS ||
+		    ss->status != STORE_IN_PROGRESS)
 			in->part_status =
 			    (ss->outcome_ms != 0 ? ss->part_status
 			                         : ss->status) == STORE_COMPLETE
@@ -864,7 +893,7 @@ control_wake(struct cutd *d, int64_t now)
 int
 control_next_timer(struct cutd *d, int64_t now, int max)
 {
-	int64_t ms = max;
+	int64_t ms = ipcprobe_next_timer(&d->ctl_probe, now, max);
 
 	for (const struct waiter *w = d->waiters; w != NULL; w = w->next)
 		if (w->deadline_ms - now < ms)
@@ -998,8 +1027,8 @@ do_keep(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
 		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
 		     "bad request or snapshot id");
-	} else if ((rv = coord_keep(d->coord, rq->snapshot_id, rq->keep,
-	                            &e)) != 0) {
+	} else if ((rv = coord_keep(d->coord, rq->snapshot_id, rq->keep, &e)) !=
+	           0) {
 		fail_err(r, rv, &e);
 	} else {
 		rp.snapshot_id = rq->snapshot_id;
@@ -1231,15 +1260,17 @@ do_status(struct cutd *d, struct reply *r)
 	rp.restore_phase = (char *)rv.phase;
 	if (rv.id[0] != '\0' && (rv.result != 0 || rv.running)) {
 		rp.last_restore = (char *)rv.id;
-		rp.last_restore_result = rv.running         ? "running"
-		                         : rv.result == 1   ? "done"
-		                                            : (char *)rv.why;
+		rp.last_restore_result = rv.running       ? "running"
+		                         : rv.result == 1 ? "done"
+		                                          : (char *)rv.why;
 	}
 	tls_status(d->tls, &ts);
 	rp.has_tls_listener_failures = rp.has_auth_failures_unknown =
 	    rp.has_unauthenticated_batches = rp.has_tls_listener_restarts = 1;
 	rp.tls_listener_failures = ts.listener_failures;
 	rp.tls_listener_restarts = ts.listener_restarts;
+	rp.has_control_listener_restarts = 1;
+	rp.control_listener_restarts = d->ctl_probe.restarts;
 	rp.auth_failures_unknown = ts.unknown_failures;
 	rp.unauthenticated_batches = ts.unauthenticated;
 	set_body(r, &rp.base);

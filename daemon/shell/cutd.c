@@ -65,11 +65,6 @@ cutd_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-
-
-
-
-
 /* Commits the turn's batch (the coordinator handles a failed one). */
 static void
 commit(struct cutd *d)
@@ -183,8 +178,8 @@ make_parent(const char *path)
 }
 
 /* This run's epoch: random, so that a stranger on the network cannot
- * guess it (core/coord_peer.c trusts a connection that carries it), and never 0,
- * which means "unknown". */
+ * guess it (core/coord_peer.c trusts a connection that carries it), and never
+ * 0, which means "unknown". */
 static uint64_t
 run_id(void)
 {
@@ -192,7 +187,8 @@ run_id(void)
 
 	while (id == 0)
 		if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
-			id = (uint64_t)cutd_wall_ms() ^ (uint64_t)getpid() << 40;
+			id = (uint64_t)cutd_wall_ms() ^ (uint64_t)getpid()
+			                                    << 40;
 	return id;
 }
 
@@ -596,6 +592,7 @@ run(struct cutd *d, int sfd)
 			http_serve(d);
 		coord_timers(d->coord);
 		net_timers(d, now);
+		control_timers(d, now);
 		/* Deliveries and state requests stand for nothing stored, so
 		 * the application gets them while the turn commits. */
 		app_flush(d);

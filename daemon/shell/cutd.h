@@ -33,6 +33,7 @@
 #include "config.h"
 #include "coord.h"
 #include "cutproto.h"
+#include "ipcprobe.h"
 #include "perm.h"
 #include "pipewatch.h"
 #include "store.h"
@@ -116,6 +117,7 @@ struct cutd {
 	struct tls *tls;   /* TLS configurations and the signed hello */
 	struct http *http; /* metrics, HTTP API, web view; NULL: off */
 	uint64_t bad_control;
+	struct ipcprobe ctl_probe; /* keeps the control listener accepting */
 	/* Control calls refused by perm.c, and Start calls by the limits. */
 	uint64_t calls_denied, starts_limited;
 	struct perm_bucket start_bucket;

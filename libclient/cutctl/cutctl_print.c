@@ -52,8 +52,9 @@ verdict(FILE *f, const Cut__V1__SnapshotInfo *s)
 {
 	if (outcome_unknown(s) &&
 	    s->status != CUT__V1__SNAPSHOT_INFO__STATUS__IN_PROGRESS)
-		fprintf(f, "outcome not heard from the initiator %s yet "
-		           "(this node's part: %s)",
+		fprintf(f,
+		        "outcome not heard from the initiator %s yet "
+		        "(this node's part: %s)",
 		        s->initiator,
 		        s->part_status != NULL ? s->part_status : "?");
 	else if (s->status == CUT__V1__SNAPSHOT_INFO__STATUS__ABORTED)
@@ -393,10 +394,16 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 		        s->tls_listener_failures, s->auth_failures_unknown,
 		        s->unauthenticated_batches);
 	if (s->tls_listener_restarts)
+		fprintf(
+		    f,
+		    "tls: listener started again %" PRIu64
+		    " times (a connection closed while nng negotiated it)\n",
+		    s->tls_listener_restarts);
+	if (s->control_listener_restarts)
 		fprintf(f,
-		        "tls: listener started again %" PRIu64
-		        " times (a connection closed while nng negotiated it)\n",
-		        s->tls_listener_restarts);
+		        "control socket: listener started again %" PRIu64
+		        " times (a client went away while nng negotiated it)\n",
+		        s->control_listener_restarts);
 	for (i = 0; i < s->n_conditions; i++) {
 		const Cut__V1__ConditionStatus *c = s->conditions[i];
 		if (i == 0)
