@@ -24,6 +24,7 @@
  *                         "payload": PAYLOAD}...]
  *   status              {"node", "cluster", "version": S, "uptime_ms": N,
  *                        "app_connected": B, "storage_degraded": S|null,
+ *                        "storage_damaged": S|null,
  *                        "peers": [{"node": S, "connected": B,
  *                                   "last_seen_ms",
  *                                   "refused_connections": N, and for TLS
@@ -317,6 +318,7 @@ status_json(const Cut__V1__StatusReply *s)
 	              "version", cj_string(s->version), "uptime_ms",
 	              juint(s->uptime_ms), "app_connected", s->app_connected,
 	              "storage_degraded", cj_string(s->storage_degraded));
+	o = cj_set(o, "storage_damaged", cj_string(s->storage_damaged));
 	o = cj_set(o, "peers", peers);
 	o = cj_set(o, "channels", chans);
 	o = cj_set(o, "snapshots_in_progress", ids);

@@ -124,6 +124,7 @@ err_grpc(int err)
 	case E_AUTH:
 		return CUT__V1__STATUS_CODE__PERMISSION_DENIED;
 	case E_IO:
+	case E_CORRUPT:
 	case E_BUSY:
 	case E_STORAGE:
 	case E_UNAVAIL:
@@ -142,6 +143,21 @@ fail_err(struct reply *r, int err, const struct errinfo *e)
 {
 	fail(r, err_grpc(err),
 	     e != NULL && e->text[0] != '\0' ? e->text : err_str(err));
+}
+
+/* Fails r with the error rv of a call on the store: a damaged or
+ * unreadable database answers UNAVAILABLE, "storage: " and SQLite's
+ * words. */
+static void
+fail_store(struct cutd *d, struct reply *r, int rv)
+{
+	if (rv == E_CORRUPT || rv == E_IO)
+		snprintf(r->message, sizeof(r->message), "storage: %.200s",
+		         store_errmsg(d->store));
+	else
+		snprintf(r->message, sizeof(r->message), "%s",
+		         store_errmsg(d->store));
+	r->status = err_grpc(rv);
 }
 
 static void
@@ -224,6 +240,15 @@ control_timers(struct cutd *d, int64_t now)
 	const char *url = d->cfg->nodes[d->self].control;
 	nng_listener l;
 
+	if (!d->damaged_logged && control_damaged(d)[0] != '\0') {
+		log_err(
+		    "storage damaged: %s (found at run time); new snapshots "
+		    "are refused, and so is every call that meets the "
+		    "damage.  Stop cutd and move the database aside (see "
+		    "Troubleshooting in the README)",
+		    control_damaged(d));
+		d->damaged_logged = 1;
+	}
 	if (!ipcprobe_check(&d->ctl_probe, now))
 		return;
 	/* Its clients' connections close with it: a reply to one is lost,
@@ -234,6 +259,21 @@ control_timers(struct cutd *d, int64_t now)
 	ipcprobe_stop(&d->ctl_probe);
 	if (control_listen(d, d->ctl, url, &l) == 0)
 		ipcprobe_listening(&d->ctl_probe, l);
+}
+
+const char *
+control_damaged(struct cutd *d)
+{
+	const char *why = store_damaged(d->store);
+
+	return why[0] != '\0' ? why : d->cond_damaged;
+}
+
+void
+control_storage_damaged(struct cutd *d, const char *why)
+{
+	if (d->cond_damaged[0] == '\0')
+		snprintf(d->cond_damaged, sizeof(d->cond_damaged), "%s", why);
 }
 
 void
@@ -560,7 +600,7 @@ info_page_reply(struct cutd *d, struct reply *r, const char *id, int states,
 	if (rv == E_NOENT)
 		fail(r, CUT__V1__STATUS_CODE__NOT_FOUND, "no such snapshot");
 	else if (rv != 0)
-		fail(r, err_grpc(rv), store_errmsg(d->store));
+		fail_store(d, r, rv);
 	else
 		set_body(r, &in.base);
 	arena_free(&a);
@@ -611,16 +651,25 @@ start_limited(struct cutd *d, struct reply *r)
 }
 
 /* While the database does not take writes, calls that write are refused:
- * UNAVAILABLE, since retrying later may succeed.  Returns 1 if refused. */
+ * UNAVAILABLE, since retrying later may succeed.  So are new snapshots
+ * once the file was found damaged: they would be written into it.
+ * Returns 1 if refused. */
 static int
 storage_degraded(struct cutd *d, struct reply *r)
 {
 	const char *why = coord_degraded(d->coord);
 
-	if (why[0] == '\0')
+	if (why[0] == '\0' && (why = control_damaged(d))[0] != '\0') {
+		snprintf(r->message, sizeof(r->message),
+		         "storage damaged: %.160s; stop cutd and move the "
+		         "database aside",
+		         why);
+	} else if (why[0] != '\0') {
+		snprintf(r->message, sizeof(r->message),
+		         "storage degraded: %.200s", why);
+	} else {
 		return 0;
-	snprintf(r->message, sizeof(r->message), "storage degraded: %.200s",
-	         why);
+	}
 	r->status = CUT__V1__STATUS_CODE__UNAVAILABLE;
 	return 1;
 }
@@ -730,7 +779,7 @@ do_list(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	cut__v1__list_request__free_unpacked(rq, NULL);
 	rv = store_list(d->store, list_one, &c);
 	if (rv != 0 && rv != 1)
-		fail(r, err_grpc(rv), store_errmsg(d->store));
+		fail_store(d, r, rv);
 	else
 		set_body(r, &rp.base);
 	arena_free(&a);
@@ -988,7 +1037,7 @@ do_evaluate(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 			fail(r, CUT__V1__STATUS_CODE__NOT_FOUND,
 			     "no such snapshot");
 		else
-			fail(r, err_grpc(rv), store_errmsg(d->store));
+			fail_store(d, r, rv);
 		goto out;
 	}
 	if (id != NULL && not_judgeable(&ss, r))
@@ -997,6 +1046,8 @@ do_evaluate(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	                    rq->has_deadline_ms ? rq->deadline_ms : 0, &res,
 	                    &e)) != 0) {
 		fail_err(r, rv, &e);
+		if (rv == E_CORRUPT)
+			control_storage_damaged(d, e.text);
 		log_info("control: condition on %s: %s", id ? id : "(check)",
 		         e.text);
 		goto out;
@@ -1244,6 +1295,8 @@ do_status(struct cutd *d, struct reply *r)
 	rp.starts_limited = d->starts_limited;
 	if (coord_degraded(d->coord)[0] != '\0')
 		rp.storage_degraded = (char *)coord_degraded(d->coord);
+	if (control_damaged(d)[0] != '\0')
+		rp.storage_damaged = (char *)control_damaged(d);
 	schedule_status(d, &sched);
 	if (sched.configured)
 		rp.schedule = &sched;

@@ -17,8 +17,13 @@ int control_start(struct cutd *d);
 int control_listen(struct cutd *d, nng_socket s, const char *url,
                    nng_listener *ret);
 /* Starts the control listener again when it stopped accepting
- * (ipcprobe.h). */
+ * (ipcprobe.h); logs the database found damaged, once. */
 void control_timers(struct cutd *d, int64_t now);
+/* SQLite's words since a call found the database damaged or unreadable
+ * (store_damaged(), or a condition's read), or "". */
+const char *control_damaged(struct cutd *d);
+/* A condition's read-only connection found the database damaged. */
+void control_storage_damaged(struct cutd *d, const char *why);
 /* Frees the kept replies and answers no Wait call any more. */
 void control_free(struct cutd *d);
 void control_recv_all(struct cutd *d);

@@ -531,11 +531,13 @@ notify_status(struct cutd *d, int64_t now, int64_t *last)
 	sd_notifyf(
 	    0,
 	    "WATCHDOG=1\nSTATUS=%zu of %zu peers connected, "
-	    "%zu snapshots in flight, application %s%s%s",
+	    "%zu snapshots in flight, application %s%s%s%s%s",
 	    peers, d->cfg->nnodes - 1, coord_in_progress(d->coord),
 	    coord_app_connected(d->coord) ? "connected" : "not connected",
 	    coord_degraded(d->coord)[0] != '\0' ? "; storage degraded: " : "",
-	    coord_degraded(d->coord));
+	    coord_degraded(d->coord),
+	    control_damaged(d)[0] != '\0' ? "; storage damaged: " : "",
+	    control_damaged(d));
 }
 
 /* How long the loop may sleep: until the nearest deadline of a snapshot,

@@ -108,7 +108,9 @@ struct cutd {
 	nng_msg *app_pending;
 	struct cutproto_arena arena; /* for unpacking frames */
 	struct store *store;
-	struct cond *cond; /* read-only, for conditions (store/cond.h) */
+	struct cond *cond;      /* read-only, for conditions (store/cond.h) */
+	char cond_damaged[256]; /* what cond found of a damaged database */
+	int damaged_logged;
 	/* The cluster file's conditions (conds.c): their counts, and the
 	 * snapshots started here not yet seen to end. */
 	struct cond_stat cond_stats[CONFIG_MAX_CONDITIONS];

@@ -325,7 +325,12 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 	if (s->storage_degraded != NULL)
 		fprintf(f, "storage: DEGRADED: %s (new snapshots refused)\n",
 		        s->storage_degraded);
-	else
+	if (s->storage_damaged != NULL)
+		fprintf(f,
+		        "storage: DAMAGED: %s (new snapshots refused; stop "
+		        "cutd and move the database aside)\n",
+		        s->storage_damaged);
+	if (s->storage_degraded == NULL && s->storage_damaged == NULL)
 		fputs("storage: ok\n", f);
 	fprintf(f, "\npeers (%zu)\n", s->n_peers);
 	for (i = 0; i < s->n_peers; i++) {
