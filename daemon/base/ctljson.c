@@ -47,7 +47,8 @@
  *                        "auth_failures_unknown",
  *                        "unauthenticated_batches",
  *                        "tls_listener_restarts",
- *                        "control_listener_restarts": N,
+ *                        "control_listener_restarts",
+ *                        "app_listener_restarts": N,
  *                        and with [condition] sections "conditions":
  *                        [{"name": S, "evaluated", "held", "not_held",
  *                          "failed": N, "last_snapshot_id": S|null,
@@ -335,6 +336,7 @@ status_json(const Cut__V1__StatusReply *s)
 	o = cj_set(o, "tls_listener_restarts", juint(s->tls_listener_restarts));
 	o = cj_set(o, "control_listener_restarts",
 	           juint(s->control_listener_restarts));
+	o = cj_set(o, "app_listener_restarts", juint(s->app_listener_restarts));
 	if (s->n_conditions > 0) {
 		json_t *a = json_array();
 		for (i = 0; i < s->n_conditions; i++) {

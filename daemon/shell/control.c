@@ -1322,8 +1322,9 @@ do_status(struct cutd *d, struct reply *r)
 	    rp.has_unauthenticated_batches = rp.has_tls_listener_restarts = 1;
 	rp.tls_listener_failures = ts.listener_failures;
 	rp.tls_listener_restarts = ts.listener_restarts;
-	rp.has_control_listener_restarts = 1;
+	rp.has_control_listener_restarts = rp.has_app_listener_restarts = 1;
 	rp.control_listener_restarts = d->ctl_probe.restarts;
+	rp.app_listener_restarts = d->app_probe.restarts;
 	rp.auth_failures_unknown = ts.unknown_failures;
 	rp.unauthenticated_batches = ts.unauthenticated;
 	set_body(r, &rp.base);

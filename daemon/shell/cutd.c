@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -242,6 +243,11 @@ start(struct cutd *d)
 		return rv;
 	make_parent(me->app);
 	make_parent(me->control);
+	/* Before the sockets: their nng threads write it. */
+	if ((d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+		log_err("eventfd: %s", strerror(errno));
+		return EX_SOFTWARE;
+	}
 	if ((rv = coord_new(d->cfg, d->self, d->epoch, store_port(d->store),
 	                    cutd_now_ms(), cutd_wall_ms(), &d->coord, &e)) !=
 	    0) {
@@ -404,6 +410,8 @@ stop(struct cutd *d)
 	control_free(d);
 	app_free(d);
 	net_free(d);
+	if (d->wake_fd >= 0)
+		close(d->wake_fd);
 	coord_free(d->coord);
 	tls_free(d->tls);
 	cutproto_arena_fini(&d->arena);
@@ -551,27 +559,29 @@ next_timeout(struct cutd *d, int64_t now)
 	ms = coord_next_timer(d->coord, ms);
 	ms = net_next_timer(d, now, ms);
 	ms = control_next_timer(d, now, ms);
-	ms = app_next_timer(d, ms);
+	ms = app_next_timer(d, now, ms);
 	return ms < 0 ? 0 : ms;
 }
 
 static int
 run(struct cutd *d, int sfd)
 {
-	struct pollfd pfd[5];
+	struct pollfd pfd[6];
 	int64_t last_status = 0;
+	uint64_t woken;
 
 	pfd[0].fd = d->pull_fd;
 	pfd[1].fd = d->app_fd;
 	pfd[2].fd = d->ctl_fd;
 	pfd[3].fd = sfd;
 	pfd[4].fd = http_fd(d); /* -1 without a listener: poll() skips it */
-	for (int i = 0; i < 5; i++)
+	pfd[5].fd = d->wake_fd;
+	for (int i = 0; i < 6; i++)
 		pfd[i].events = POLLIN;
 	for (;;) {
 		int64_t now;
 
-		if (poll(pfd, 5, next_timeout(d, cutd_now_ms())) < 0 &&
+		if (poll(pfd, 6, next_timeout(d, cutd_now_ms())) < 0 &&
 		    errno != EINTR) {
 			log_err("poll: %s", strerror(errno));
 			return EX_SOFTWARE;
@@ -582,6 +592,9 @@ run(struct cutd *d, int sfd)
 			return 0;
 		now = cutd_now_ms();
 		coord_set_time(d->coord, now, cutd_wall_ms());
+		if ((pfd[5].revents & POLLIN) &&
+		    read(d->wake_fd, &woken, sizeof(woken)) < 0)
+			woken = 0; /* read again next turn */
 		net_events(d);
 		app_events(d);
 		if (pfd[0].revents & POLLIN)
@@ -595,6 +608,7 @@ run(struct cutd *d, int sfd)
 		coord_timers(d->coord);
 		net_timers(d, now);
 		control_timers(d, now);
+		app_timers(d, now);
 		/* Deliveries and state requests stand for nothing stored, so
 		 * the application gets them while the turn commits. */
 		app_flush(d);
@@ -622,6 +636,7 @@ main(int argc, char **argv)
 		return rv;
 	log_init(o.level);
 	memset(&d, 0, sizeof(d));
+	d.wake_fd = -1;
 	d.cfg_path = (char *)o.cluster;
 	if ((rv = load_config(o.cluster, &d.cfg)) != 0)
 		return rv;

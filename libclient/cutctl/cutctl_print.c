@@ -409,6 +409,11 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 		        "control socket: listener started again %" PRIu64
 		        " times (a client went away while nng negotiated it)\n",
 		        s->control_listener_restarts);
+	if (s->app_listener_restarts)
+		fprintf(f,
+		        "application socket: listener started again %" PRIu64
+		        " times (a client went away while nng negotiated it)\n",
+		        s->app_listener_restarts);
 	for (i = 0; i < s->n_conditions; i++) {
 		const Cut__V1__ConditionStatus *c = s->conditions[i];
 		if (i == 0)
