@@ -1,7 +1,7 @@
 /*
  * rpc.c - the control connection: one RpcRequest, one RpcReply, a resend
- * with the same request id after a timeout, and gRPC status codes mapped
- * to CUT_E* codes.  See rpc.h.
+ * with the same request id after a timeout or a lost connection, and gRPC
+ * status codes mapped to CUT_E* codes.  See rpc.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +36,10 @@ rpc_open(const char *url, struct rpc **ret)
 	/* We resend ourselves, once, with the same request id. */
 	if ((rv = nng_socket_set_ms(r->sock, NNG_OPT_REQ_RESENDTIME,
 	                            NNG_DURATION_INFINITE)) != 0 ||
+	    /* A lost connection is dialed again within 50 ms, not nng's
+	     * second (backing off to a second while the daemon is away). */
+	    (rv = nng_socket_set_ms(r->sock, NNG_OPT_RECONNMINT, 50)) != 0 ||
+	    (rv = nng_socket_set_ms(r->sock, NNG_OPT_RECONNMAXT, 1000)) != 0 ||
 	    (rv = nng_socket_set_size(r->sock, NNG_OPT_RECVMAXSZ,
 	                              RPC_MAX_REPLY)) != 0 ||
 	    (rv = nng_dial(r->sock, url, NULL, 0)) != 0)
@@ -162,7 +166,11 @@ rpc_call(struct rpc *r, const char *method, const ProtobufCMessage *req,
 	env.body.data = body;
 	env.body.len = len;
 	rv = exchange(r, &env, timeout_ms, &reply);
-	if (rv == CUT_ETIMEDOUT)
+	/* Once more, with the same id (the daemon answers a request it has
+	 * seen with the same reply): after a timeout, and when the
+	 * connection closed under the request, as when the daemon starts
+	 * its control listener again (shell/ipcprobe.h); nng dials again. */
+	if (rv == CUT_ETIMEDOUT || rv == CUT_ECLOSED)
 		rv = exchange(r, &env, timeout_ms, &reply);
 	free(body);
 	if (rv != 0)

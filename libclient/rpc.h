@@ -4,10 +4,11 @@
  * never installed.
  *
  * Every call gets a fresh request id (a random 64-bit start, then +1 per
- * call).  When the answer does not come in time the same request, same
- * id, is sent once more: the daemon keeps recent replies by request id
- * and answers a resend without executing the call twice.  Then the call
- * gives up with CUT_ETIMEDOUT.
+ * call).  When the answer does not come in time, or the connection
+ * closes before it comes (the daemon restarted its listener), the same
+ * request, same id, is sent once more: the daemon keeps recent replies by
+ * request id and answers a resend without executing the call twice.
+ * Then the call gives up (CUT_ETIMEDOUT, CUT_ECLOSED).
  *
  * A struct rpc is not thread-safe: callers serialize calls on it.  Codes
  * returned are CUT_E* (cut/cut.h); nng codes are translated here.

@@ -24,6 +24,7 @@
  *                         "payload": PAYLOAD}...]
  *   status              {"node", "cluster", "version": S, "uptime_ms": N,
  *                        "app_connected": B, "storage_degraded": S|null,
+ *                        "storage_damaged": S|null,
  *                        "peers": [{"node": S, "connected": B,
  *                                   "last_seen_ms",
  *                                   "refused_connections": N, and for TLS
@@ -45,7 +46,9 @@
  *                        "tls_listener_failures",
  *                        "auth_failures_unknown",
  *                        "unauthenticated_batches",
- *                        "tls_listener_restarts": N,
+ *                        "tls_listener_restarts",
+ *                        "control_listener_restarts",
+ *                        "app_listener_restarts": N,
  *                        and with [condition] sections "conditions":
  *                        [{"name": S, "evaluated", "held", "not_held",
  *                          "failed": N, "last_snapshot_id": S|null,
@@ -306,9 +309,9 @@ status_json(const Cut__V1__StatusReply *s)
 		peers = cj_append(peers, peer_json(s->peers[i]));
 	for (i = 0; i < s->n_channels; i++)
 		chans = cj_append(
-		    chans,
-		    channel_status_json(s->channels[i],
-		                        strcmp(s->channels[i]->src, s->node) == 0));
+		    chans, channel_status_json(
+		               s->channels[i],
+		               strcmp(s->channels[i]->src, s->node) == 0));
 	for (i = 0; i < s->n_snapshots_in_progress; i++)
 		ids = cj_append(ids, cj_string(s->snapshots_in_progress[i]));
 	o = json_pack("{s:o, s:o, s:o, s:o, s:b, s:o}", "node",
@@ -316,6 +319,7 @@ status_json(const Cut__V1__StatusReply *s)
 	              "version", cj_string(s->version), "uptime_ms",
 	              juint(s->uptime_ms), "app_connected", s->app_connected,
 	              "storage_degraded", cj_string(s->storage_degraded));
+	o = cj_set(o, "storage_damaged", cj_string(s->storage_damaged));
 	o = cj_set(o, "peers", peers);
 	o = cj_set(o, "channels", chans);
 	o = cj_set(o, "snapshots_in_progress", ids);
@@ -330,6 +334,9 @@ status_json(const Cut__V1__StatusReply *s)
 	o = cj_set(o, "unauthenticated_batches",
 	           juint(s->unauthenticated_batches));
 	o = cj_set(o, "tls_listener_restarts", juint(s->tls_listener_restarts));
+	o = cj_set(o, "control_listener_restarts",
+	           juint(s->control_listener_restarts));
+	o = cj_set(o, "app_listener_restarts", juint(s->app_listener_restarts));
 	if (s->n_conditions > 0) {
 		json_t *a = json_array();
 		for (i = 0; i < s->n_conditions; i++) {

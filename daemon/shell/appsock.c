@@ -8,9 +8,32 @@
  * never discarded, as they may be in polyamorous mode when a connection
  * is busy.  A down-stream frame nng will not take yet stays pending and
  * goes first next turn.
+ *
+ * A receive queue (APP_RECVBUF frames).  nng 1.5.2's pair1 (protocol/
+ * pair1/pair.c) holds a frame in the connection when the socket's queue
+ * is full, marking the socket "rd_ready", and the next nng_recvmsg()
+ * takes it from the socket's current connection.  When the connection
+ * closes, its receive callback can still be running: it marks rd_ready
+ * after pair1_pipe_stop() detached the connection, and nng_recvmsg() then
+ * takes a frame from a NULL connection (SIGSEGV in nni_aio_get_msg() on
+ * the loop's thread) or from the next application's connection, whose
+ * receive it corrupts (that connection's close then never completes:
+ * pair1 refuses every new application, CUT_EBUSY, and the daemon goes on
+ * sending state requests to the dead one).  Without a queue (nng's
+ * default) the queue is always full; with one that the loop drains every
+ * turn it never is, so the race cannot start.
+ *
+ * Closed connections.  nng reports every connection that closes
+ * (REM_POST), also the ones pair1 refused (a second application, the
+ * listener probe) and sometimes before reporting it open.  Each id goes
+ * into a list the loop drains (one closure is never hidden behind
+ * another, as it was behind a single "latest closed" slot), which also
+ * wakes the loop; and the loop looks the application's connection up in
+ * nng now and then, in case the list overflowed.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/pair1/pair.h>
@@ -21,55 +44,146 @@
 #include "cutproto.h"
 #include "log.h"
 
-#define RECV_PER_TURN 256
+#define RECV_PER_TURN    256
 #define BATCHES_PER_TURN 64
+/* Frames nng may hold for the loop (see the top of the file). */
+#define APP_RECVBUF 1024
+/* How often the loop looks the application's connection up in nng. */
+#define APP_CHECK_MS 500
+/* How long the application listener may take to accept the probe's
+ * connection (ipcprobe.h) before it is started again, which closes the
+ * application's connection too (libcut connects again and resumes). */
+#define APP_PROBE_WAIT_MS 1000
 
-/* Runs on an nng thread when a connection closes: only atomics. */
+/* Runs on an nng thread when a connection closes: notes it, wakes the
+ * loop. */
 static void
 pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	struct cutd *d = arg;
+	uint64_t one = 1;
 
 	(void)ev;
-	atomic_store(&d->app_removed, nng_pipe_id(pipe));
+	pthread_mutex_lock(&d->app_mx);
+	if (d->napp_removed == APP_REMOVED_MAX) {
+		memmove(d->app_removed, d->app_removed + 1,
+		        (APP_REMOVED_MAX - 1) * sizeof(d->app_removed[0]));
+		d->napp_removed--;
+		d->app_removed_lost = 1;
+	}
+	d->app_removed[d->napp_removed++] = (uint32_t)nng_pipe_id(pipe);
+	pthread_mutex_unlock(&d->app_mx);
+	if (write(d->wake_fd, &one, sizeof(one)) < 0) {
+		/* A full counter wakes the loop as well. */
+	}
 }
 
 int
 app_start(struct cutd *d)
 {
 	const char *url = d->cfg->nodes[d->self].app;
+	nng_listener l;
 	int rv;
 
+	pthread_mutex_init(&d->app_mx, NULL);
 	if ((rv = nng_pair1_open(&d->app)) != 0)
 		return rv;
 	nng_socket_set_size(d->app, NNG_OPT_RECVMAXSZ,
 	                    d->cfg->max_message + 64 * 1024);
 	nng_socket_set_int(d->app, NNG_OPT_SENDBUF, 64);
+	nng_socket_set_int(d->app, NNG_OPT_RECVBUF, APP_RECVBUF);
 	nng_pipe_notify(d->app, NNG_PIPE_EV_REM_POST, pipe_event, d);
-	return control_listen(d, d->app, url);
+	if ((rv = control_listen(d, d->app, url, &l)) != 0)
+		return rv;
+	return ipcprobe_start(&d->app_probe, d->app, l, url, "application",
+	                      APP_PROBE_WAIT_MS);
 }
 
 void
 app_free(struct cutd *d)
 {
+	ipcprobe_stop(&d->app_probe);
 	if (d->app_pending != NULL) {
 		nng_msg_free(d->app_pending);
 		d->app_pending = NULL;
 	}
+	pthread_mutex_destroy(&d->app_mx);
+}
+
+/* Tells the coordinator of the connections that closed since the last
+ * call (it ignores those that are not its application's), and keeps
+ * their ids for app_batch(). */
+static void
+drain_removed(struct cutd *d)
+{
+	uint32_t ids[APP_REMOVED_MAX];
+	size_t n;
+	int lost;
+
+	pthread_mutex_lock(&d->app_mx);
+	n = d->napp_removed;
+	memcpy(ids, d->app_removed, n * sizeof(ids[0]));
+	d->napp_removed = 0;
+	lost = d->app_removed_lost;
+	d->app_removed_lost = 0;
+	pthread_mutex_unlock(&d->app_mx);
+	for (size_t i = 0; i < n; i++) {
+		d->app_gone[d->app_gone_next++ % APP_GONE_KEEP] = ids[i];
+		coord_app_closed(d->coord, ids[i]);
+	}
+	if (lost)
+		d->app_checked_ms = 0; /* look the connection up now */
+}
+
+static int
+gone_recently(const struct cutd *d, uint32_t conn)
+{
+	for (size_t i = 0; i < APP_GONE_KEEP; i++)
+		if (d->app_gone[i] == conn)
+			return 1;
+	return 0;
+}
+
+/* Whether nng still knows connection conn: it forgets one right after
+ * reporting it closed. */
+static int
+conn_known(uint32_t conn)
+{
+	nng_pipe pipe = NNG_PIPE_INITIALIZER;
+
+	pipe.id = conn;
+	return nng_listener_id(nng_pipe_listener(pipe)) > 0;
 }
 
 void
 app_events(struct cutd *d)
 {
-	uint32_t gone = atomic_load(&d->app_removed);
+	int64_t now = cutd_now_ms();
+	uint32_t conn;
 
-	/* pair1 holds one connection at a time, so the latest to close is
-	 * the one that matters; one that closed before its hello was noted
-	 * is caught when the hello is (app_batch()). */
-	if (gone != 0 && gone != d->app_told) {
-		d->app_told = gone;
-		coord_app_closed(d->coord, gone);
+	drain_removed(d);
+	if (now - d->app_checked_ms < APP_CHECK_MS)
+		return;
+	d->app_checked_ms = now;
+	if ((conn = coord_app_conn(d->coord)) != 0 && !conn_known(conn)) {
+		log_warnx("the application's connection closed and nng did "
+		          "not say so in time: the application is gone");
+		coord_app_closed(d->coord, conn);
 	}
+}
+
+void
+app_timers(struct cutd *d, int64_t now)
+{
+	const char *url = d->cfg->nodes[d->self].app;
+	nng_listener l;
+
+	if (!ipcprobe_check(&d->app_probe, now))
+		return;
+	nng_listener_close(d->app_probe.listener);
+	ipcprobe_stop(&d->app_probe);
+	if (control_listen(d, d->app, url, &l) == 0)
+		ipcprobe_listening(&d->app_probe, l);
 }
 
 void
@@ -95,10 +209,9 @@ app_batch(struct cutd *d, nng_msg *msg)
 			d->app_pending = NULL;
 		}
 		/* It closed before its hello was handled. */
-		if (atomic_load(&d->app_removed) == conn) {
-			d->app_told = conn;
+		drain_removed(d);
+		if (gone_recently(d, conn))
 			coord_app_closed(d->coord, conn);
-		}
 	}
 }
 
@@ -161,7 +274,8 @@ app_flush(struct cutd *d)
 }
 
 int
-app_next_timer(struct cutd *d, int max)
+app_next_timer(struct cutd *d, int64_t now, int max)
 {
+	max = ipcprobe_next_timer(&d->app_probe, now, max);
 	return d->app_pending != NULL && max > 1 ? 1 : max;
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "conds.h"
+#include "control.h"
 #include "cutd.h"
 #include "log.h"
 
@@ -96,6 +97,8 @@ judge(struct cutd *d, const char *id)
 			held = -1;
 			detail = e.text;
 			cs->failed++;
+			if (rv == E_CORRUPT)
+				control_storage_damaged(d, e.text);
 			log_warnx("snapshot %s: condition %s could not be "
 			          "judged: %s",
 			          id, cfg->conds[i].name, e.text);

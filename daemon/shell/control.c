@@ -26,12 +26,17 @@
 #include "cutd.h"
 #include "control.h"
 #include "cutproto.h"
+#include "ipcprobe.h"
 #include "log.h"
 #include "perm.h"
 #include "tls.h"
 
 #define RECV_PER_TURN 64
 #define MAX_WAIT_MS   (10 * 60 * 1000)
+/* How long the control listener may take to accept the probe's
+ * connection (ipcprobe.h) before it is started again: a local accept
+ * takes well under a millisecond. */
+#define PROBE_WAIT_MS 400
 
 /* Allocations that live until a reply is packed. */
 struct arena {
@@ -119,6 +124,7 @@ err_grpc(int err)
 	case E_AUTH:
 		return CUT__V1__STATUS_CODE__PERMISSION_DENIED;
 	case E_IO:
+	case E_CORRUPT:
 	case E_BUSY:
 	case E_STORAGE:
 	case E_UNAVAIL:
@@ -137,6 +143,21 @@ fail_err(struct reply *r, int err, const struct errinfo *e)
 {
 	fail(r, err_grpc(err),
 	     e != NULL && e->text[0] != '\0' ? e->text : err_str(err));
+}
+
+/* Fails r with the error rv of a call on the store: a damaged or
+ * unreadable database answers UNAVAILABLE, "storage: " and SQLite's
+ * words. */
+static void
+fail_store(struct cutd *d, struct reply *r, int rv)
+{
+	if (rv == E_CORRUPT || rv == E_IO)
+		snprintf(r->message, sizeof(r->message), "storage: %.200s",
+		         store_errmsg(d->store));
+	else
+		snprintf(r->message, sizeof(r->message), "%s",
+		         store_errmsg(d->store));
+	r->status = err_grpc(rv);
 }
 
 static void
@@ -173,7 +194,7 @@ chown_socket(struct cutd *d, const char *path)
 }
 
 int
-control_listen(struct cutd *d, nng_socket s, const char *url)
+control_listen(struct cutd *d, nng_socket s, const char *url, nng_listener *ret)
 {
 	int ipc = strncmp(url, "ipc://", 6) == 0;
 	nng_listener l;
@@ -188,6 +209,7 @@ control_listen(struct cutd *d, nng_socket s, const char *url)
 		log_err("cannot listen on %s: %s", url, nng_strerror(rv));
 		return rv;
 	}
+	*ret = l;
 	return ipc ? chown_socket(d, url + 6) : 0;
 }
 
@@ -195,6 +217,7 @@ int
 control_start(struct cutd *d)
 {
 	const char *url = d->cfg->nodes[d->self].control;
+	nng_listener l;
 	int rv;
 
 	if ((rv = nng_rep0_open_raw(&d->ctl)) != 0)
@@ -205,12 +228,58 @@ control_start(struct cutd *d)
 	 * yet come back for the previous reply, and the client waits out
 	 * its timeout: seen as Wait calls taking 7.5 s under load. */
 	nng_socket_set_int(d->ctl, NNG_OPT_SENDBUF, 64);
-	return control_listen(d, d->ctl, url);
+	if ((rv = control_listen(d, d->ctl, url, &l)) != 0)
+		return rv;
+	return ipcprobe_start(&d->ctl_probe, d->ctl, l, url, "control",
+	                      PROBE_WAIT_MS);
+}
+
+void
+control_timers(struct cutd *d, int64_t now)
+{
+	const char *url = d->cfg->nodes[d->self].control;
+	nng_listener l;
+
+	if (!d->damaged_logged && control_damaged(d)[0] != '\0') {
+		log_err(
+		    "storage damaged: %s (found at run time); new snapshots "
+		    "are refused, and so is every call that meets the "
+		    "damage.  Stop cutd and move the database aside (see "
+		    "Troubleshooting in the README)",
+		    control_damaged(d));
+		d->damaged_logged = 1;
+	}
+	if (!ipcprobe_check(&d->ctl_probe, now))
+		return;
+	/* Its clients' connections close with it: a reply to one is lost,
+	 * and the client sends its request again with the same id, which
+	 * gets the kept reply (or the same wait, for Wait). */
+	nng_listener_close(d->ctl_probe.listener);
+	/* If listening fails, the next try is the next periodic probe's. */
+	ipcprobe_stop(&d->ctl_probe);
+	if (control_listen(d, d->ctl, url, &l) == 0)
+		ipcprobe_listening(&d->ctl_probe, l);
+}
+
+const char *
+control_damaged(struct cutd *d)
+{
+	const char *why = store_damaged(d->store);
+
+	return why[0] != '\0' ? why : d->cond_damaged;
+}
+
+void
+control_storage_damaged(struct cutd *d, const char *why)
+{
+	if (d->cond_damaged[0] == '\0')
+		snprintf(d->cond_damaged, sizeof(d->cond_damaged), "%s", why);
 }
 
 void
 control_free(struct cutd *d)
 {
+	ipcprobe_stop(&d->ctl_probe);
 	control_committed(d, 1);
 	while (d->waiters != NULL) {
 		struct waiter *w = d->waiters;
@@ -439,8 +508,8 @@ fill_summary(struct cutd *d, struct arena *a, const struct store_snapshot *ss,
 		in->outcome_known = ss->outcome_ms != 0;
 		if (ss->outcome_ms != 0)
 			in->parts_received = ss->outcome_parts;
-		if (ss->part_status != STORE_IN_PROGRESS || ss->status !=
-		                                                STORE_IN_PROGRESS)
+		if (ss->part_status != STORE_IN_PROGRESS ||
+		    ss->status != STORE_IN_PROGRESS)
 			in->part_status =
 			    (ss->outcome_ms != 0 ? ss->part_status
 			                         : ss->status) == STORE_COMPLETE
@@ -531,7 +600,7 @@ info_page_reply(struct cutd *d, struct reply *r, const char *id, int states,
 	if (rv == E_NOENT)
 		fail(r, CUT__V1__STATUS_CODE__NOT_FOUND, "no such snapshot");
 	else if (rv != 0)
-		fail(r, err_grpc(rv), store_errmsg(d->store));
+		fail_store(d, r, rv);
 	else
 		set_body(r, &in.base);
 	arena_free(&a);
@@ -582,16 +651,25 @@ start_limited(struct cutd *d, struct reply *r)
 }
 
 /* While the database does not take writes, calls that write are refused:
- * UNAVAILABLE, since retrying later may succeed.  Returns 1 if refused. */
+ * UNAVAILABLE, since retrying later may succeed.  So are new snapshots
+ * once the file was found damaged: they would be written into it.
+ * Returns 1 if refused. */
 static int
 storage_degraded(struct cutd *d, struct reply *r)
 {
 	const char *why = coord_degraded(d->coord);
 
-	if (why[0] == '\0')
+	if (why[0] == '\0' && (why = control_damaged(d))[0] != '\0') {
+		snprintf(r->message, sizeof(r->message),
+		         "storage damaged: %.160s; stop cutd and move the "
+		         "database aside",
+		         why);
+	} else if (why[0] != '\0') {
+		snprintf(r->message, sizeof(r->message),
+		         "storage degraded: %.200s", why);
+	} else {
 		return 0;
-	snprintf(r->message, sizeof(r->message), "storage degraded: %.200s",
-	         why);
+	}
 	r->status = CUT__V1__STATUS_CODE__UNAVAILABLE;
 	return 1;
 }
@@ -701,7 +779,7 @@ do_list(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	cut__v1__list_request__free_unpacked(rq, NULL);
 	rv = store_list(d->store, list_one, &c);
 	if (rv != 0 && rv != 1)
-		fail(r, err_grpc(rv), store_errmsg(d->store));
+		fail_store(d, r, rv);
 	else
 		set_body(r, &rp.base);
 	arena_free(&a);
@@ -864,7 +942,7 @@ control_wake(struct cutd *d, int64_t now)
 int
 control_next_timer(struct cutd *d, int64_t now, int max)
 {
-	int64_t ms = max;
+	int64_t ms = ipcprobe_next_timer(&d->ctl_probe, now, max);
 
 	for (const struct waiter *w = d->waiters; w != NULL; w = w->next)
 		if (w->deadline_ms - now < ms)
@@ -959,7 +1037,7 @@ do_evaluate(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 			fail(r, CUT__V1__STATUS_CODE__NOT_FOUND,
 			     "no such snapshot");
 		else
-			fail(r, err_grpc(rv), store_errmsg(d->store));
+			fail_store(d, r, rv);
 		goto out;
 	}
 	if (id != NULL && not_judgeable(&ss, r))
@@ -968,6 +1046,8 @@ do_evaluate(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	                    rq->has_deadline_ms ? rq->deadline_ms : 0, &res,
 	                    &e)) != 0) {
 		fail_err(r, rv, &e);
+		if (rv == E_CORRUPT)
+			control_storage_damaged(d, e.text);
 		log_info("control: condition on %s: %s", id ? id : "(check)",
 		         e.text);
 		goto out;
@@ -998,8 +1078,8 @@ do_keep(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
 		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
 		     "bad request or snapshot id");
-	} else if ((rv = coord_keep(d->coord, rq->snapshot_id, rq->keep,
-	                            &e)) != 0) {
+	} else if ((rv = coord_keep(d->coord, rq->snapshot_id, rq->keep, &e)) !=
+	           0) {
 		fail_err(r, rv, &e);
 	} else {
 		rp.snapshot_id = rq->snapshot_id;
@@ -1215,6 +1295,8 @@ do_status(struct cutd *d, struct reply *r)
 	rp.starts_limited = d->starts_limited;
 	if (coord_degraded(d->coord)[0] != '\0')
 		rp.storage_degraded = (char *)coord_degraded(d->coord);
+	if (control_damaged(d)[0] != '\0')
+		rp.storage_damaged = (char *)control_damaged(d);
 	schedule_status(d, &sched);
 	if (sched.configured)
 		rp.schedule = &sched;
@@ -1231,15 +1313,18 @@ do_status(struct cutd *d, struct reply *r)
 	rp.restore_phase = (char *)rv.phase;
 	if (rv.id[0] != '\0' && (rv.result != 0 || rv.running)) {
 		rp.last_restore = (char *)rv.id;
-		rp.last_restore_result = rv.running         ? "running"
-		                         : rv.result == 1   ? "done"
-		                                            : (char *)rv.why;
+		rp.last_restore_result = rv.running       ? "running"
+		                         : rv.result == 1 ? "done"
+		                                          : (char *)rv.why;
 	}
 	tls_status(d->tls, &ts);
 	rp.has_tls_listener_failures = rp.has_auth_failures_unknown =
 	    rp.has_unauthenticated_batches = rp.has_tls_listener_restarts = 1;
 	rp.tls_listener_failures = ts.listener_failures;
 	rp.tls_listener_restarts = ts.listener_restarts;
+	rp.has_control_listener_restarts = rp.has_app_listener_restarts = 1;
+	rp.control_listener_restarts = d->ctl_probe.restarts;
+	rp.app_listener_restarts = d->app_probe.restarts;
 	rp.auth_failures_unknown = ts.unknown_failures;
 	rp.unauthenticated_batches = ts.unauthenticated;
 	set_body(r, &rp.base);

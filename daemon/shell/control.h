@@ -11,9 +11,19 @@
 struct cutd;
 
 int control_start(struct cutd *d);
-/* Listens on url with socket s; an ipc:// socket gets mode 0660 and the
- * cluster file's socket_group.  Returns 0 or an NNG_E* code (logged). */
-int control_listen(struct cutd *d, nng_socket s, const char *url);
+/* Listens on url with socket s, the listener in *ret; an ipc:// socket
+ * gets mode 0660 and the cluster file's socket_group.  Returns 0 or an
+ * NNG_E* code (logged). */
+int control_listen(struct cutd *d, nng_socket s, const char *url,
+                   nng_listener *ret);
+/* Starts the control listener again when it stopped accepting
+ * (ipcprobe.h); logs the database found damaged, once. */
+void control_timers(struct cutd *d, int64_t now);
+/* SQLite's words since a call found the database damaged or unreadable
+ * (store_damaged(), or a condition's read), or "". */
+const char *control_damaged(struct cutd *d);
+/* A condition's read-only connection found the database damaged. */
+void control_storage_damaged(struct cutd *d, const char *why);
 /* Frees the kept replies and answers no Wait call any more. */
 void control_free(struct cutd *d);
 void control_recv_all(struct cutd *d);
@@ -27,7 +37,8 @@ void control_wake(struct cutd *d, int64_t now);
  * (lost = 1): answers the calls held for it (Delete), with their result
  * or with UNAVAILABLE. */
 void control_committed(struct cutd *d, int lost);
-/* Milliseconds until a Wait call's deadline, at most max. */
+/* Milliseconds until a Wait call's deadline or the listener's next
+ * check, at most max. */
 int control_next_timer(struct cutd *d, int64_t now, int max);
 
 /* A read-only call of the HTTP API (http.c), on the loop's thread. */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -64,11 +65,6 @@ cutd_now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
-
-
-
-
-
 
 /* Commits the turn's batch (the coordinator handles a failed one). */
 static void
@@ -183,8 +179,8 @@ make_parent(const char *path)
 }
 
 /* This run's epoch: random, so that a stranger on the network cannot
- * guess it (core/coord_peer.c trusts a connection that carries it), and never 0,
- * which means "unknown". */
+ * guess it (core/coord_peer.c trusts a connection that carries it), and never
+ * 0, which means "unknown". */
 static uint64_t
 run_id(void)
 {
@@ -192,7 +188,8 @@ run_id(void)
 
 	while (id == 0)
 		if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
-			id = (uint64_t)cutd_wall_ms() ^ (uint64_t)getpid() << 40;
+			id = (uint64_t)cutd_wall_ms() ^ (uint64_t)getpid()
+			                                    << 40;
 	return id;
 }
 
@@ -246,6 +243,11 @@ start(struct cutd *d)
 		return rv;
 	make_parent(me->app);
 	make_parent(me->control);
+	/* Before the sockets: their nng threads write it. */
+	if ((d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+		log_err("eventfd: %s", strerror(errno));
+		return EX_SOFTWARE;
+	}
 	if ((rv = coord_new(d->cfg, d->self, d->epoch, store_port(d->store),
 	                    cutd_now_ms(), cutd_wall_ms(), &d->coord, &e)) !=
 	    0) {
@@ -408,6 +410,8 @@ stop(struct cutd *d)
 	control_free(d);
 	app_free(d);
 	net_free(d);
+	if (d->wake_fd >= 0)
+		close(d->wake_fd);
 	coord_free(d->coord);
 	tls_free(d->tls);
 	cutproto_arena_fini(&d->arena);
@@ -535,11 +539,13 @@ notify_status(struct cutd *d, int64_t now, int64_t *last)
 	sd_notifyf(
 	    0,
 	    "WATCHDOG=1\nSTATUS=%zu of %zu peers connected, "
-	    "%zu snapshots in flight, application %s%s%s",
+	    "%zu snapshots in flight, application %s%s%s%s%s",
 	    peers, d->cfg->nnodes - 1, coord_in_progress(d->coord),
 	    coord_app_connected(d->coord) ? "connected" : "not connected",
 	    coord_degraded(d->coord)[0] != '\0' ? "; storage degraded: " : "",
-	    coord_degraded(d->coord));
+	    coord_degraded(d->coord),
+	    control_damaged(d)[0] != '\0' ? "; storage damaged: " : "",
+	    control_damaged(d));
 }
 
 /* How long the loop may sleep: until the nearest deadline of a snapshot,
@@ -553,27 +559,29 @@ next_timeout(struct cutd *d, int64_t now)
 	ms = coord_next_timer(d->coord, ms);
 	ms = net_next_timer(d, now, ms);
 	ms = control_next_timer(d, now, ms);
-	ms = app_next_timer(d, ms);
+	ms = app_next_timer(d, now, ms);
 	return ms < 0 ? 0 : ms;
 }
 
 static int
 run(struct cutd *d, int sfd)
 {
-	struct pollfd pfd[5];
+	struct pollfd pfd[6];
 	int64_t last_status = 0;
+	uint64_t woken;
 
 	pfd[0].fd = d->pull_fd;
 	pfd[1].fd = d->app_fd;
 	pfd[2].fd = d->ctl_fd;
 	pfd[3].fd = sfd;
 	pfd[4].fd = http_fd(d); /* -1 without a listener: poll() skips it */
-	for (int i = 0; i < 5; i++)
+	pfd[5].fd = d->wake_fd;
+	for (int i = 0; i < 6; i++)
 		pfd[i].events = POLLIN;
 	for (;;) {
 		int64_t now;
 
-		if (poll(pfd, 5, next_timeout(d, cutd_now_ms())) < 0 &&
+		if (poll(pfd, 6, next_timeout(d, cutd_now_ms())) < 0 &&
 		    errno != EINTR) {
 			log_err("poll: %s", strerror(errno));
 			return EX_SOFTWARE;
@@ -584,6 +592,9 @@ run(struct cutd *d, int sfd)
 			return 0;
 		now = cutd_now_ms();
 		coord_set_time(d->coord, now, cutd_wall_ms());
+		if ((pfd[5].revents & POLLIN) &&
+		    read(d->wake_fd, &woken, sizeof(woken)) < 0)
+			woken = 0; /* read again next turn */
 		net_events(d);
 		app_events(d);
 		if (pfd[0].revents & POLLIN)
@@ -596,6 +607,8 @@ run(struct cutd *d, int sfd)
 			http_serve(d);
 		coord_timers(d->coord);
 		net_timers(d, now);
+		control_timers(d, now);
+		app_timers(d, now);
 		/* Deliveries and state requests stand for nothing stored, so
 		 * the application gets them while the turn commits. */
 		app_flush(d);
@@ -623,6 +636,7 @@ main(int argc, char **argv)
 		return rv;
 	log_init(o.level);
 	memset(&d, 0, sizeof(d));
+	d.wake_fd = -1;
 	d.cfg_path = (char *)o.cluster;
 	if ((rv = load_config(o.cluster, &d.cfg)) != 0)
 		return rv;

@@ -33,6 +33,7 @@
 #include "config.h"
 #include "coord.h"
 #include "cutproto.h"
+#include "ipcprobe.h"
 #include "perm.h"
 #include "pipewatch.h"
 #include "store.h"
@@ -45,6 +46,13 @@
  * loop to tell the coordinator; a burst beyond this many drops the
  * oldest news, which only delays a rebinding by DEAD_MS. */
 #define CLOSED_MAX 64
+/* Application connections that closed, noted for the loop; beyond this
+ * many in one turn the oldest news is dropped and the loop looks the
+ * application's connection up instead (appsock.c). */
+#define APP_REMOVED_MAX 64
+/* Closed application connections the loop remembers, for a hello that
+ * comes after its connection's close was drained. */
+#define APP_GONE_KEEP 16
 
 /* The connection to another node, as the shell holds it. */
 struct net_peer {
@@ -100,14 +108,28 @@ struct cutd {
 	uint32_t closed[CLOSED_MAX];
 	size_t nclosed;
 	atomic_int closed_any;
-	/* The application's connections: the latest to close (an nng thread
-	 * sets it), and the frame nng would not take yet. */
-	atomic_uint app_removed;
-	uint32_t app_told; /* the closed connection last told the coord */
+	/* The application's connections that closed (appsock.c): noted by
+	 * nng threads under app_mx, drained by the loop, which keeps the
+	 * last APP_GONE_KEEP it drained; and the frame nng would not take
+	 * yet. */
+	pthread_mutex_t app_mx;
+	uint32_t app_removed[APP_REMOVED_MAX];
+	size_t napp_removed;
+	int app_removed_lost; /* the oldest news was dropped */
+	uint32_t app_gone[APP_GONE_KEEP];
+	size_t app_gone_next;
+	int64_t app_checked_ms; /* when the connection was last looked up */
 	nng_msg *app_pending;
+	struct ipcprobe app_probe; /* keeps the application listener
+	                            * accepting */
+	/* Written by nng threads when an application connection closes, so
+	 * that the loop wakes and tells the coordinator at once. */
+	int wake_fd;
 	struct cutproto_arena arena; /* for unpacking frames */
 	struct store *store;
-	struct cond *cond; /* read-only, for conditions (store/cond.h) */
+	struct cond *cond;      /* read-only, for conditions (store/cond.h) */
+	char cond_damaged[256]; /* what cond found of a damaged database */
+	int damaged_logged;
 	/* The cluster file's conditions (conds.c): their counts, and the
 	 * snapshots started here not yet seen to end. */
 	struct cond_stat cond_stats[CONFIG_MAX_CONDITIONS];
@@ -116,6 +138,7 @@ struct cutd {
 	struct tls *tls;   /* TLS configurations and the signed hello */
 	struct http *http; /* metrics, HTTP API, web view; NULL: off */
 	uint64_t bad_control;
+	struct ipcprobe ctl_probe; /* keeps the control listener accepting */
 	/* Control calls refused by perm.c, and Start calls by the limits. */
 	uint64_t calls_denied, starts_limited;
 	struct perm_bucket start_bucket;

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "cutd.h"
+#include "control.h"
 #include "http.h"
 #include "metrics.h"
 #include "conds.h"
@@ -368,6 +369,9 @@ node_metrics(struct cutd *d, struct mbuf *b, const char *node)
 	    {"cutd_storage_degraded", "gauge",
 	     "1 while the database does not take writes.",
 	     coord_degraded(d->coord)[0] != '\0'},
+	    {"cutd_storage_damaged", "gauge",
+	     "1 once the database was found damaged or unreadable.",
+	     control_damaged(d)[0] != '\0'},
 	    {"cutd_restore_generation", "gauge",
 	     "The restore generation this node is at (restores applied).",
 	     rv.generation},
@@ -409,8 +413,9 @@ conditions(struct cutd *d, struct mbuf *b, const char *node)
 		const struct cond_stat *st = &d->cond_stats[i];
 		const uint64_t v[] = {st->held, st->not_held, st->failed};
 		for (size_t k = 0; k < 3; k++) {
-			mbuf_printf(b, "cutd_condition_evaluations_total{%s,"
-			               "condition=\"",
+			mbuf_printf(b,
+			            "cutd_condition_evaluations_total{%s,"
+			            "condition=\"",
 			            node);
 			mbuf_label(b, d->cfg->conds[i].name);
 			mbuf_printf(b, "\",result=\"%s\"} %" PRIu64 "\n",

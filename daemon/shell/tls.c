@@ -60,6 +60,7 @@
 #include <openssl/x509v3.h>
 
 #include "log.h"
+#include "nngstat.h"
 #include "pipewatch.h"
 #include "tls.h"
 
@@ -447,42 +448,6 @@ refused(struct tls *t, size_t node, uint64_t count, const char *fmt, ...)
 	log_warnx("TLS: %s: %s", t->cfg->nodes[node].name, why);
 }
 
-/* The scope of the dialer or listener (name) whose id is id in the tree
- * under s.  nng 1.5.2's nng_stat_find_dialer() and _listener() return the
- * first such scope of any id (nng_stat_find_scope() recurses with
- * nng_stat_find()), so we look ourselves. */
-static nng_stat *
-find_scope(nng_stat *s, const char *name, int id)
-{
-	nng_stat *c, *r;
-
-	if (nng_stat_type(s) == NNG_STAT_SCOPE &&
-	    strcmp(nng_stat_name(s), name) == 0) {
-		for (c = nng_stat_child(s); c != NULL; c = nng_stat_next(c))
-			if (strcmp(nng_stat_name(c), "id") == 0)
-				return nng_stat_value(c) == (uint64_t)id ? s
-				                                         : NULL;
-		return NULL;
-	}
-	for (c = nng_stat_child(s); c != NULL; c = nng_stat_next(c))
-		if ((r = find_scope(c, name, id)) != NULL)
-			return r;
-	return NULL;
-}
-
-/* Reads one counter of a dialer's or listener's scope. */
-static uint64_t
-stat_value(nng_stat *scope, const char *name)
-{
-	nng_stat *c;
-
-	for (c = scope ? nng_stat_child(scope) : NULL; c != NULL;
-	     c = nng_stat_next(c))
-		if (strcmp(nng_stat_name(c), name) == 0)
-			return nng_stat_value(c);
-	return 0;
-}
-
 void
 tls_dialer_done(struct tls *t, size_t node, nng_dialer dialer)
 {
@@ -492,8 +457,8 @@ tls_dialer_done(struct tls *t, size_t node, nng_dialer dialer)
 
 	if (!n->tls || nng_stats_get(&all) != 0)
 		return;
-	auth = stat_value(find_scope(all, "dialer", nng_dialer_id(dialer)),
-	                  "auth");
+	auth = nngstat_value(
+	    nngstat_scope(all, "dialer", nng_dialer_id(dialer)), "auth");
 	nng_stats_free(all);
 	if (auth > 0)
 		refused(t, node, auth,
@@ -604,12 +569,12 @@ tls_timers(struct tls *t, int64_t now)
 		return;
 	if (nng_stats_get(&all) != 0)
 		return;
-	l = find_scope(all, "listener", nng_listener_id(t->listener));
+	l = nngstat_scope(all, "listener", nng_listener_id(t->listener));
 	/* Only "auth": "other" also grows when healthy peers reconnect (a
 	 * connection that closes while nng negotiates it). */
-	failures = t->listener_failures_base + stat_value(l, "auth");
-	stops = stat_value(l, "other") + stat_value(l, "canceled");
-	accepts = stat_value(l, "accept");
+	failures = t->listener_failures_base + nngstat_value(l, "auth");
+	stops = nngstat_value(l, "other") + nngstat_value(l, "canceled");
+	accepts = nngstat_value(l, "accept");
 	nng_stats_free(all);
 	if (failures > t->listener_logged &&
 	    now - t->listener_logged_ms >= LOG_EVERY_MS) {

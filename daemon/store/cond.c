@@ -177,11 +177,33 @@ cond_close(struct cond *c)
 	free(c);
 }
 
+/* A failure of the database, not of the condition, for SQLite's result
+ * rc: E_CORRUPT for a damaged file, E_IO for one that could not be read,
+ * with SQLite's words; 0 for anything else. */
+static int
+storage_failed(struct cond *c, int rc, struct errinfo *e)
+{
+	switch (rc & 0xff) {
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return err_set(e, E_CORRUPT, "storage: %s",
+		               sqlite3_errmsg(c->db));
+	case SQLITE_IOERR:
+		return err_set(e, E_IO, "storage: %s", sqlite3_errmsg(c->db));
+	default:
+		return 0;
+	}
+}
+
 /* Says why sql does not prepare: what the authorizer refused, or
  * SQLite's words. */
 static int
-prepare_failed(struct cond *c, struct errinfo *e)
+prepare_failed(struct cond *c, int rc, struct errinfo *e)
 {
+	int rv;
+
+	if ((rv = storage_failed(c, rc, e)) != 0)
+		return rv;
 	if (c->denied[0] != '\0')
 		return err_set(e, E_INVAL,
 		               "a condition may only read: %s is not allowed",
@@ -207,7 +229,7 @@ prepare(struct cond *c, const char *sql, sqlite3_stmt **ret, struct errinfo *e)
 	c->deadline = 0;
 	rc = sqlite3_prepare_v2(c->db, sql, (int)len, &s, &tail);
 	if (rc != SQLITE_OK)
-		return prepare_failed(c, e);
+		return prepare_failed(c, rc, e);
 	if (s == NULL)
 		return err_set(e, E_INVAL, "the condition is empty");
 	/* What follows must be nothing but blanks, comments and ';'. */
@@ -344,7 +366,7 @@ cond_eval(struct cond *c, const char *sql, const char *snapshot_id,
 			             "the condition ran past its deadline of "
 			             "%u ms and was stopped",
 			             deadline_ms);
-		else
+		else if ((rv = storage_failed(c, rc, e)) == 0)
 			rv = err_set(e, E_INVAL, "the condition failed: %s",
 			             sqlite3_errmsg(c->db));
 	}

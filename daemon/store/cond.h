@@ -54,7 +54,9 @@ void cond_close(struct cond *c);
  * filling *ret.  With snapshot_id NULL it only checks that sql is one
  * read-only statement using :snapshot and no other parameter.  E_INVAL
  * for a condition that does not prepare, is not allowed, or fails while
- * running (SQLite's words); E_LIMIT when it runs past its deadline.
+ * running (SQLite's words); E_LIMIT when it runs past its deadline;
+ * E_CORRUPT or E_IO when the database is damaged or cannot be read
+ * ("storage: " and SQLite's words).
  */
 int cond_eval(struct cond *c, const char *sql, const char *snapshot_id,
               uint32_t deadline_ms, struct cond_result *ret, struct errinfo *e);

@@ -296,6 +296,9 @@ struct store {
 	char errmsg[256];
 	int batch;      /* store_begin() opened a batch not yet ended */
 	char lost[256]; /* why SQLite rolled that batch back, or "" */
+	/* SQLite's words the first time it found the file damaged or could
+	 * not read it (store_damaged()), or "". */
+	char damaged[256];
 };
 
 /*
@@ -354,14 +357,24 @@ db_fail(struct store *st, int rc)
 {
 	int prim = rc & 0xff,
 	    e = st->db != NULL ? sqlite3_system_errno(st->db) : 0;
+	int rv;
 
 	/* The system's words say which I/O failed ("No space left on
 	 * device").  Not for a failed open: SQLite's fallbacks leave an
 	 * unrelated errno behind, and store_open() says why instead. */
 	if (e != 0 && (prim == SQLITE_IOERR || prim == SQLITE_FULL))
-		return fail(st, translate(rc), "%s (%s)",
-		            sqlite3_errmsg(st->db), strerror(e));
-	return fail(st, translate(rc), "%s", sqlite3_errmsg(st->db));
+		rv = fail(st, translate(rc), "%s (%s)", sqlite3_errmsg(st->db),
+		          strerror(e));
+	else
+		rv = fail(st, translate(rc), "%s", sqlite3_errmsg(st->db));
+	/* A damaged page does not mend, and a read that fails may fail
+	 * again: kept until the daemon stops, unlike a write that fails
+	 * for want of space (the coordinator's degraded state). */
+	if (st->damaged[0] == '\0' &&
+	    (prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB ||
+	     rc == SQLITE_IOERR_READ || rc == SQLITE_IOERR_SHORT_READ))
+		snprintf(st->damaged, sizeof(st->damaged), "%s", st->errmsg);
+	return rv;
 }
 
 /* Ends a statement's run, given the last result of stepping it: resets it
@@ -803,8 +816,8 @@ migrate_2_3(struct store *st)
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		if ((rv = has_column(st, "snapshots", cols[i][0], &has)) != 0)
 			return rv;
-		snprintf(sql, sizeof(sql), "ALTER TABLE snapshots ADD COLUMN %s",
-		         cols[i][1]);
+		snprintf(sql, sizeof(sql),
+		         "ALTER TABLE snapshots ADD COLUMN %s", cols[i][1]);
 		if (!has && (rv = exec(st, sql, NULL)) != 0)
 			return rv;
 	}
@@ -984,6 +997,12 @@ const char *
 store_errmsg(const struct store *st)
 {
 	return st != NULL ? st->errmsg : "";
+}
+
+const char *
+store_damaged(const struct store *st)
+{
+	return st != NULL ? st->damaged : "";
 }
 
 int
@@ -1370,8 +1389,7 @@ store_forget_count(struct store *st, const char *node, uint64_t *ret)
 
 int
 store_restore_put(struct store *st, uint64_t generation, const char *id,
-                  const char *restorer, int64_t applied_ms,
-                  uint64_t replayed)
+                  const char *restorer, int64_t applied_ms, uint64_t replayed)
 {
 	return put(st, S_RESTORE_PUT, "utNiu", generation, id, restorer,
 	           applied_ms, replayed);
@@ -1427,8 +1445,11 @@ port_errmsg(void *db)
 	return store_errmsg(db);
 }
 
-#define PORT0(name)                                                        \
-	static int port_##name(void *db) { return store_##name(db); }
+#define PORT0(name)                                                            \
+	static int port_##name(void *db)                                       \
+	{                                                                      \
+		return store_##name(db);                                       \
+	}
 PORT0(begin)
 PORT0(commit)
 PORT0(rollback)
@@ -1541,8 +1562,8 @@ port_abort_snapshot(void *db, const char *id, const char *initiator,
                     int is_initiator, int64_t started_ms, uint32_t parts,
                     const char *reason, int64_t finished_ms)
 {
-	return store_abort_snapshot(db, id, initiator, is_initiator,
-	                            started_ms, parts, reason, finished_ms);
+	return store_abort_snapshot(db, id, initiator, is_initiator, started_ms,
+	                            parts, reason, finished_ms);
 }
 
 static int
@@ -1577,8 +1598,8 @@ port_foreach_channel(void *db, const char *id, store_channel_fn fn, void *arg)
 }
 
 static int
-port_foreach_message(void *db, const char *id, const char *src,
-                     const char *dst, store_message_fn fn, void *arg)
+port_foreach_message(void *db, const char *id, const char *src, const char *dst,
+                     store_message_fn fn, void *arg)
 {
 	return store_foreach_message(db, id, src, dst, fn, arg);
 }

@@ -24,14 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-
 /* Calls that can fail return 0 or an E_* code (cuterr.h). */
-
 
 /* An open database.  Opaque. */
 struct store;
-
-
 
 /*
  * Opens the database at path, creating it if needed, in WAL mode with
@@ -47,10 +43,14 @@ int store_open(const char *path, struct store **ret_store, char *errbuf,
 /* Closes st, rolling back an unfinished batch.  Accepts NULL. */
 void store_close(struct store *st);
 
-
 /* Describes the last failed call on st, with SQLite's words when SQLite
  * failed.  The string is owned by st and valid until its next call. */
 const char *store_errmsg(const struct store *st);
+/* SQLite's words the first time a call on st found the database file
+ * damaged (SQLITE_CORRUPT, SQLITE_NOTADB) or could not read it
+ * (SQLITE_IOERR_READ, _SHORT_READ), or "": kept while st is open, since a
+ * damaged page does not mend. */
+const char *store_damaged(const struct store *st);
 
 /*
  * Starts a batch: every write until store_commit() commits at once.
@@ -206,8 +206,8 @@ int store_foreach_condition(struct store *st, const char *id,
  * part_status.  E_NOENT if unknown, E_STATE if this node initiated it. */
 int store_set_outcome(struct store *st, const char *id,
                       enum store_status status, const char *reason,
-                      int consistent, const char *audit_reason,
-                      uint32_t parts, int64_t outcome_ms);
+                      int consistent, const char *audit_reason, uint32_t parts,
+                      int64_t outcome_ms);
 
 /* Marks snapshot id kept (retention never deletes it) or not. */
 int store_set_keep(struct store *st, const char *id, int keep);

@@ -52,8 +52,9 @@ verdict(FILE *f, const Cut__V1__SnapshotInfo *s)
 {
 	if (outcome_unknown(s) &&
 	    s->status != CUT__V1__SNAPSHOT_INFO__STATUS__IN_PROGRESS)
-		fprintf(f, "outcome not heard from the initiator %s yet "
-		           "(this node's part: %s)",
+		fprintf(f,
+		        "outcome not heard from the initiator %s yet "
+		        "(this node's part: %s)",
 		        s->initiator,
 		        s->part_status != NULL ? s->part_status : "?");
 	else if (s->status == CUT__V1__SNAPSHOT_INFO__STATUS__ABORTED)
@@ -324,7 +325,12 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 	if (s->storage_degraded != NULL)
 		fprintf(f, "storage: DEGRADED: %s (new snapshots refused)\n",
 		        s->storage_degraded);
-	else
+	if (s->storage_damaged != NULL)
+		fprintf(f,
+		        "storage: DAMAGED: %s (new snapshots refused; stop "
+		        "cutd and move the database aside)\n",
+		        s->storage_damaged);
+	if (s->storage_degraded == NULL && s->storage_damaged == NULL)
 		fputs("storage: ok\n", f);
 	fprintf(f, "\npeers (%zu)\n", s->n_peers);
 	for (i = 0; i < s->n_peers; i++) {
@@ -393,10 +399,21 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 		        s->tls_listener_failures, s->auth_failures_unknown,
 		        s->unauthenticated_batches);
 	if (s->tls_listener_restarts)
+		fprintf(
+		    f,
+		    "tls: listener started again %" PRIu64
+		    " times (a connection closed while nng negotiated it)\n",
+		    s->tls_listener_restarts);
+	if (s->control_listener_restarts)
 		fprintf(f,
-		        "tls: listener started again %" PRIu64
-		        " times (a connection closed while nng negotiated it)\n",
-		        s->tls_listener_restarts);
+		        "control socket: listener started again %" PRIu64
+		        " times (a client went away while nng negotiated it)\n",
+		        s->control_listener_restarts);
+	if (s->app_listener_restarts)
+		fprintf(f,
+		        "application socket: listener started again %" PRIu64
+		        " times (a client went away while nng negotiated it)\n",
+		        s->app_listener_restarts);
 	for (i = 0; i < s->n_conditions; i++) {
 		const Cut__V1__ConditionStatus *c = s->conditions[i];
 		if (i == 0)
