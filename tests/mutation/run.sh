@@ -4,7 +4,7 @@
 # and says whether the simulation (cutlab sim) or else the unit tests catch
 # it.  Not part of the default ctest suite; see tests/mutation/README.md.
 #
-#   tests/mutation/run.sh [--only PATTERN] [--list] [--keep] [--jobs N]
+#   tests/mutation/run.sh [--only REGEX] [--list] [--keep] [--jobs N]
 #                         [--no-unit] [--no-baseline]
 #
 # The tree is copied once from the working tree (tracked files as they are
@@ -35,7 +35,7 @@ unit=1
 baseline=1
 
 usage() {
-	echo "usage: $0 [--only PATTERN] [--list] [--keep] [--jobs N]" \
+	echo "usage: $0 [--only REGEX] [--list] [--keep] [--jobs N]" \
 		"[--no-unit] [--no-baseline]" >&2
 	exit 64
 }
@@ -60,8 +60,9 @@ case "$jobs" in ''|*[!0-9]*) usage ;; esac
 # ---- The simulation plan: label and arguments of each invocation ----
 #
 # Fresh seeds (none of ctest's sim_* tests use these), spread over node
-# counts, topologies (drawn per seed), cuts and fault mixes; about 600
-# runs, some 30-40 s of CPU when nothing fails.  Each invocation runs in
+# counts, topologies (drawn per seed), cuts and fault mixes, then the
+# suite's regression seeds; about 640 runs, some 35 s of CPU when nothing
+# fails.  Each invocation runs in
 # chunks of SIM_CHUNK seeds, so that a bug caught early costs little.
 SIM_PLAN=(
 	"small|--nodes 2-4 --seed 100000 --runs 200"
@@ -72,6 +73,17 @@ SIM_PLAN=(
 	"aligned|--nodes 2-5 --seed 150000 --runs 60 --cut aligned"
 	"unaligned|--nodes 2-5 --seed 160000 --runs 60 --cut unaligned --rate 300"
 	"medium|--nodes 5-8 --seed 170000 --runs 30"
+	# The seeds of the bugs the simulation found (tests/CMakeLists.txt,
+	# sim_regress_*): one run each.
+	"regress_window|--nodes 3 --faults crash,partition,drop --seed 153"
+	"regress_lostwrite_end|--nodes 3 --faults storage,crash --seed 196"
+	"regress_lostwrite_channel|--nodes 3 --faults storage --seed 273"
+	"regress_passed|--nodes 2-3 --faults slow,applink --rate 300 --cut aligned --seed 1480"
+	"regress_unfinished|--nodes 3 --faults storage,crash --seed 23"
+	"regress_epoch|--nodes 2-4 --faults crash,partition --seed 313"
+	"regress_lostpart|--nodes 2-6 --faults partition,drop,storage --rate 400 --seed 10186"
+	"regress_replies_resume|--nodes 2-3 --faults applink --seed 40000"
+	"regress_replies_open|--nodes 2-3 --faults applink --seed 40002"
 )
 SIM_CHUNK=20
 SIM_TIMEOUT=180    # seconds of wall time for one chunk
@@ -88,8 +100,8 @@ all_patches=("$bugs_dir"/*.patch)
 patches=()
 for p in "${all_patches[@]}"; do
 	name=$(basename "$p" .patch)
-	if [ -n "$only" ]; then
-		case "$name" in *$only*) ;; *) continue ;; esac
+	if [ -n "$only" ] && ! [[ $name =~ $only ]]; then
+		continue
 	fi
 	patches+=("$p")
 done
@@ -106,7 +118,7 @@ if [ "$list" = 1 ]; then
 	exit 0
 fi
 if [ ${#patches[@]} -eq 0 ]; then
-	echo "mutation: no patch matches '$only' in $bugs_dir" >&2
+	echo "mutation: no patch name matches '$only' in $bugs_dir" >&2
 	exit 1
 fi
 
@@ -158,7 +170,8 @@ run_sim() {
 		# --seed S --runs R are split into chunks.
 		seed=$(sed -n 's/.*--seed \([0-9]*\).*/\1/p' <<<"$args")
 		runs=$(sed -n 's/.*--runs \([0-9]*\).*/\1/p' <<<"$args")
-		rest=$(sed 's/--seed [0-9]* //; s/--runs [0-9]* //' <<<"$args")
+		rest=$(sed 's/ *--seed [0-9]*//; s/ *--runs [0-9]*//' <<<"$args")
+		[ -n "$runs" ] || runs=1
 		for ((k = 0; k < runs; k += SIM_CHUNK)); do
 			n=$((runs - k < SIM_CHUNK ? runs - k : SIM_CHUNK))
 			lo=$((seed + k))
