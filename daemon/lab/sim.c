@@ -1005,13 +1005,12 @@ settled(struct sim *s, char *why, size_t len)
 		}
 		coord_queue_stats(n->c, &q);
 		if (q.link_items > 0 || q.inflight_items > 0 ||
-		    q.down_items > 0 || q.held_items > 0) {
+		    q.down_items > 0) {
 			snprintf(why, len,
 			         "%s holds %zu unacknowledged items, %zu "
-			         "untaken messages, %zu deliveries, %zu held "
-			         "items",
+			         "untaken messages, %zu deliveries",
 			         n->name, q.link_items, q.inflight_items,
-			         q.down_items, q.held_items);
+			         q.down_items);
 			return 0;
 		}
 		if (coord_in_progress(n->c) > 0 || n->nlive > 0) {
