@@ -5,7 +5,7 @@
 # it.  Not part of the default ctest suite; see tests/mutation/README.md.
 #
 #   tests/mutation/run.sh [--only REGEX] [--list] [--keep] [--jobs N]
-#                         [--no-unit] [--no-baseline]
+#                         [--no-unit] [--no-sim] [--no-baseline]
 #
 # The tree is copied once from the working tree (tracked files as they are
 # now, uncommitted changes included, and untracked files that are not
@@ -33,11 +33,12 @@ list=0
 keep=0
 jobs=2
 unit=1
+sim=1
 baseline=1
 
 usage() {
 	echo "usage: $0 [--only REGEX] [--list] [--keep] [--jobs N]" \
-		"[--no-unit] [--no-baseline]" >&2
+		"[--no-unit] [--no-sim] [--no-baseline]" >&2
 	exit 64
 }
 
@@ -50,6 +51,7 @@ while [ $# -gt 0 ]; do
 	--jobs) [ $# -ge 2 ] || usage; jobs=$2; shift ;;
 	--jobs=*) jobs=${1#--jobs=} ;;
 	--no-unit) unit=0 ;;
+	--no-sim) sim=0 ;;
 	--no-baseline) baseline=0 ;;
 	-h|--help) usage ;;
 	*) usage ;;
@@ -252,7 +254,7 @@ fi
 base_sum=$(sha256sum <"$build/bin/cutlab")
 if [ "$baseline" = 1 ]; then
 	t0=$(date +%s)
-	run_sim "$logs/00-baseline.log"
+	[ "$sim" = 1 ] && run_sim "$logs/00-baseline.log"
 	echo "mutation: unmutated simulation plan: $((
 		$(date +%s) - t0)) s${sim_result:+, FAILED: $sim_result}"
 	if [ -n "$sim_result" ]; then
@@ -305,7 +307,7 @@ for p in "${patches[@]}"; do
 			if [ "$(sha256sum <"$build/bin/cutlab")" = "$base_sum" ]; then
 				echo "note: cutlab is byte-identical to the unmutated one" >>"$log"
 			fi
-			run_sim "$log"
+			[ "$sim" = 1 ] && run_sim "$log"
 			if [ -n "$sim_result" ]; then
 				verdict="SIM"
 			elif [ "$unit" = 1 ]; then
