@@ -67,8 +67,9 @@
  *   - bounds, after each turn: what each coordinator's queues hold
  *     (coord_queue_stats()) and what each libcut keeps stay within the
  *     windows they are meant to be bounded by (see sim_note_running());
- *   - ids: no id is issued twice, and no participant that did not
- *     restart during the snapshot finds one it already holds;
+ *   - ids: no id is issued twice, none is below the wall clock when its
+ *     snapshot started, and no participant that did not restart during
+ *     the snapshot finds one it already holds;
  *   - liveness: once the faults heal, links come back and a snapshot
  *     completes; the cluster settles.
  *
@@ -938,6 +939,14 @@ check_snapshots(struct sim *s)
 			         sn->id, store_errmsg(n->st));
 			continue;
 		}
+		/* An id's counter is at least the wall clock when it was
+		 * issued (README, Concepts), its row's start. */
+		if (strtoull(strrchr(sn->id, ':') + 1, NULL, 10) <
+		    (uint64_t)row.started_ms)
+			sim_fail(s, SIM_C_IDS,
+			         "snapshot %s: its id is below the wall clock "
+			         "when it started, %" PRId64,
+			         sn->id, row.started_ms);
 		took = row.finished_ms - row.started_ms;
 		if (row.status == STORE_IN_PROGRESS) {
 			sim_fail(s, SIM_C_DEADLINE,

@@ -1213,6 +1213,39 @@ Test(link, rewind_on_up_and_hello)
 	h_free(h);
 }
 
+/* What went to a peer before its epoch was known named no run
+ * (to_epoch 0), so the peer took none of it (coord_peer_input()): the
+ * first batch that names the peer's epoch sends it all again at once,
+ * naming it, even without a hello and long before RESEND_MS. */
+Test(link, rewind_on_first_epoch)
+{
+	struct h *h = h_new(NULL);
+	struct h_app_items ai = {0};
+	struct h_items it = {0};
+	Cut__V1__PeerBatch *b;
+	uint64_t seqs[4];
+
+	coord_peer_up(h->c, 1);
+	coord_peer_up(h->c, 2);
+	h_hello(h, H_APP);
+	h_app_items(h, &ai);
+	h_send(h, "p1", "{\"m\": 1}", 1);
+	cr_assert_not_null(b = h_pull(h, 1));
+	cr_assert(!b->has_to_epoch || b->to_epoch == 0,
+	          "p1's epoch is not known yet");
+	h_pull_items(h, 1, &it);
+	h_drain(h);
+	/* p1's first batch: an ack of nothing, no hello. */
+	ack(h, "p1", 0, 0);
+	cr_assert_eq(coord_peer_epoch(h->c, 1), H_E1);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(data_seqs(&it, seqs, 4), 1, "the message goes again");
+	cr_assert_eq(seqs[0], 2, "after the PeerRenumber");
+	cr_assert_not_null(h_find(&it, ITEM_RENUMBER, 0));
+	h_free(h);
+}
+
 /* Every peer gets a batch at least every HEARTBEAT_MS; coord_next_timer()
  * says when. */
 Test(link, heartbeat_timing)
