@@ -76,6 +76,7 @@ SIM_PLAN=(
 	"aligned|--nodes 2-5 --seed 150000 --runs 40 --cut aligned"
 	"unaligned|--nodes 2-5 --seed 160000 --runs 40 --cut unaligned --rate 300"
 	"medium|--nodes 5-8 --seed 170000 --runs 20"
+	"appkill|--nodes 2-4 --seed 180000 --runs 60 --faults appkill,applink,slow --rate 300"
 	# The seeds of the bugs the simulation found (tests/CMakeLists.txt,
 	# sim_regress_*): one run each.
 	"regress_window|--nodes 3 --faults crash,partition,drop --seed 153"
