@@ -91,7 +91,7 @@ SIM_PLAN=(
 )
 SIM_CHUNK=20
 SIM_TIMEOUT=180    # seconds of wall time for one chunk
-BUILD_TIMEOUT=900  # seconds for one build
+BUILD_TIMEOUT=1800 # seconds for one build (a loaded 2-core machine)
 UNIT_TIMEOUT=900   # seconds for the unit tests, all of them
 # The unit tests: Criterion binaries (tests/unit), the engine's property
 # runs and cutlab's golden files.
@@ -243,6 +243,7 @@ run_unit() {
 # ---- The unmutated tree ----
 
 status=0
+sim_result="" unit_result=""
 echo "mutation: configuring and building the unmutated tree in $build"
 if ! timeout "$BUILD_TIMEOUT" cmake -S "$tree" -B "$build" \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo >"$logs/00-baseline.log" 2>&1 ||
