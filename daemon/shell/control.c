@@ -35,8 +35,10 @@
 #define MAX_WAIT_MS   (10 * 60 * 1000)
 /* How long the control listener may take to accept the probe's
  * connection (ipcprobe.h) before it is started again: a local accept
- * takes well under a millisecond. */
-#define PROBE_WAIT_MS 400
+ * takes well under a millisecond, but a daemon on a machine loaded 15
+ * times over its cores was seen to take 400 ms to see it, and a restart
+ * costs connected clients a resend. */
+#define PROBE_WAIT_MS 1000
 
 /* Allocations that live until a reply is packed. */
 struct arena {
