@@ -1,6 +1,6 @@
 /*
  * simapp.c - the applications of the simulation: libcut's own protocol
- * core (libclient/appcore.c) under a token bank.
+ * core (libclient/core/appcore.c) under a token bank.
  *
  * Everything libcut decides about the protocol is appcore's, and runs
  * here as it runs in libcut: the hellos and their replies, numbering,
