@@ -59,7 +59,7 @@
 /* How long the application listener may take to accept the probe's
  * connection (ipcprobe.h) before it is started again, which closes the
  * application's connection too (libcut connects again and resumes). */
-#define APP_PROBE_WAIT_MS 1000
+#define APP_PROBE_WAIT_MS 2000
 
 static void
 wake(struct cutd *d)

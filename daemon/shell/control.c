@@ -34,9 +34,11 @@
 #define RECV_PER_TURN 64
 #define MAX_WAIT_MS   (10 * 60 * 1000)
 /* How long the control listener may take to accept the probe's
- * connection (ipcprobe.h) before it is started again: a local accept
- * takes well under a millisecond. */
-#define PROBE_WAIT_MS 400
+ * connection (ipcprobe.h) before it is started again.  A local accept
+ * takes well under a millisecond, but 400 ms was seen at start-up on two
+ * cores shared by twenty busy processes; a restart in vain costs only a
+ * resent request. */
+#define PROBE_WAIT_MS 800
 
 /* Allocations that live until a reply is packed. */
 struct arena {

@@ -18,9 +18,10 @@
  * when they show a failed negotiation, and at least this often. */
 #define CHECK_MS       100
 #define PROBE_EVERY_MS 5000
-/* How long the probe's refused connection may wait for the reaper: it
- * takes well under a millisecond. */
-#define REAP_WAIT_MS 500
+/* How long the probe's refused connection may wait for the reaper.  It
+ * takes well under a millisecond, but a reaper held in vain means a
+ * restart of cutd, so the wait allows for a machine far behind. */
+#define REAP_WAIT_MS 2000
 
 /* The SP header of pair0 (protocol 0x10), which neither rep0 nor pair1
  * takes: the socket refuses the probe's connection after the listener
@@ -194,6 +195,8 @@ ipcprobe_check(struct ipcprobe *p, int64_t now)
 			p->stops = stops;
 		return rv;
 	}
+	if (p->last_ms == 0) /* the first one a period after start */
+		p->last_ms = now;
 	if (p->soon || now - p->last_ms >= PROBE_EVERY_MS)
 		return probe_connect(p, now);
 	return IPCPROBE_OK;
