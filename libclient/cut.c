@@ -230,6 +230,7 @@ open_app(struct cut *c, const char *app_url, const char *node)
 	nng_time deadline = nng_clock() + CUT_OPEN_TIMEOUT_MS, now;
 	nng_msg *msg;
 	int rv, bad = 0;
+	unsigned drops = 0;
 
 	if ((rv = nng_pair1_open(&c->app)) != 0)
 		return rpc_nng_error(rv);
@@ -263,6 +264,15 @@ open_app(struct cut *c, const char *app_url, const char *node)
 		if (now >= deadline) {
 			rv = no_answer(c, CUT_ETIMEDOUT);
 			break;
+		}
+		/* Our hello went on a connection the daemon closed before it
+		 * answered (refusing us while it held a dead application's):
+		 * say it again on the next, or the daemon, once it lets go,
+		 * never hears it. */
+		if (atomic_load(&c->dropped_early) != drops &&
+		    atomic_load(&c->cur_pipe) != 0) {
+			drops = atomic_load(&c->dropped_early);
+			(void)send_hello(c, node, 100);
 		}
 		nng_socket_set_ms(c->app, NNG_OPT_RECVTIMEO,
 		                  deadline - now < 100

@@ -21,7 +21,13 @@
  * pair1 refuses every new application, CUT_EBUSY, and the daemon goes on
  * sending state requests to the dead one).  Without a queue (nng's
  * default) the queue is always full; with one that the loop drains every
- * turn it never is, so the race cannot start.
+ * turn it never is, so the race cannot start.  And in case the queue does
+ * fill (the loop far behind its application), the loop reads only while
+ * a connection nng reported open (ADD_POST) has not been reported
+ * closed (REM_POST): nng reports the close before it detaches the
+ * connection, and that report waits for a read in progress, so no read
+ * can meet a detached connection.  Meanwhile the socket is not polled
+ * (its descriptor may stay readable); the reports wake the loop.
  *
  * Closed connections.  nng reports every connection that closes
  * (REM_POST), also the ones pair1 refused (a second application, the
@@ -53,15 +59,25 @@
 /* How long the application listener may take to accept the probe's
  * connection (ipcprobe.h) before it is started again, which closes the
  * application's connection too (libcut connects again and resumes). */
-#define APP_PROBE_WAIT_MS 1000
+#define APP_PROBE_WAIT_MS 2000
 
-/* Runs on an nng thread when a connection closes: notes it, wakes the
- * loop. */
 static void
-pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+wake(struct cutd *d)
+{
+	uint64_t one = 1;
+
+	if (write(d->wake_fd, &one, sizeof(one)) < 0) {
+		/* A full counter wakes the loop as well. */
+	}
+}
+
+/* Runs on an nng thread when a connection closes, before nng detaches
+ * it from the socket: notes it, wakes the loop. */
+static void
+pipe_removed(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	struct cutd *d = arg;
-	uint64_t one = 1;
+	uint32_t id = (uint32_t)nng_pipe_id(pipe);
 
 	(void)ev;
 	pthread_mutex_lock(&d->app_mx);
@@ -71,11 +87,31 @@ pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 		d->napp_removed--;
 		d->app_removed_lost = 1;
 	}
-	d->app_removed[d->napp_removed++] = (uint32_t)nng_pipe_id(pipe);
+	d->app_removed[d->napp_removed++] = id;
+	d->app_rem_recent[d->app_rem_next++ % APP_GONE_KEEP] = id;
+	if (atomic_load(&d->app_attached) == id)
+		atomic_store(&d->app_attached, 0);
 	pthread_mutex_unlock(&d->app_mx);
-	if (write(d->wake_fd, &one, sizeof(one)) < 0) {
-		/* A full counter wakes the loop as well. */
-	}
+	wake(d);
+}
+
+/* Runs on an nng thread once pair1 took a connection as its one. */
+static void
+pipe_added(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+{
+	struct cutd *d = arg;
+	uint32_t id = (uint32_t)nng_pipe_id(pipe);
+	int early = 0;
+
+	(void)ev;
+	/* One whose removal was reported first is being detached. */
+	pthread_mutex_lock(&d->app_mx);
+	for (size_t i = 0; i < APP_GONE_KEEP; i++)
+		early |= d->app_rem_recent[i] == id;
+	if (!early)
+		atomic_store(&d->app_attached, id);
+	pthread_mutex_unlock(&d->app_mx);
+	wake(d);
 }
 
 int
@@ -92,7 +128,8 @@ app_start(struct cutd *d)
 	                    d->cfg->max_message + 64 * 1024);
 	nng_socket_set_int(d->app, NNG_OPT_SENDBUF, 64);
 	nng_socket_set_int(d->app, NNG_OPT_RECVBUF, APP_RECVBUF);
-	nng_pipe_notify(d->app, NNG_PIPE_EV_REM_POST, pipe_event, d);
+	nng_pipe_notify(d->app, NNG_PIPE_EV_ADD_POST, pipe_added, d);
+	nng_pipe_notify(d->app, NNG_PIPE_EV_REM_POST, pipe_removed, d);
 	if ((rv = control_listen(d, d->app, url, &l)) != 0)
 		return rv;
 	return ipcprobe_start(&d->app_probe, d->app, l, url, "application",
@@ -129,6 +166,10 @@ drain_removed(struct cutd *d)
 	pthread_mutex_unlock(&d->app_mx);
 	for (size_t i = 0; i < n; i++) {
 		d->app_gone[d->app_gone_next++ % APP_GONE_KEEP] = ids[i];
+		/* The application's own: a close that can stop nng's
+		 * reaper (ipcprobe.h), so it is checked now. */
+		if (ids[i] == coord_app_conn(d->coord))
+			ipcprobe_soon(&d->ctl_probe);
 		coord_app_closed(d->coord, ids[i]);
 	}
 	if (lost)
@@ -178,7 +219,7 @@ app_timers(struct cutd *d, int64_t now)
 	const char *url = d->cfg->nodes[d->self].app;
 	nng_listener l;
 
-	if (!ipcprobe_check(&d->app_probe, now))
+	if (ipcprobe_check(&d->app_probe, now) != IPCPROBE_DEAF)
 		return;
 	nng_listener_close(d->app_probe.listener);
 	ipcprobe_stop(&d->app_probe);
@@ -215,13 +256,26 @@ app_batch(struct cutd *d, nng_msg *msg)
 	}
 }
 
+int
+app_poll_fd(struct cutd *d)
+{
+	return atomic_load(&d->app_attached) != 0 ? d->app_fd : -1;
+}
+
 void
 app_recv_all(struct cutd *d)
 {
 	for (int i = 0; i < RECV_PER_TURN; i++) {
 		nng_msg *msg;
+		int rv = NNG_ECLOSED;
 
-		if (nng_recvmsg(d->app, &msg, NNG_FLAG_NONBLOCK) != 0)
+		/* Held across the read: a close reported meanwhile waits,
+		 * and nng detaches the connection only after that. */
+		pthread_mutex_lock(&d->app_mx);
+		if (atomic_load(&d->app_attached) != 0)
+			rv = nng_recvmsg(d->app, &msg, NNG_FLAG_NONBLOCK);
+		pthread_mutex_unlock(&d->app_mx);
+		if (rv != 0)
 			return;
 		app_batch(d, msg);
 		nng_msg_free(msg);

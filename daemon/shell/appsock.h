@@ -16,6 +16,9 @@ void app_events(struct cutd *d);
 /* Starts the application listener again when it stopped accepting
  * (ipcprobe.h). */
 void app_timers(struct cutd *d, int64_t now);
+/* The descriptor to poll for frames, or -1 while nng holds no
+ * connection for the application. */
+int app_poll_fd(struct cutd *d);
 void app_recv_all(struct cutd *d);
 /* Decodes one AppBatch as it came in msg (borrowed) and hands it to the
  * coordinator.  Exposed for the fuzz harnesses. */

@@ -215,6 +215,14 @@ control_listen(struct cutd *d, nng_socket s, const char *url, nng_listener *ret)
 	return ipc ? chown_socket(d, url + 6) : 0;
 }
 
+/* Runs on nng's reaper thread as it lets go of a control connection. */
+static void
+ctl_pipe_removed(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+{
+	(void)ev;
+	ipcprobe_removed(arg, (uint32_t)nng_pipe_id(pipe));
+}
+
 int
 control_start(struct cutd *d)
 {
@@ -230,10 +238,14 @@ control_start(struct cutd *d)
 	 * yet come back for the previous reply, and the client waits out
 	 * its timeout: seen as Wait calls taking 7.5 s under load. */
 	nng_socket_set_int(d->ctl, NNG_OPT_SENDBUF, 64);
-	if ((rv = control_listen(d, d->ctl, url, &l)) != 0)
+	if ((rv = control_listen(d, d->ctl, url, &l)) != 0 ||
+	    (rv = ipcprobe_start(&d->ctl_probe, d->ctl, l, url, "control",
+	                         PROBE_WAIT_MS)) != 0)
 		return rv;
-	return ipcprobe_start(&d->ctl_probe, d->ctl, l, url, "control",
-	                      PROBE_WAIT_MS);
+	/* This probe also watches nng's reaper (ipcprobe.h). */
+	d->ctl_probe.reap_check = 1;
+	return nng_pipe_notify(d->ctl, NNG_PIPE_EV_REM_POST, ctl_pipe_removed,
+	                       &d->ctl_probe);
 }
 
 void
@@ -251,8 +263,15 @@ control_timers(struct cutd *d, int64_t now)
 		    control_damaged(d));
 		d->damaged_logged = 1;
 	}
-	if (!ipcprobe_check(&d->ctl_probe, now))
+	switch (ipcprobe_check(&d->ctl_probe, now)) {
+	case IPCPROBE_DEAF:
+		break;
+	case IPCPROBE_STUCK:
+		d->restart = 1; /* the loop ends, main() starts cutd again */
 		return;
+	default:
+		return;
+	}
 	/* Its clients' connections close with it: a reply to one is lost,
 	 * and the client sends its request again with the same id, which
 	 * gets the kept reply (or the same wait, for Wait). */

@@ -11,7 +11,9 @@
  * leaves before what it stands for is on disk, and the cost of a turn is
  * shared by all the messages it moves.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
@@ -40,6 +42,8 @@
 #define EX_SOFTWARE    70
 #define EX_CANTCREAT   73
 #define EX_CONFIG      78
+/* run(): cutd must run again in this process (restart_self()). */
+#define EX_RESTART -1
 
 /* The loop sleeps until the nearest timer, but never longer than this,
  * so that the watchdog and status keep their pace. */
@@ -571,7 +575,6 @@ run(struct cutd *d, int sfd)
 	uint64_t woken;
 
 	pfd[0].fd = d->pull_fd;
-	pfd[1].fd = d->app_fd;
 	pfd[2].fd = d->ctl_fd;
 	pfd[3].fd = sfd;
 	pfd[4].fd = http_fd(d); /* -1 without a listener: poll() skips it */
@@ -581,6 +584,7 @@ run(struct cutd *d, int sfd)
 	for (;;) {
 		int64_t now;
 
+		pfd[1].fd = app_poll_fd(d);
 		if (poll(pfd, 6, next_timeout(d, cutd_now_ms())) < 0 &&
 		    errno != EINTR) {
 			log_err("poll: %s", strerror(errno));
@@ -620,7 +624,53 @@ run(struct cutd *d, int sfd)
 		if (!coord_batch_open(d->coord))
 			net_flush(d);
 		notify_status(d, now, &last_status);
+		if (d->restart)
+			return EX_RESTART;
 	}
+}
+
+/*
+ * nng stopped reaping closed connections (ipcprobe.h): no connection
+ * that closes from now on would be let go of, and closing the sockets
+ * would wait for the reaper forever.  So cutd runs again in this process,
+ * as after a crash but at once and without a service manager: what is
+ * in flight ends aborted, the database is closed, and execv() leaves
+ * nng's threads and sockets behind (their descriptors are close-on-
+ * exec).  Peers see a restart; the application reconnects.
+ */
+/* Marks every descriptor but stdin, stdout and stderr close-on-exec: nng
+ * 1.5.2 makes its poller's eventfd without it. */
+static void
+cloexec_all(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	while (dir != NULL && (e = readdir(dir)) != NULL) {
+		int fd = atoi(e->d_name);
+		if (fd > 2 && fd != dirfd(dir))
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+	if (dir != NULL)
+		closedir(dir);
+}
+
+static void
+restart_self(struct cutd *d, char **argv)
+{
+	coord_stop(d->coord, "daemon restarted: nng stopped reaping "
+	                     "connections");
+	commit(d);
+	cond_close(d->cond);
+	store_close(d->store);
+	log_err("starting cutd again in this process");
+	sd_notify(0, "STATUS=starting again (nng stopped reaping connections)");
+	unsetenv("CUTD_TEST_STUCK_REAPER"); /* once, for the tests */
+	fflush(NULL);
+	cloexec_all();
+	execv("/proc/self/exe", argv);
+	log_err("cannot start cutd again: %s", strerror(errno));
+	_exit(EX_SOFTWARE);
 }
 
 int
@@ -668,7 +718,8 @@ main(int argc, char **argv)
 		log_notice("node %s of cluster %s ready", d.name,
 		           d.cfg->cluster);
 		sd_notify(0, "READY=1");
-		rv = run(&d, sfd);
+		if ((rv = run(&d, sfd)) == EX_RESTART)
+			restart_self(&d, argv);
 		sd_notify(0, "STOPPING=1");
 		log_notice("stopping");
 	}

@@ -116,15 +116,26 @@ struct cutd {
 	uint32_t app_removed[APP_REMOVED_MAX];
 	size_t napp_removed;
 	int app_removed_lost; /* the oldest news was dropped */
+	/* The connection pair1 holds, as nng reported it (0: none), and the
+	 * last closed ones, to tell a removal reported before the
+	 * addition; under app_mx (app_attached is read without it to
+	 * decide whether to poll). */
+	atomic_uint app_attached;
+	uint32_t app_rem_recent[APP_GONE_KEEP];
+	size_t app_rem_next;
 	uint32_t app_gone[APP_GONE_KEEP];
 	size_t app_gone_next;
 	int64_t app_checked_ms; /* when the connection was last looked up */
 	nng_msg *app_pending;
 	struct ipcprobe app_probe; /* keeps the application listener
 	                            * accepting */
-	/* Written by nng threads when an application connection closes, so
-	 * that the loop wakes and tells the coordinator at once. */
+	/* Written by nng threads when an application connection opens or
+	 * closes, so that the loop wakes and tells the coordinator at once
+	 * and polls the socket again (or not). */
 	int wake_fd;
+	/* nng stopped reaping connections (ipcprobe.h): the loop ends and
+	 * main() runs cutd again in this process (execv). */
+	int restart;
 	struct cutproto_arena arena; /* for unpacking frames */
 	struct store *store;
 	struct cond *cond;      /* read-only, for conditions (store/cond.h) */
