@@ -50,8 +50,6 @@
 #include "cutproto.h"
 #include "log.h"
 
-#define RECV_PER_TURN    256
-#define BATCHES_PER_TURN 64
 /* Frames nng may hold for the loop (see the top of the file). */
 #define APP_RECVBUF 1024
 /* How often the loop looks the application's connection up in nng. */
@@ -140,50 +138,10 @@ void
 app_free(struct cutd *d)
 {
 	ipcprobe_stop(&d->app_probe);
-	if (d->app_pending != NULL) {
-		nng_msg_free(d->app_pending);
-		d->app_pending = NULL;
-	}
 	pthread_mutex_destroy(&d->app_mx);
 }
 
-/* Tells the coordinator of the connections that closed since the last
- * call (it ignores those that are not its application's), and keeps
- * their ids for app_batch(). */
-static void
-drain_removed(struct cutd *d)
-{
-	uint32_t ids[APP_REMOVED_MAX];
-	size_t n;
-	int lost;
-
-	pthread_mutex_lock(&d->app_mx);
-	n = d->napp_removed;
-	memcpy(ids, d->app_removed, n * sizeof(ids[0]));
-	d->napp_removed = 0;
-	lost = d->app_removed_lost;
-	d->app_removed_lost = 0;
-	pthread_mutex_unlock(&d->app_mx);
-	for (size_t i = 0; i < n; i++) {
-		d->app_gone[d->app_gone_next++ % APP_GONE_KEEP] = ids[i];
-		/* The application's own: a close that can stop nng's
-		 * reaper (ipcprobe.h), so it is checked now. */
-		if (ids[i] == coord_app_conn(d->coord))
-			ipcprobe_soon(&d->ctl_probe);
-		coord_app_closed(d->coord, ids[i]);
-	}
-	if (lost)
-		d->app_checked_ms = 0; /* look the connection up now */
-}
-
-static int
-gone_recently(const struct cutd *d, uint32_t conn)
-{
-	for (size_t i = 0; i < APP_GONE_KEEP; i++)
-		if (d->app_gone[i] == conn)
-			return 1;
-	return 0;
-}
+/* ---- The application half of the loop's port (turn.h) ---- */
 
 /* Whether nng still knows connection conn: it forgets one right after
  * reporting it closed. */
@@ -196,21 +154,41 @@ conn_known(uint32_t conn)
 	return nng_listener_id(nng_pipe_listener(pipe)) > 0;
 }
 
-void
-app_events(struct cutd *d)
+size_t
+app_port_closed(void *ctx, uint32_t *ids, size_t max)
 {
+	struct cutd *d = ctx;
 	int64_t now = cutd_now_ms();
-	uint32_t conn;
+	uint32_t conn = coord_app_conn(d->coord);
+	size_t n;
+	int lost;
 
-	drain_removed(d);
-	if (now - d->app_checked_ms < APP_CHECK_MS)
-		return;
-	d->app_checked_ms = now;
-	if ((conn = coord_app_conn(d->coord)) != 0 && !conn_known(conn)) {
-		log_warnx("the application's connection closed and nng did "
-		          "not say so in time: the application is gone");
-		coord_app_closed(d->coord, conn);
+	pthread_mutex_lock(&d->app_mx);
+	n = d->napp_removed < max ? d->napp_removed : max;
+	memcpy(ids, d->app_removed, n * sizeof(ids[0]));
+	memmove(d->app_removed, d->app_removed + n,
+	        (d->napp_removed - n) * sizeof(ids[0]));
+	d->napp_removed -= n;
+	lost = d->app_removed_lost;
+	d->app_removed_lost = 0;
+	pthread_mutex_unlock(&d->app_mx);
+	for (size_t i = 0; i < n; i++)
+		/* The application's own: a close that can stop nng's
+		 * reaper (ipcprobe.h), so it is checked now. */
+		if (ids[i] == conn && conn != 0)
+			ipcprobe_soon(&d->ctl_probe);
+	if (lost)
+		d->app_checked_ms = 0; /* look the connection up now */
+	if (n < max && conn != 0 && now - d->app_checked_ms >= APP_CHECK_MS) {
+		d->app_checked_ms = now;
+		if (!conn_known(conn)) {
+			log_warnx("the application's connection closed and "
+			          "nng did not say so in time: the "
+			          "application is gone");
+			ids[n++] = conn;
+		}
 	}
+	return n;
 }
 
 void
@@ -227,109 +205,64 @@ app_timers(struct cutd *d, int64_t now)
 		ipcprobe_listening(&d->app_probe, l);
 }
 
-void
-app_batch(struct cutd *d, nng_msg *msg)
-{
-	uint32_t conn = (uint32_t)nng_pipe_id(nng_msg_get_pipe(msg));
-	uint32_t before = coord_app_conn(d->coord);
-	Cut__V1__AppBatch *b;
-
-	b = (Cut__V1__AppBatch *)cutproto_unpack_arena(
-	    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
-	    nng_msg_body(msg), &d->arena);
-	if (b == NULL)
-		coord_app_bad(d->coord, conn, "batch does not decode");
-	else
-		coord_app_input(d->coord, conn, b);
-	cutproto_arena_reset(&d->arena);
-	if (coord_app_conn(d->coord) != before) {
-		/* A new application: what was pending for the old one goes
-		 * again from the coordinator's down stream. */
-		if (d->app_pending != NULL) {
-			nng_msg_free(d->app_pending);
-			d->app_pending = NULL;
-		}
-		/* It closed before its hello was handled. */
-		drain_removed(d);
-		if (gone_recently(d, conn))
-			coord_app_closed(d->coord, conn);
-	}
-}
-
 int
 app_poll_fd(struct cutd *d)
 {
 	return atomic_load(&d->app_attached) != 0 ? d->app_fd : -1;
 }
 
-void
-app_recv_all(struct cutd *d)
+int
+app_port_recv(void *ctx, struct turn_in *in)
 {
-	for (int i = 0; i < RECV_PER_TURN; i++) {
-		nng_msg *msg;
-		int rv = NNG_ECLOSED;
+	struct cutd *d = ctx;
+	nng_msg *msg;
+	int rv = NNG_ECLOSED;
 
-		/* Held across the read: a close reported meanwhile waits,
-		 * and nng detaches the connection only after that. */
-		pthread_mutex_lock(&d->app_mx);
-		if (atomic_load(&d->app_attached) != 0)
-			rv = nng_recvmsg(d->app, &msg, NNG_FLAG_NONBLOCK);
-		pthread_mutex_unlock(&d->app_mx);
-		if (rv != 0)
-			return;
-		app_batch(d, msg);
-		nng_msg_free(msg);
+	if (!d->app_ready)
+		return 0;
+	/* Held across the read: a close reported meanwhile waits, and nng
+	 * detaches the connection only after that. */
+	pthread_mutex_lock(&d->app_mx);
+	if (atomic_load(&d->app_attached) != 0)
+		rv = nng_recvmsg(d->app, &msg, NNG_FLAG_NONBLOCK);
+	pthread_mutex_unlock(&d->app_mx);
+	if (rv != 0) {
+		d->app_ready = 0;
+		return 0;
 	}
+	in->frame = msg;
+	in->data = nng_msg_body(msg);
+	in->len = nng_msg_len(msg);
+	in->conn = (uint32_t)nng_pipe_id(nng_msg_get_pipe(msg));
+	return 1;
 }
 
-/* Sends the frames the coordinator wants to go at once to one
- * connection: hello replies and errors. */
-static void
-send_replies(struct cutd *d)
+int
+app_port_send(void *ctx, void *frame)
 {
+	struct cutd *d = ctx;
+
+	return nng_sendmsg(d->app, frame, NNG_FLAG_NONBLOCK);
+}
+
+void
+app_port_reply(void *ctx, uint32_t conn, const uint8_t *data, size_t len)
+{
+	struct cutd *d = ctx;
 	nng_pipe to = NNG_PIPE_INITIALIZER;
-	uint32_t conn;
-	uint8_t *buf;
-	size_t len;
 	nng_msg *msg;
 
-	while (coord_next_app_reply(d->coord, &conn, &buf, &len)) {
-		if (nng_msg_alloc(&msg, len) == 0) {
-			memcpy(nng_msg_body(msg), buf, len);
-			to.id = conn;
-			nng_msg_set_pipe(msg, to);
-			if (nng_sendmsg(d->app, msg, NNG_FLAG_NONBLOCK) != 0)
-				nng_msg_free(msg);
-		}
-		free(buf);
-	}
-}
-
-void
-app_flush(struct cutd *d)
-{
-	size_t len;
-	nng_msg *msg;
-
-	send_replies(d);
-	for (int i = 0; i < BATCHES_PER_TURN; i++) {
-		if (d->app_pending != NULL) {
-			if (nng_sendmsg(d->app, d->app_pending,
-			                NNG_FLAG_NONBLOCK) != 0)
-				return; /* kept: it goes first next turn */
-			d->app_pending = NULL;
-		}
-		if ((len = coord_app_frame(d->coord, NULL)) == 0 ||
-		    nng_msg_alloc(&msg, len) != 0)
-			return;
-		coord_app_frame(d->coord, nng_msg_body(msg));
-		d->app_pending = msg;
-	}
+	if (nng_msg_alloc(&msg, len) != 0)
+		return;
+	memcpy(nng_msg_body(msg), data, len);
+	to.id = conn;
+	nng_msg_set_pipe(msg, to);
+	if (nng_sendmsg(d->app, msg, NNG_FLAG_NONBLOCK) != 0)
+		nng_msg_free(msg);
 }
 
 int
 app_next_timer(struct cutd *d, int64_t now, int max)
 {
-	max = ipcprobe_next_timer(&d->app_probe, now, max);
-	return d->app_pending != NULL && max > 1 ? 1 : max;
+	return ipcprobe_next_timer(&d->app_probe, now, max);
 }

@@ -240,7 +240,6 @@ start(struct cutd *d)
 	int rv;
 
 	d->name = me->name;
-	cutproto_arena_init(&d->arena);
 	d->epoch = run_id();
 	d->start_ms = cutd_now_ms();
 	if ((rv = open_store(d)) != 0)
@@ -259,6 +258,10 @@ start(struct cutd *d)
 		return rv == E_STORAGE ? EX_CANTCREAT : EX_SOFTWARE;
 	}
 	commit(d);
+	cutd_port(d);
+	if (turn_init(&d->turn, d->coord, d->self, d->cfg->nnodes, &d->port,
+	              cutd_now_ms()) != 0)
+		return EX_SOFTWARE;
 	if (net_start(d) != 0 || app_start(d) != 0 || control_start(d) != 0 ||
 	    http_start(d) != 0)
 		return EX_UNAVAILABLE;
@@ -411,6 +414,7 @@ stop(struct cutd *d)
 	d->store = NULL;
 	if (close_sockets(d) != 0)
 		return -1;
+	turn_fini(&d->turn);
 	control_free(d);
 	app_free(d);
 	net_free(d);
@@ -418,7 +422,6 @@ stop(struct cutd *d)
 		close(d->wake_fd);
 	coord_free(d->coord);
 	tls_free(d->tls);
-	cutproto_arena_fini(&d->arena);
 	config_free(d->cfg);
 	/* Nothing may stay reachable from here but what leaked. */
 	memset(d, 0, sizeof(*d));
@@ -559,9 +562,7 @@ next_timeout(struct cutd *d, int64_t now)
 {
 	int ms = MAX_SLEEP_MS;
 
-	coord_set_time(d->coord, now, cutd_wall_ms());
-	ms = coord_next_timer(d->coord, ms);
-	ms = net_next_timer(d, now, ms);
+	ms = turn_next_timer(&d->turn, ms);
 	ms = control_next_timer(d, now, ms);
 	ms = app_next_timer(d, now, ms);
 	return ms < 0 ? 0 : ms;
@@ -594,35 +595,15 @@ run(struct cutd *d, int sfd)
 		 * a socket poll() did not flag has nothing to read. */
 		if ((pfd[3].revents & POLLIN) && handle_signals(d, sfd))
 			return 0;
-		now = cutd_now_ms();
-		coord_set_time(d->coord, now, cutd_wall_ms());
 		if ((pfd[5].revents & POLLIN) &&
 		    read(d->wake_fd, &woken, sizeof(woken)) < 0)
 			woken = 0; /* read again next turn */
-		net_events(d);
-		app_events(d);
-		if (pfd[0].revents & POLLIN)
-			net_recv_all(d);
-		if (pfd[1].revents & POLLIN)
-			app_recv_all(d);
-		if (pfd[2].revents & POLLIN)
-			control_recv_all(d);
-		if (pfd[4].revents & POLLIN)
-			http_serve(d);
-		coord_timers(d->coord);
-		net_timers(d, now);
-		control_timers(d, now);
-		app_timers(d, now);
-		/* Deliveries and state requests stand for nothing stored, so
-		 * the application gets them while the turn commits. */
-		app_flush(d);
-		commit(d);
-		control_wake(d, now);
-		conds_turn(d);
-		/* Nothing goes to a peer before what it stands for (a part,
-		 * an ack of what was recorded) is on disk. */
-		if (!coord_batch_open(d->coord))
-			net_flush(d);
+		d->pull_ready = (pfd[0].revents & POLLIN) != 0;
+		d->app_ready = (pfd[1].revents & POLLIN) != 0;
+		d->ctl_ready = (pfd[2].revents & POLLIN) != 0;
+		d->http_ready = (pfd[4].revents & POLLIN) != 0;
+		turn_run(&d->turn);
+		now = cutd_now_ms();
 		notify_status(d, now, &last_status);
 		if (d->restart)
 			return EX_RESTART;

@@ -37,11 +37,10 @@
 #include "perm.h"
 #include "pipewatch.h"
 #include "store.h"
+#include "turn.h"
 
 #define CUTD_VERSION "0.1.0"
 
-/* A dialer that has not connected for this long is replaced. */
-#define REDIAL_MS 1000
 /* Listener connections that closed, noted by nng threads, waiting for the
  * loop to tell the coordinator; a burst beyond this many drops the
  * oldest news, which only delays a rebinding by DEAD_MS. */
@@ -58,12 +57,8 @@
 struct net_peer {
 	nng_socket push;       /* dialed to its peer endpoint */
 	nng_dialer dialer;     /* push's dialer, replaced when stuck */
-	int64_t dialed_ms;     /* when it was made */
 	struct pipewatch conn; /* push's open connection */
-	int64_t since_ms;      /* when net_events() saw conn open */
 	int64_t checked_ms;    /* when pipewatch_check() last ran */
-	int up;                /* as last told the coordinator */
-	nng_msg *pending;      /* a frame nng would not take yet */
 };
 
 /* A control Wait call waiting for a snapshot to end. */
@@ -123,10 +118,7 @@ struct cutd {
 	atomic_uint app_attached;
 	uint32_t app_rem_recent[APP_GONE_KEEP];
 	size_t app_rem_next;
-	uint32_t app_gone[APP_GONE_KEEP];
-	size_t app_gone_next;
 	int64_t app_checked_ms; /* when the connection was last looked up */
-	nng_msg *app_pending;
 	struct ipcprobe app_probe; /* keeps the application listener
 	                            * accepting */
 	/* Written by nng threads when an application connection opens or
@@ -136,7 +128,11 @@ struct cutd {
 	/* nng stopped reaping connections (ipcprobe.h): the loop ends and
 	 * main() runs cutd again in this process (execv). */
 	int restart;
-	struct cutproto_arena arena; /* for unpacking frames */
+	/* The loop's turn (core/turn.h) over this shell's port (port.c),
+	 * and what poll() said of the sockets. */
+	struct turn turn;
+	struct turn_port port;
+	int pull_ready, app_ready, ctl_ready, http_ready;
 	struct store *store;
 	struct cond *cond;      /* read-only, for conditions (store/cond.h) */
 	char cond_damaged[256]; /* what cond found of a damaged database */
@@ -168,6 +164,9 @@ struct cutd {
 	} replies[64];
 	size_t next_reply;
 };
+
+/* Fills d->port: the loop's I/O over nng (port.c). */
+void cutd_port(struct cutd *d);
 
 /* Milliseconds since the epoch, and on the monotonic clock. */
 int64_t cutd_wall_ms(void);

@@ -9,10 +9,11 @@
  * (core/coord_peer.c); this file carries frames, tells the coordinator
  * which connections opened and closed, and keeps the dialers fresh.
  *
- * A frame nng will not take yet stays pending and goes first next turn,
- * never rebuilt; nothing more is built for that peer meanwhile, so a slow
- * peer holds at most one frame here and its link's window in the
- * coordinator.
+ * The loop's turn (core/turn.c) decides what to read, send and redial,
+ * and when; these are its port's peer half.  A frame nng will not take
+ * yet stays pending there and goes first next turn, never rebuilt;
+ * nothing more is built for that peer meanwhile, so a slow peer holds at
+ * most one frame and its link's window in the coordinator.
  *
  * TLS.  On tls+tcp:// links tls.c configures the dialers and the listener,
  * signs the first batch of each new connection, and admits a batch on the
@@ -30,9 +31,6 @@
 #include "log.h"
 #include "pipewatch.h"
 #include "tls.h"
-
-#define RECV_PER_TURN    256
-#define BATCHES_PER_TURN 64
 
 /* Whether push has an open connection. */
 static int
@@ -62,15 +60,6 @@ listener_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 
 /* Forgets the frame nng would not take: its items go again after a
  * rewind, or not at all after a reset. */
-static void
-drop_pending(struct net_peer *p)
-{
-	if (p->pending != NULL) {
-		nng_msg_free(p->pending);
-		p->pending = NULL;
-	}
-}
-
 /* Starts a dialer to node's endpoint. */
 static int
 redial(struct cutd *d, size_t node)
@@ -79,7 +68,6 @@ redial(struct cutd *d, size_t node)
 	const char *url = d->cfg->nodes[node].peer;
 	int rv;
 
-	p->dialed_ms = cutd_now_ms();
 	if ((rv = tls_dial(d->tls, p->push, node, url, &p->dialer)) != 0)
 		log_err("cannot dial %s at %s: %s", d->cfg->nodes[node].name,
 		        url, nng_strerror(rv));
@@ -154,7 +142,7 @@ net_drop_connections(struct cutd *d)
 	log_notice("dropping this node's peer connections (SIGUSR1)");
 	for (size_t v = 0; v < d->cfg->nnodes; v++) {
 		nng_pipe pipe = NNG_PIPE_INITIALIZER;
-		if (v == d->self || now - d->net[v].since_ms < 200)
+		if (v == d->self || now - turn_peer_since(&d->turn, v) < 200)
 			continue;
 		pipe.id = pipewatch_id(&d->net[v].conn);
 		if (pipe.id != 0)
@@ -165,160 +153,119 @@ net_drop_connections(struct cutd *d)
 void
 net_free(struct cutd *d)
 {
-	for (size_t v = 0; d->net != NULL && v < d->cfg->nnodes; v++)
-		drop_pending(&d->net[v]);
 	free(d->net);
 	d->net = NULL;
 	pthread_mutex_destroy(&d->closed_mx);
 }
 
-void
-net_events(struct cutd *d)
+/* ---- The peer half of the loop's port (turn.h) ---- */
+
+size_t
+net_port_closed(void *ctx, uint32_t *ids, size_t max)
 {
-	uint32_t closed[CLOSED_MAX];
+	struct cutd *d = ctx;
 	size_t n = 0;
 
-	if (atomic_exchange(&d->closed_any, 0)) {
-		pthread_mutex_lock(&d->closed_mx);
-		n = d->nclosed;
-		memcpy(closed, d->closed, n * sizeof(closed[0]));
-		d->nclosed = 0;
-		pthread_mutex_unlock(&d->closed_mx);
-	}
-	for (size_t i = 0; i < n; i++)
-		coord_peer_conn_closed(d->coord, closed[i]);
-	for (size_t v = 0; v < d->cfg->nnodes; v++) {
-		struct net_peer *p = &d->net[v];
-		if (v == d->self)
-			continue;
-		if (pipewatch_take_added(&p->conn)) {
-			p->since_ms = cutd_now_ms();
-			drop_pending(p);
-			coord_peer_up(d->coord, v);
-			p->up = 1;
-		} else if (p->up && !connected(p)) {
-			coord_peer_down(d->coord, v);
-			p->up = 0;
-		}
-	}
+	if (!atomic_exchange(&d->closed_any, 0))
+		return 0;
+	pthread_mutex_lock(&d->closed_mx);
+	n = d->nclosed < max ? d->nclosed : max;
+	memcpy(ids, d->closed, n * sizeof(ids[0]));
+	memmove(d->closed, d->closed + n, (d->nclosed - n) * sizeof(ids[0]));
+	d->nclosed -= n;
+	if (d->nclosed > 0)
+		atomic_store(&d->closed_any, 1);
+	pthread_mutex_unlock(&d->closed_mx);
+	return n;
+}
+
+int
+net_port_added(void *ctx, size_t node)
+{
+	struct cutd *d = ctx;
+
+	return pipewatch_take_added(&d->net[node].conn);
+}
+
+int
+net_port_connected(void *ctx, size_t node)
+{
+	struct cutd *d = ctx;
+
+	return connected(&d->net[node]);
 }
 
 void
-net_batch(struct cutd *d, nng_msg *msg)
+net_port_hang_up(void *ctx, size_t node)
 {
-	Cut__V1__PeerBatch *b;
-	nng_pipe pipe = nng_msg_get_pipe(msg);
-
-	b = (Cut__V1__PeerBatch *)cutproto_unpack_arena(
-	    &cut__v1__peer_batch__descriptor, nng_msg_len(msg),
-	    nng_msg_body(msg), &d->arena);
-	if (b == NULL) {
-		coord_peer_bad(d->coord, "?", "batch does not decode");
-	} else if (tls_admit(d->tls, pipe, b) != 0) {
-		/* Not authenticated: before the header can change anything. */
-	} else {
-		coord_peer_input(d->coord, (uint32_t)nng_pipe_id(pipe), b);
-	}
-	cutproto_arena_reset(&d->arena);
-}
-
-void
-net_recv_all(struct cutd *d)
-{
-	for (int i = 0; i < RECV_PER_TURN; i++) {
-		nng_msg *msg;
-		if (nng_recvmsg(d->pull, &msg, NNG_FLAG_NONBLOCK) != 0)
-			return;
-		net_batch(d, msg);
-		nng_msg_free(msg);
-	}
-}
-
-/* Tries to send p's pending frame; returns 1 if it left (or there was
- * none). */
-static int
-send_pending(struct net_peer *p)
-{
-	if (p->pending == NULL)
-		return 1;
-	if (nng_sendmsg(p->push, p->pending, NNG_FLAG_NONBLOCK) != 0)
-		return 0;
-	p->pending = NULL;
-	return 1;
-}
-
-/* Builds the coordinator's next frame to node in one allocation of its
- * final size and tries to send it.  Returns 1 if a frame left and more
- * may follow. */
-static int
-flush_one(struct cutd *d, size_t node)
-{
-	struct net_peer *p = &d->net[node];
-	const Cut__V1__PeerAuth *auth = NULL;
-	size_t len;
-	nng_msg *msg;
-
-	if (!send_pending(p))
-		return 0;
-	/* A new connection's first frame proves who we are (TLS links). */
-	if (coord_peer_hello_due(d->coord, node) &&
-	    tls_hello(d->tls, node, d->epoch, coord_peer_epoch(d->coord, node),
-	              &auth) != 0)
-		return 0;
-	if ((len = coord_peer_frame(d->coord, node, auth, NULL)) == 0 ||
-	    nng_msg_alloc(&msg, len) != 0)
-		return 0;
-	len = coord_peer_frame(d->coord, node, auth, nng_msg_body(msg));
-	nng_msg_chop(msg, nng_msg_len(msg) - len);
-	p->pending = msg;
-	return send_pending(p);
-}
-
-void
-net_flush(struct cutd *d)
-{
-	for (size_t v = 0; v < d->cfg->nnodes; v++) {
-		if (v == d->self || !connected(&d->net[v]))
-			continue; /* nng would only queue it for a dead pipe */
-		for (int i = 0; i < BATCHES_PER_TURN && flush_one(d, v); i++)
-			;
-	}
-}
-
-/* Closes our connection to node when the coordinator finds it silent, so
- * that nng dials again: TCP can sit for minutes on a connection a
- * partition broke. */
-static void
-redial_if_dead(struct cutd *d, size_t node, int64_t now)
-{
-	struct net_peer *p = &d->net[node];
+	struct cutd *d = ctx;
 	nng_pipe pipe = NNG_PIPE_INITIALIZER;
 
-	if (!connected(p) || now - p->since_ms < DEAD_MS ||
-	    !coord_peer_silent(d->coord, node))
-		return;
-	pipe.id = pipewatch_id(&p->conn);
+	pipe.id = pipewatch_id(&d->net[node].conn);
 	if (pipe.id != 0) {
 		log_notice("no word from %s for %d ms: connecting again",
 		           d->cfg->nodes[node].name, DEAD_MS);
 		nng_pipe_close(pipe);
 	}
-	coord_peer_redialed(d->coord, node);
 }
 
-/* A dialer that has not connected for REDIAL_MS is replaced: its connect
- * may be waiting out the kernel's SYN backoff (seconds, growing) from a
- * partition that has since healed, where a fresh one connects at once. */
-static void
-renew_dialer(struct cutd *d, size_t node, int64_t now)
+void
+net_port_redial(void *ctx, size_t node)
 {
+	struct cutd *d = ctx;
 	struct net_peer *p = &d->net[node];
 
-	if (connected(p) || now - p->dialed_ms < REDIAL_MS)
-		return;
 	tls_dialer_done(d->tls, node, p->dialer);
 	nng_dialer_close(p->dialer);
 	redial(d, node);
+}
+
+int
+net_port_recv(void *ctx, struct turn_in *in)
+{
+	struct cutd *d = ctx;
+	nng_msg *msg;
+
+	/* poll() said whether a frame waits; an empty socket costs nng an
+	 * aio per nng_recvmsg(). */
+	if (!d->pull_ready || nng_recvmsg(d->pull, &msg, NNG_FLAG_NONBLOCK) != 0) {
+		d->pull_ready = 0;
+		return 0;
+	}
+	in->frame = msg;
+	in->data = nng_msg_body(msg);
+	in->len = nng_msg_len(msg);
+	in->conn = (uint32_t)nng_pipe_id(nng_msg_get_pipe(msg));
+	return 1;
+}
+
+int
+net_port_admit(void *ctx, uint32_t conn, const Cut__V1__PeerBatch *b)
+{
+	struct cutd *d = ctx;
+	nng_pipe pipe = NNG_PIPE_INITIALIZER;
+
+	/* Not authenticated: refused before the header can change
+	 * anything. */
+	pipe.id = conn;
+	return tls_admit(d->tls, pipe, b);
+}
+
+int
+net_port_send(void *ctx, size_t node, void *frame)
+{
+	struct cutd *d = ctx;
+
+	return nng_sendmsg(d->net[node].push, frame, NNG_FLAG_NONBLOCK);
+}
+
+int
+net_port_auth(void *ctx, size_t node, const Cut__V1__PeerAuth **auth)
+{
+	struct cutd *d = ctx;
+
+	return tls_hello(d->tls, node, d->epoch,
+	                 coord_peer_epoch(d->coord, node), auth);
 }
 
 void
@@ -334,26 +281,5 @@ net_timers(struct cutd *d, int64_t now)
 			d->net[v].checked_ms = now;
 			pipewatch_check(&d->net[v].conn);
 		}
-		redial_if_dead(d, v, now);
-		renew_dialer(d, v, now);
 	}
-}
-
-int
-net_next_timer(struct cutd *d, int64_t now, int max)
-{
-	int64_t ms = max;
-
-	for (size_t v = 0; v < d->cfg->nnodes; v++) {
-		const struct net_peer *p = &d->net[v];
-		if (v == d->self)
-			continue;
-		if (!connected(p)) {
-			if (p->dialed_ms + REDIAL_MS - now < ms)
-				ms = p->dialed_ms + REDIAL_MS - now;
-		} else if (p->pending != NULL && ms > 1) {
-			ms = 1;
-		}
-	}
-	return ms < 0 ? 0 : (int)ms;
 }

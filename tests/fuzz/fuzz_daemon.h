@@ -8,7 +8,7 @@
  * d->store, the configuration, the epoch, a TLS context (the cluster is
  * plaintext, so it admits every batch) and the unpacking arena.  Frames
  * enter through the shell's own entry points: control_request() for
- * control requests, net_batch() and app_batch() for peer and
+ * control requests, turn_peer_frame() and turn_app_frame() for peer and
  * application frames, each in an nng message whose pipe says which
  * connection it came on.  No socket is ever opened: every reply
  * control.c sends (nng_sendmsg() on d->ctl) fails and is freed, as when
@@ -36,8 +36,8 @@ struct fuzz_daemon *fuzz_daemon_new(void);
 void fuzz_daemon_free(struct fuzz_daemon *fd);
 
 /* Hands the len bytes at data (copied into an nng message) to the shell:
- * as a peer frame on connection FUZZ_PEER_CONN (net_batch()), an
- * application frame on FUZZ_APP_CONN (app_batch()), or a control
+ * as a peer frame on connection FUZZ_PEER_CONN (turn_peer_frame()), an
+ * application frame on FUZZ_APP_CONN (turn_app_frame()), or a control
  * request (control_request(), which takes the message). */
 void fuzz_daemon_peer(struct fuzz_daemon *fd, const uint8_t *data,
                       size_t len);

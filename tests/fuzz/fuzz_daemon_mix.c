@@ -3,8 +3,8 @@
  * once, and its clock.
  *
  * Each frame of the input (fuzz_coord.h) starts with a byte that says
- * where it comes from (modulo 4): a peer (net_batch()), the application
- * (app_batch()), a control client (control_request()) of a socket-less
+ * where it comes from (modulo 4): a peer (turn_peer_frame()), the application
+ * (turn_app_frame()), a control client (control_request()) of a socket-less
  * daemon (fuzz_daemon.h); or, for 3, nobody: the clock jumps by the next
  * two bytes (little-endian) times 10 ms, up to about 11 minutes, which
  * reaches deadlines, resends, silent peers and the expiry of ended
