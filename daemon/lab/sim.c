@@ -8,11 +8,12 @@
  * N coordinators (2 to 32, core/coord*.c, the daemon's own decisions) run
  * in one process on simulated time, each on the real store (store.c) over
  * an in-memory SQLite database, with a simulated network between them
- * (simnet.c) and a simulated application beside each (simapp.c, libcut's
- * protocol replicated).  Every random choice comes from one PRNG seeded
+ * (simnet.c) and a simulated application beside each (simapp.c, over
+ * libcut's own protocol core, libclient/core/appcore.c).  Every random choice comes from one PRNG seeded
  * once from the seed; there is no wall clock (the simulated one starts on
  * 2100-01-01) and no other randomness, so a seed is a replay.  Each turn
- * of a daemon is cutd.c's loop body in its order (simnet_turn()).
+ * of a daemon is cutd's own (core/turn.c's turn_run(), over simnet.c's
+ * port in place of nng's).
  *
  * A run draws its cluster from the seed: the node count (in --nodes),
  * every pair or a ring plus chords, the cut, the deadline, the message

@@ -27,6 +27,7 @@
 #include "lab.h"
 #include "store.h"
 #include "store_fault.h"
+#include "turn.h"
 
 /* Lives of one application in a run (it dies at most SIM_MAX_LIVES - 1
  * times). */
@@ -129,9 +130,6 @@ struct sim_dial {
 	struct sim_conn *cur; /* its open connection (src end), or NULL */
 	int pipes;            /* 1 while cur is open at this end */
 	int reconnected;      /* a connection came up since the last turn */
-	int up;               /* as last told the coordinator */
-	struct sim_frame *pending;
-	int64_t pipe_since, dialed_ms;
 	int64_t attempt_at; /* next connect attempt, or SIM_NEVER */
 	int64_t connect_at; /* a connect in progress completes, or SIM_NEVER */
 	int64_t backoff;
@@ -204,6 +202,7 @@ struct sim_app {
 /* One node: its daemon (coordinator, database, sockets) and its
  * application. */
 struct sim_node {
+	struct sim *sim;
 	size_t idx;
 	const char *name;
 	struct coord *c; /* NULL while down */
@@ -231,6 +230,9 @@ struct sim_node {
 	size_t nlive, caplive;
 	struct sim_app app;
 	uint64_t turns, crashes;
+	/* Its daemon's turn (core/turn.c) over simnet.c's port, while up. */
+	struct turn turn;
+	struct turn_port port;
 };
 
 /* The messages of one channel, by seq from 1: their amounts. */

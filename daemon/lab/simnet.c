@@ -32,10 +32,9 @@
  * one (pair1 sends to whatever connection is open, replies too); a close
  * loses what was on the connection both ways.
  *
- * simnet_turn() is cutd.c's run() loop body, in its order: net events,
- * application events, peer frames, application frames, control calls,
- * timers, application frames out, commit, and the peers' frames only when
- * the turn's batch committed.
+ * simnet_turn() runs the daemon's own turn (core/turn.c), cutd's loop
+ * body, over this file's port: the same order and rules as cutd, with
+ * this network in place of nng's sockets.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,15 +43,9 @@
 #include "sim.h"
 
 /* nng's send buffer (net.c sets NNG_OPT_SENDBUF 64) and its batches. */
-#define CONN_FRAMES      64
-#define RECV_PER_TURN    256
-#define BATCHES_PER_TURN 64
-/* cutd's loop sleeps at most this long; net.c replaces a dialer that has
- * not connected for REDIAL_MS, and nng redials after RECONN_MIN, doubling
- * up to RECONN_MAX. */
-#define MAX_SLEEP_MS 1000
-#define REDIAL_MS    1000
-#define RECONN_MIN   100
+#define CONN_FRAMES 64
+/* nng redials after RECONN_MIN, doubling up to RECONN_MAX (net.c). */
+#define RECONN_MIN  100
 #define RECONN_MAX   1000
 
 static int64_t
@@ -309,7 +302,6 @@ dials(struct sim *s, size_t i)
 		d->cur = k;
 		d->pipes = 1;
 		d->reconnected = 1;
-		d->pipe_since = s->now;
 		d->backoff = RECONN_MIN;
 	}
 }
@@ -407,7 +399,7 @@ simnet_app_close(struct sim *s, struct sim_node *n)
 	simapp_conn_closed(s, &n->app);
 }
 
-/* ---- One turn of a daemon ---- */
+/* ---- One turn of a daemon: core/turn.c over this port ---- */
 
 int
 simnet_due(const struct sim *s, const struct sim_node *n)
@@ -420,113 +412,49 @@ simnet_due(const struct sim *s, const struct sim_node *n)
 		return 1;
 	for (size_t v = 0; v < s->n; v++)
 		if (n->dial[v].reconnected ||
-		    (n->dial[v].up && n->dial[v].pipes == 0))
+		    (n->turn.peer[v].up && n->dial[v].pipes == 0))
 			return 1;
 	return 0;
 }
 
-/* net.c's net_events() and appsock.c's app_events(). */
 static void
-events(struct sim *s, struct sim_node *n)
+port_clock(void *ctx, int64_t *now, int64_t *wall)
 {
-	for (size_t k = 0; k < n->nclosed; k++)
-		coord_peer_conn_closed(n->c, n->closed[k]);
-	n->nclosed = 0;
-	for (size_t v = 0; v < s->n; v++) {
-		struct sim_dial *d = &n->dial[v];
-		if (v == n->idx)
-			continue;
-		if (d->reconnected) {
-			d->reconnected = 0;
-			simnet_frame_free(d->pending);
-			d->pending = NULL;
-			coord_peer_up(n->c, v);
-			d->up = 1;
-		} else if (d->up && d->pipes == 0) {
-			coord_peer_down(n->c, v);
-			d->up = 0;
-		}
-	}
-	if (n->app_removed != 0 && n->app_removed != n->app_told) {
-		n->app_told = n->app_removed;
-		coord_app_closed(n->c, n->app_removed);
-	}
+	struct sim_node *n = ctx;
+
+	*now = n->sim->now;
+	*wall = sim_wall(n->sim);
 }
 
-/* net.c's net_recv_all() and appsock.c's app_recv_all(). */
-static void
-receive(struct sim *s, struct sim_node *n)
+/* Listener connections closed (net.c's listener_event()). */
+static size_t
+port_peer_closed(void *ctx, uint32_t *ids, size_t max)
 {
-	struct sim_frame *f;
+	struct sim_node *n = ctx;
+	size_t k = n->nclosed < max ? n->nclosed : max;
 
-	for (int i = 0;
-	     i < RECV_PER_TURN && (f = simnet_queue_pop(&n->inbox)) != NULL;
-	     i++) {
-		Cut__V1__PeerBatch *b =
-		    (Cut__V1__PeerBatch *)cutproto_unpack_arena(
-		        &cut__v1__peer_batch__descriptor, f->len, f->data,
-		        &s->arena);
-		if (b == NULL)
-			sim_fail(s, SIM_C_SIM,
-			         "%s: a peer frame (%zu bytes) does not decode",
-			         n->name, f->len);
-		else
-			coord_peer_input(n->c, f->conn, b);
-		cutproto_arena_reset(&s->arena);
-		simnet_frame_free(f);
-	}
-	for (int i = 0;
-	     i < RECV_PER_TURN && (f = simnet_queue_pop(&n->app_inbox)) != NULL;
-	     i++) {
-		uint32_t before = coord_app_conn(n->c);
-		Cut__V1__AppBatch *b =
-		    (Cut__V1__AppBatch *)cutproto_unpack_arena(
-		        &cut__v1__app_batch__descriptor, f->len, f->data,
-		        &s->arena);
-		if (b == NULL)
-			sim_fail(s, SIM_C_SIM,
-			         "%s: an application frame does not decode",
-			         n->name);
-		else
-			coord_app_input(n->c, f->conn, b);
-		cutproto_arena_reset(&s->arena);
-		/* A new application that closed before its hello was read
-		 * (appsock.c's app_batch()). */
-		if (coord_app_conn(n->c) != before &&
-		    n->app_removed == f->conn) {
-			n->app_told = f->conn;
-			coord_app_closed(n->c, f->conn);
-		}
-		simnet_frame_free(f);
-	}
+	memcpy(ids, n->closed, k * sizeof(ids[0]));
+	memmove(n->closed, n->closed + k, (n->nclosed - k) * sizeof(ids[0]));
+	n->nclosed -= k;
+	return k;
 }
 
-/* Sends d's pending frame; 1 if it left (or there was none). */
 static int
-send_pending(struct sim *s, struct sim_dial *d)
+port_peer_added(void *ctx, size_t node)
 {
-	if (d->pending == NULL)
-		return 1;
-	if (d->cur == NULL || conn_send(s, d->cur, d->pending) != 0)
-		return 0;
-	d->pending = NULL;
-	return 1;
+	struct sim_node *n = ctx;
+	int added = n->dial[node].reconnected;
+
+	n->dial[node].reconnected = 0;
+	return added;
 }
 
-/* net.c's flush_one(). */
 static int
-flush_one(struct sim *s, struct sim_node *n, size_t v)
+port_peer_connected(void *ctx, size_t node)
 {
-	struct sim_dial *d = &n->dial[v];
-	size_t len;
+	struct sim_node *n = ctx;
 
-	if (!send_pending(s, d))
-		return 0;
-	if ((len = coord_peer_frame(n->c, v, NULL, NULL)) == 0)
-		return 0;
-	d->pending = simnet_frame_new(len);
-	d->pending->len = coord_peer_frame(n->c, v, NULL, d->pending->data);
-	return send_pending(s, d);
+	return n->dial[node].pipes > 0;
 }
 
 /* A close of our own connection: abortive or graceful, at random. */
@@ -541,109 +469,180 @@ close_own(struct sim *s, struct sim_conn *k)
 	}
 }
 
-/* net.c's redial_if_dead() and renew_dialer(). */
 static void
-net_timers(struct sim *s, struct sim_node *n)
+port_peer_hang_up(void *ctx, size_t node)
 {
-	for (size_t v = 0; v < s->n; v++) {
-		struct sim_dial *d = &n->dial[v];
-		if (v == n->idx)
-			continue;
-		if (d->pipes > 0 && s->now - d->pipe_since >= DEAD_MS &&
-		    coord_peer_silent(n->c, v)) {
-			sim_trace(s,
-			          "%s: no word from %s for %d ms: "
-			          "connecting again",
-			          n->name, s->nodes[v].name, DEAD_MS);
-			close_own(s, d->cur);
-			dial_lost(s, d);
-			coord_peer_redialed(n->c, v);
-		}
-		if (d->pipes == 0 && s->now - d->dialed_ms >= REDIAL_MS) {
-			d->dialed_ms = s->now;
-			d->backoff = RECONN_MIN;
-			d->connect_at = SIM_NEVER;
-			d->attempt_at = s->now;
-		}
-	}
+	struct sim_node *n = ctx;
+	struct sim *s = n->sim;
+	struct sim_dial *d = &n->dial[node];
+
+	sim_trace(s, "%s: no word from %s for %d ms: connecting again",
+	          n->name, s->nodes[node].name, DEAD_MS);
+	close_own(s, d->cur);
+	dial_lost(s, d);
 }
 
-/* appsock.c's app_flush(). */
+/* A new dialer: it dials at once. */
 static void
-app_flush(struct sim *s, struct sim_node *n)
+port_peer_redial(void *ctx, size_t node)
 {
-	uint32_t conn;
-	uint8_t *buf;
-	size_t len;
+	struct sim_node *n = ctx;
+	struct sim_dial *d = &n->dial[node];
 
-	while (coord_next_app_reply(n->c, &conn, &buf, &len)) {
-		/* pair1 sends to the connection that is open, whichever
-		 * the reply was for. */
-		struct sim_frame *f = simnet_frame_new(len);
-		memcpy(f->data, buf, len);
-		app_send(s, n, f);
-		free(buf);
-	}
-	for (int i = 0; i < BATCHES_PER_TURN; i++) {
-		struct sim_frame *f;
-		if (n->app_conn == 0 && n->app_held.n >= CONN_FRAMES)
-			return;
-		if ((len = coord_app_frame(n->c, NULL)) == 0)
-			return;
-		f = simnet_frame_new(len);
-		f->len = coord_app_frame(n->c, f->data);
-		app_send(s, n, f);
-	}
+	d->backoff = RECONN_MIN;
+	d->connect_at = SIM_NEVER;
+	d->attempt_at = n->sim->now;
 }
 
-/* The next turn: cutd.c's next_timeout(), at least a millisecond on. */
-static void
-set_wake(struct sim *s, struct sim_node *n)
+/* The application's connection closed (appsock.c's pipe_removed()). */
+static size_t
+port_app_closed(void *ctx, uint32_t *ids, size_t max)
 {
-	int64_t ms = coord_next_timer(n->c, MAX_SLEEP_MS);
+	struct sim_node *n = ctx;
 
-	for (size_t v = 0; v < s->n; v++) {
-		const struct sim_dial *d = &n->dial[v];
-		if (v == n->idx)
-			continue;
-		if (d->pipes == 0)
-			ms = min64(ms, d->dialed_ms + REDIAL_MS - s->now);
-		else if (d->pending != NULL)
-			ms = min64(ms, 1);
-	}
-	n->wake = s->now + (ms < 1 ? 1 : ms);
+	if (max == 0 || n->app_removed == 0 || n->app_removed == n->app_told)
+		return 0;
+	n->app_told = n->app_removed;
+	ids[0] = n->app_removed;
+	return 1;
 }
+
+static int
+pop_in(struct sim_queue *q, struct turn_in *in)
+{
+	struct sim_frame *f = simnet_queue_pop(q);
+
+	if (f == NULL)
+		return 0;
+	*in = (struct turn_in){
+	    .frame = f, .data = f->data, .len = f->len, .conn = f->conn};
+	return 1;
+}
+
+static int
+port_peer_recv(void *ctx, struct turn_in *in)
+{
+	return pop_in(&((struct sim_node *)ctx)->inbox, in);
+}
+
+static int
+port_app_recv(void *ctx, struct turn_in *in)
+{
+	return pop_in(&((struct sim_node *)ctx)->app_inbox, in);
+}
+
+static void
+port_in_done(void *ctx, struct turn_in *in)
+{
+	(void)ctx;
+	simnet_frame_free(in->frame);
+}
+
+static void *
+port_frame_new(void *ctx, size_t len, uint8_t **body)
+{
+	struct sim_frame *f = simnet_frame_new(len);
+
+	(void)ctx;
+	f->len = len;
+	*body = f->data;
+	return f;
+}
+
+static void
+port_frame_trim(void *ctx, void *frame, size_t len)
+{
+	(void)ctx;
+	((struct sim_frame *)frame)->len = len;
+}
+
+static void
+port_frame_free(void *ctx, void *frame)
+{
+	(void)ctx;
+	simnet_frame_free(frame);
+}
+
+static int
+port_peer_send(void *ctx, size_t node, void *frame)
+{
+	struct sim_node *n = ctx;
+	struct sim_dial *d = &n->dial[node];
+
+	if (d->cur == NULL)
+		return -1;
+	return conn_send(n->sim, d->cur, frame);
+}
+
+/* pair1 holds CONN_FRAMES for a connection to come, then refuses. */
+static int
+port_app_send(void *ctx, void *frame)
+{
+	struct sim_node *n = ctx;
+
+	if (n->app_conn == 0 && n->app_held.n >= CONN_FRAMES)
+		return -1;
+	app_send(n->sim, n, frame);
+	return 0;
+}
+
+/* pair1 sends to the connection that is open, whichever the reply was
+ * for. */
+static void
+port_app_reply(void *ctx, uint32_t conn, const uint8_t *data, size_t len)
+{
+	struct sim_node *n = ctx;
+	struct sim_frame *f = simnet_frame_new(len);
+
+	(void)conn;
+	memcpy(f->data, data, len);
+	app_send(n->sim, n, f);
+}
+
+/* Control calls: the snapshots this turn starts. */
+static void
+port_calls(void *ctx)
+{
+	struct sim_node *n = ctx;
+
+	for (; n->starts > 0; n->starts--)
+		sim_start_snapshot(n->sim, n);
+}
+
+static const struct turn_port sim_port = {
+    .clock = port_clock,
+    .peer_closed = port_peer_closed,
+    .peer_added = port_peer_added,
+    .peer_connected = port_peer_connected,
+    .peer_hang_up = port_peer_hang_up,
+    .peer_redial = port_peer_redial,
+    .app_closed = port_app_closed,
+    .peer_recv = port_peer_recv,
+    .app_recv = port_app_recv,
+    .in_done = port_in_done,
+    .frame_new = port_frame_new,
+    .frame_trim = port_frame_trim,
+    .frame_free = port_frame_free,
+    .peer_send = port_peer_send,
+    .app_send = port_app_send,
+    .app_reply = port_app_reply,
+    .calls = port_calls,
+};
 
 void
 simnet_turn(struct sim *s, struct sim_node *n)
 {
-	struct coord *c = n->c;
+	int ms;
 
 	n->turns++;
 	s->st->turns++;
 	if (s->o->verbose >= 3)
 		sim_trace(s, "%s: turn", n->name);
-	coord_set_time(c, s->now, sim_wall(s));
-	events(s, n);
-	receive(s, n);
-	for (; n->starts > 0; n->starts--)
-		sim_start_snapshot(s, n);
-	/* The planted bug: node 0 never runs its timers. */
-	if (!(s->o->self_check == SIM_SC_DEADLINE && n->idx == 0))
-		coord_timers(c);
-	net_timers(s, n);
-	app_flush(s, n);
-	coord_commit(c);
-	if (!coord_batch_open(c))
-		for (size_t v = 0; v < s->n; v++) {
-			if (v == n->idx || n->dial[v].pipes == 0)
-				continue;
-			for (int i = 0;
-			     i < BATCHES_PER_TURN && flush_one(s, n, v); i++)
-				;
-		}
+	turn_run(&n->turn);
 	sim_note_running(s, n->idx);
-	set_wake(s, n);
+	/* The next turn, at least a millisecond on. */
+	ms = turn_next_timer(&n->turn, TURN_SLEEP_MAX_MS);
+	n->wake = s->now + (ms < 1 ? 1 : ms);
 }
 
 /* ---- Crashes, starts, resets, partitions ---- */
@@ -663,7 +662,6 @@ simnet_crash(struct sim *s, struct sim_node *n)
 	}
 	for (size_t v = 0; v < s->n; v++) {
 		struct sim_dial *d = &n->dial[v];
-		simnet_frame_free(d->pending);
 		memset(d, 0, sizeof(*d));
 		d->attempt_at = d->connect_at = SIM_NEVER;
 	}
@@ -676,6 +674,7 @@ simnet_crash(struct sim *s, struct sim_node *n)
 	n->starts = 0;
 	/* No coord_stop(): the process is gone, and so is what it had not
 	 * committed. */
+	turn_fini(&n->turn);
 	coord_free(n->c);
 	n->c = NULL;
 	simdb_crash(&n->db);
@@ -705,13 +704,19 @@ simnet_start(struct sim *s, struct sim_node *n)
 	n->started = s->now;
 	coord_set_time(n->c, s->now, sim_wall(s));
 	coord_commit(n->c);
+	n->sim = s;
+	n->port = sim_port;
+	n->port.ctx = n;
+	if (turn_init(&n->turn, n->c, n->idx, s->n, &n->port, s->now) != 0)
+		abort();
+	/* The planted bug: node 0 never runs its timers. */
+	n->turn.no_timers = s->o->self_check == SIM_SC_DEADLINE && n->idx == 0;
 	for (size_t v = 0; v < s->n; v++) {
 		struct sim_dial *d = &n->dial[v];
 		memset(d, 0, sizeof(*d));
 		d->connect_at = d->attempt_at = SIM_NEVER;
 		if (v == n->idx)
 			continue;
-		d->dialed_ms = s->now;
 		d->backoff = RECONN_MIN;
 		d->attempt_at = s->now;
 	}
@@ -809,8 +814,8 @@ simnet_free(struct sim *s)
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		struct sim_node *n = &s->nodes[i];
-		for (size_t v = 0; v < s->n; v++)
-			simnet_frame_free(n->dial[v].pending);
+		if (n->c != NULL)
+			turn_fini(&n->turn);
 		simnet_queue_clear(&n->inbox);
 		simnet_queue_clear(&n->app_held);
 		simnet_queue_clear(&n->app_down);
