@@ -37,6 +37,9 @@
  *       appkill    an application dies (its libcut state, its balance and
  *                  what it wrote to its daemon's socket unread with it)
  *                  and starts again, empty (simapp_kill());
+ *       handshake  a connection to a peer, or the application's, resets
+ *                  and the next one resets as it opens: before its first
+ *                  frame arrives or just after (simnet_handshake());
  *   healed: every fault ends, down daemons start; once every link is
  *     alive again and knows the other end's current run, one more
  *     snapshot, which must complete consistent;
@@ -117,6 +120,7 @@ enum ev_kind {
 	EV_MUTE,
 	EV_APPLINK,
 	EV_APPKILL,
+	EV_HANDSHAKE,
 };
 
 struct sim_event {
@@ -133,7 +137,7 @@ static const struct {
     {"crash", SIM_F_CRASH},     {"partition", SIM_F_PARTITION},
     {"drop", SIM_F_DROP},       {"storage", SIM_F_STORAGE},
     {"slow", SIM_F_SLOW},       {"applink", SIM_F_APPLINK},
-    {"appkill", SIM_F_APPKILL},
+    {"appkill", SIM_F_APPKILL}, {"handshake", SIM_F_HANDSHAKE},
 };
 #define NFAULTS (sizeof(fault_names) / sizeof(fault_names[0]))
 
@@ -418,6 +422,14 @@ plan_faults(struct sim *s)
 		for (k = how_many(s, 2); k > 0; k--)
 			add_event(s, sim_range(s, lo, hi), EV_APPKILL,
 			          (size_t)sim_rand(s, s->n), 0, 0);
+	/* A node's connection to a peer, or its application's, closes and
+	 * the next one closes as it opens: before or just after its first
+	 * frame (the peer's hello, the application's). */
+	if (f & SIM_F_HANDSHAKE)
+		for (k = how_many(s, 3); k > 0; k--)
+			add_event(s, sim_range(s, lo, hi), EV_HANDSHAKE,
+			          (size_t)sim_rand(s, s->n), 0,
+			          (unsigned)sim_rand(s, s->n + 1));
 	/* Insertion sort: stable, and the lists are short. */
 	for (size_t i = 1; i < s->nevents; i++) {
 		struct sim_event e = s->events[i];
@@ -554,6 +566,11 @@ run_event(struct sim *s, const struct sim_event *e)
 			n->flap = e->pm != 0;
 			s->st->applinks++;
 		}
+		break;
+	case EV_HANDSHAKE:
+		/* pm: the peer (one past the last: the application). */
+		if (n->c != NULL)
+			simnet_handshake(s, n, e->pm);
 		break;
 	case EV_APPKILL:
 		/* Not modelled: an application that dies with its daemon
@@ -1428,7 +1445,7 @@ usage(FILE *f)
 	        "                  [--topology full|ring] [--self-check BUG] "
 	        "[-v]...\n"
 	        "LIST: all, none, or "
-	        "crash,partition,drop,storage,slow,applink,appkill\n"
+	        "crash,partition,drop,storage,slow,applink,appkill,handshake\n"
 	        "BUG: conservation, once, deadline, ids, bounds\n");
 }
 

@@ -51,7 +51,8 @@ enum {
 	SIM_F_SLOW = 1 << 4,      /* applications slow, stopped or mute */
 	SIM_F_APPLINK = 1 << 5,   /* an application's connection reset */
 	SIM_F_APPKILL = 1 << 6,   /* an application dies and starts again */
-	SIM_F_ALL = (1 << 7) - 1,
+	SIM_F_HANDSHAKE = 1 << 8, /* connections that close as they open */
+	SIM_F_ALL = (1 << 9) - 1,
 };
 
 /* Bugs --self-check plants, to show that a check can fail. */
@@ -121,6 +122,7 @@ struct sim_conn {
 	size_t src, dst;
 	int dead, closing;
 	int src_told, dst_told; /* the end has been told it closed */
+	int64_t doom_at;        /* reset then (SIM_NEVER: not doomed) */
 	int64_t src_close_at, dst_close_at;
 	struct sim_queue q;
 };
@@ -130,6 +132,7 @@ struct sim_dial {
 	struct sim_conn *cur; /* its open connection (src end), or NULL */
 	int pipes;            /* 1 while cur is open at this end */
 	int reconnected;      /* a connection came up since the last turn */
+	int doom;             /* its next connection resets as it opens */
 	int64_t attempt_at; /* next connect attempt, or SIM_NEVER */
 	int64_t connect_at; /* a connect in progress completes, or SIM_NEVER */
 	int64_t backoff;
@@ -225,6 +228,7 @@ struct sim_node {
 	int starts; /* coord_start calls due this turn */
 	int flap;   /* reset the application's connection again as soon as
 	               its next hello is in the daemon's socket */
+	int flap_early; /* ...or as soon as it opens, before its hello */
 	/* The snapshots running here, as last seen. */
 	struct sim_seen *live;
 	size_t nlive, caplive;
@@ -341,6 +345,9 @@ void simnet_crash(struct sim *s, struct sim_node *n);
 int simnet_start(struct sim *s, struct sim_node *n);
 void simnet_reset_random(struct sim *s);
 void simnet_partition(struct sim *s, int one_way);
+/* Resets node n's connection to peer (its application's when peer is
+ * n or s->n), and makes the next one close as it opens. */
+void simnet_handshake(struct sim *s, struct sim_node *n, size_t peer);
 void simnet_heal(struct sim *s);
 void simnet_free(struct sim *s);
 /* The application's connection to its daemon opens, or closes (both ends

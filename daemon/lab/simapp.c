@@ -586,7 +586,8 @@ simapp_step(struct sim *s, struct sim_app *a)
 			a->dial_at = s->now + sim_range(s, 50, 150);
 		} else {
 			simnet_app_connect(s, n);
-			if (!a->k.opened)
+			/* Unless it closed as it opened (handshake). */
+			if (!a->k.opened && a->conn != 0)
 				send_hello(s, a, 0);
 		}
 	}

@@ -238,6 +238,8 @@ simnet_next_event(struct sim *s)
 			t = min64(t, k->src_close_at);
 		if (!k->dst_told && !s->blocked[k->src][k->dst])
 			t = min64(t, k->dst_close_at);
+		if (!k->dead)
+			t = min64(t, k->doom_at);
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		struct sim_node *n = &s->nodes[i];
@@ -294,6 +296,13 @@ dials(struct sim *s, size_t i)
 		k->src = i;
 		k->dst = v;
 		k->src_close_at = k->dst_close_at = SIM_NEVER;
+		k->doom_at = SIM_NEVER;
+		if (d->doom) {
+			/* Before or just after its first frame arrives. */
+			d->doom = 0;
+			k->doom_at =
+			    s->now + sim_range(s, 0, 2 * s->lat[i][v] + 1);
+		}
 		k->next = s->conns;
 		s->conns = k;
 		if (s->o->verbose >= 3)
@@ -315,6 +324,14 @@ simnet_deliver(struct sim *s)
 		int to_dst = !s->blocked[k->src][k->dst];
 		struct sim_frame *f;
 
+		if (!k->dead && k->doom_at <= s->now) {
+			sim_trace(s,
+			          "reset of %s -> %s as it opens (connection "
+			          "%u, %zu frames lost)",
+			          s->nodes[k->src].name, s->nodes[k->dst].name,
+			          k->id, k->q.n);
+			conn_reset(s, k, 0, 0);
+		}
 		while (to_dst && k->q.head != NULL && k->q.head->at <= s->now) {
 			f = simnet_queue_pop(&k->q);
 			simnet_queue_push(&s->nodes[k->dst].inbox, f);
@@ -381,6 +398,12 @@ simnet_app_connect(struct sim *s, struct sim_node *n)
 		if (f->at < s->now + 1)
 			f->at = s->now + 1;
 		simnet_queue_push(&n->app_down, f);
+	}
+	if (n->flap_early) {
+		n->flap_early = 0;
+		sim_trace(s, "%s's application connection closes as it opens",
+		          n->name);
+		simnet_app_close(s, n);
 	}
 }
 
@@ -722,6 +745,29 @@ simnet_start(struct sim *s, struct sim_node *n)
 	}
 	n->wake = s->now;
 	return 0;
+}
+
+void
+simnet_handshake(struct sim *s, struct sim_node *n, size_t peer)
+{
+	struct sim_dial *d;
+
+	s->st->drops++;
+	if (peer >= s->n || peer == n->idx) {
+		sim_trace(s,
+		          "%s's application connection resets, and the next "
+		          "one as it opens",
+		          n->name);
+		n->flap_early = 1;
+		simnet_app_close(s, n);
+		return;
+	}
+	d = &n->dial[peer];
+	sim_trace(s, "%s's connection to %s resets, and the next one as it opens",
+	          n->name, s->nodes[peer].name);
+	d->doom = 1;
+	if (d->cur != NULL && !d->cur->dead)
+		conn_reset(s, d->cur, 0, 0);
 }
 
 void
