@@ -502,6 +502,23 @@ run_event(struct sim *s, const struct sim_event *e)
 	struct sim_node *n = &s->nodes[e->node];
 	struct sim_app *a = &n->app;
 
+	/* What may hold a link's acks back for a while (simnet.c's
+	 * silence check). */
+	switch (e->kind) {
+	case EV_CRASH:
+	case EV_STORAGE_ON:
+	case EV_STORAGE_OFF:
+		simnet_disturb(s, e->node);
+		break;
+	case EV_PARTITION:
+	case EV_PARTITION_ONE_WAY:
+	case EV_HEAL:
+		for (size_t i = 0; i < s->n; i++)
+			simnet_disturb(s, i);
+		break;
+	default:
+		break;
+	}
 	switch (e->kind) {
 	case EV_CRASH:
 		/* ... nor a daemon that dies before its application's new
@@ -1244,7 +1261,8 @@ run_init(struct sim *s)
 	s->next_start = sim_range(s, 100, 600);
 	for (size_t a = 0; a < n; a++)
 		for (size_t b = 0; b < n; b++)
-			s->lat[a][b] = (unsigned char)sim_range(s, 1, 4);
+			s->lat[a][b] = (unsigned char)sim_range(
+			    s, s->o->lat_lo, s->o->lat_hi);
 	for (size_t i = 0; i < n; i++) {
 		struct sim_node *nd = &s->nodes[i];
 		char err[512];
@@ -1328,6 +1346,22 @@ faults_arg(unsigned faults, char *buf, size_t len)
 			                        fault_names[k].name);
 }
 
+/* LO-HI milliseconds of one-way latency (1-4 by default; long links up
+ * to 200), drawn per ordered pair of nodes. */
+static int
+parse_latency(const char *p, struct sim_options *o)
+{
+	unsigned lo, hi;
+	char end;
+
+	if (sscanf(p, "%u-%u%c", &lo, &hi, &end) != 2 || lo < 1 ||
+	    hi < lo || hi > 200)
+		return -1;
+	o->lat_lo = lo;
+	o->lat_hi = hi;
+	return 0;
+}
+
 static void
 replay_line(const struct sim_options *o, uint64_t seed, FILE *f)
 {
@@ -1340,6 +1374,8 @@ replay_line(const struct sim_options *o, uint64_t seed, FILE *f)
 		fprintf(f, " --duration %" PRId64, o->duration_ms);
 	if (o->rate != 100)
 		fprintf(f, " --rate %u", o->rate);
+	if (o->lat_lo != 1 || o->lat_hi != 4)
+		fprintf(f, " --latency %u-%u", o->lat_lo, o->lat_hi);
 	if (o->cut >= 0)
 		fprintf(f, " --cut %s", o->cut ? "aligned" : "unaligned");
 	if (o->topology >= 0)
@@ -1441,7 +1477,7 @@ usage(FILE *f)
 	        "usage: cutlab sim [--nodes N|LO-HI] [--seed S] [--runs R] "
 	        "[--faults LIST]\n"
 	        "                  [--duration MS] [--rate MSGS] "
-	        "[--cut aligned|unaligned]\n"
+	        "[--latency LO-HI] [--cut aligned|unaligned]\n"
 	        "                  [--topology full|ring] [--self-check BUG] "
 	        "[-v]...\n"
 	        "LIST: all, none, or "
@@ -1580,6 +1616,8 @@ sim_main(int argc, char **argv)
 	o.topology = -1;
 	o.duration_ms = 8000;
 	o.rate = 100;
+	o.lat_lo = 1;
+	o.lat_hi = 4;
 	for (int i = 0; i < argc; i++) {
 		const char *arg = argv[i],
 		           *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1618,6 +1656,9 @@ sim_main(int argc, char **argv)
 			o.rate = (unsigned)v;
 			continue;
 		}
+		if (strcmp(arg, "--latency") == 0 &&
+		    parse_latency(val, &o) == 0)
+			continue;
 		if (strcmp(arg, "--cut") == 0 &&
 		    (strcmp(val, "aligned") == 0 ||
 		     strcmp(val, "unaligned") == 0)) {

@@ -85,6 +85,7 @@ struct sim_options {
 	int topology;        /* -1: drawn; 0 every pair; 1 a ring plus chords */
 	int64_t duration_ms; /* of the faulty phase */
 	unsigned rate;       /* messages per second per application */
+	unsigned lat_lo, lat_hi; /* one-way latency, ms, drawn per pair */
 	int verbose;
 	enum sim_self_check self_check;
 	/* The argument of --nodes as given, for the replay line. */
@@ -234,6 +235,10 @@ struct sim_node {
 	size_t nlive, caplive;
 	struct sim_app app;
 	uint64_t turns, crashes;
+	/* The last fault that could hold its links' acks back: a crash or
+	 * start, a storage fault starting or ending, a partition anywhere,
+	 * a reset of one of its connections (simnet_disturb()). */
+	int64_t disturbed;
 	/* Its daemon's turn (core/turn.c) over simnet.c's port, while up. */
 	struct turn turn;
 	struct turn_port port;
@@ -348,6 +353,8 @@ void simnet_partition(struct sim *s, int one_way);
 /* Resets node n's connection to peer (its application's when peer is
  * n or s->n), and makes the next one close as it opens. */
 void simnet_handshake(struct sim *s, struct sim_node *n, size_t peer);
+/* Notes that node i's links may be held back now (see sim_node). */
+void simnet_disturb(struct sim *s, size_t i);
 void simnet_heal(struct sim *s);
 void simnet_free(struct sim *s);
 /* The application's connection to its daemon opens, or closes (both ends

@@ -36,6 +36,7 @@
  * body, over this file's port: the same order and rules as cutd, with
  * this network in place of nng's sockets.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,9 @@
 
 /* nng's send buffer (net.c sets NNG_OPT_SENDBUF 64) and its batches. */
 #define CONN_FRAMES 64
+/* How long after the heal (and a node's start) every link must have come
+ * back: the silence that closes a connection, then a resend. */
+#define HEALTHY_MS (DEAD_MS + RESEND_MS + 1000)
 /* nng redials after RECONN_MIN, doubling up to RECONN_MAX (net.c). */
 #define RECONN_MIN  100
 #define RECONN_MAX   1000
@@ -145,6 +149,12 @@ conn_send(struct sim *s, struct sim_conn *k, struct sim_frame *f)
 
 /* Resets k: its frames are lost and both ends hear of it (unless an end
  * is the one that closed it, or is gone). */
+void
+simnet_disturb(struct sim *s, size_t i)
+{
+	s->nodes[i].disturbed = s->now;
+}
+
 static void
 conn_reset(struct sim *s, struct sim_conn *k, int src_knows, int dst_knows)
 {
@@ -330,6 +340,8 @@ simnet_deliver(struct sim *s)
 			          "%u, %zu frames lost)",
 			          s->nodes[k->src].name, s->nodes[k->dst].name,
 			          k->id, k->q.n);
+			simnet_disturb(s, k->src);
+			simnet_disturb(s, k->dst);
 			conn_reset(s, k, 0, 0);
 		}
 		while (to_dst && k->q.head != NULL && k->q.head->at <= s->now) {
@@ -501,6 +513,20 @@ port_peer_hang_up(void *ctx, size_t node)
 
 	sim_trace(s, "%s: no word from %s for %d ms: connecting again",
 	          n->name, s->nodes[node].name, DEAD_MS);
+	/* A link between two nodes that no fault has touched for a while
+	 * (HEALTHY_MS: the silence that closes a connection, then a
+	 * resend) does not go silent: acks and heartbeats flow both ways
+	 * whatever the traffic.  If it does, that is a link bug. */
+	if (s->now - n->disturbed > HEALTHY_MS &&
+	    s->now - s->nodes[node].disturbed > HEALTHY_MS &&
+	    !n->db.active && !s->nodes[node].db.active)
+		sim_fail(s, SIM_C_LIVENESS,
+		         "%s found %s silent for %d ms, though no fault "
+		         "touched either for %" PRId64 " ms",
+		         n->name, s->nodes[node].name, DEAD_MS,
+		         s->now - (n->disturbed > s->nodes[node].disturbed
+		                       ? n->disturbed
+		                       : s->nodes[node].disturbed));
 	close_own(s, d->cur);
 	dial_lost(s, d);
 }
@@ -725,6 +751,7 @@ simnet_start(struct sim *s, struct sim_node *n)
 	}
 	n->epoch = epoch;
 	n->started = s->now;
+	simnet_disturb(s, n->idx);
 	coord_set_time(n->c, s->now, sim_wall(s));
 	coord_commit(n->c);
 	n->sim = s;
@@ -753,6 +780,7 @@ simnet_handshake(struct sim *s, struct sim_node *n, size_t peer)
 	struct sim_dial *d;
 
 	s->st->drops++;
+	simnet_disturb(s, n->idx);
 	if (peer >= s->n || peer == n->idx) {
 		sim_trace(s,
 		          "%s's application connection resets, and the next "
@@ -766,6 +794,7 @@ simnet_handshake(struct sim *s, struct sim_node *n, size_t peer)
 	sim_trace(s, "%s's connection to %s resets, and the next one as it opens",
 	          n->name, s->nodes[peer].name);
 	d->doom = 1;
+	simnet_disturb(s, peer);
 	if (d->cur != NULL && !d->cur->dead)
 		conn_reset(s, d->cur, 0, 0);
 }
@@ -786,6 +815,8 @@ simnet_reset_random(struct sim *s)
 			break;
 	sim_trace(s, "reset of %s -> %s (connection %u, %zu frames lost)",
 	          s->nodes[k->src].name, s->nodes[k->dst].name, k->id, k->q.n);
+	simnet_disturb(s, k->src);
+	simnet_disturb(s, k->dst);
 	conn_reset(s, k, 0, 0);
 	s->st->drops++;
 }

@@ -77,6 +77,7 @@ SIM_PLAN=(
 	"unaligned|--nodes 2-5 --seed 160000 --runs 40 --cut unaligned --rate 300"
 	"medium|--nodes 5-8 --seed 170000 --runs 20"
 	"appkill|--nodes 2-4 --seed 180000 --runs 60 --faults appkill,applink,slow --rate 300"
+	"long|--nodes 2-4 --seed 200000 --runs 30 --latency 20-80 --rate 1000 --faults slow,applink,appkill"
 	# The seeds of the bugs the simulation found (tests/CMakeLists.txt,
 	# sim_regress_*): one run each.
 	"regress_window|--nodes 3 --faults crash,partition,drop --seed 153"
