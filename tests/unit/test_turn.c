@@ -105,10 +105,11 @@ struct fake {
 	struct reply replies[16];
 	size_t nreplies;
 	unsigned hang_ups[3], redials[3];
-	int turns;
 	int committed_rv;
-	/* Called as the shell's calls are (control, HTTP). */
+	/* Called as the shell's calls are (control, HTTP); the snapshot
+	 * call_start() started. */
 	void (*calls)(struct fake *f);
+	const char *started;
 };
 
 /* ---- The port ---- */
@@ -380,7 +381,6 @@ fake_free(struct fake *f)
 static void
 turn(struct fake *f)
 {
-	f->turns++;
 	turn_run(&f->t);
 }
 
@@ -596,18 +596,31 @@ app_send_to(struct fake *f, const char *to, const char *payload, size_t len)
 	in_app(f, H_APP, &b);
 }
 
-/* A snapshot started by p0, its state request taken: the application's
- * reply (queued by the test) is what sends the markers. */
+/* A control call: p0 starts a snapshot. */
+static void
+call_start(struct fake *f)
+{
+	static char id[ENGINE_ID_MAX + 1];
+
+	snprintf(id, sizeof(id), "%s", h_start(f->h, 0));
+	f->started = id;
+	f->calls = NULL;
+}
+
+/* A snapshot started by p0 in a turn's calls, committed in that turn (the
+ * calls come before the commit), and its state request taken: the
+ * application's reply (queued by the test) is what sends the markers. */
 static const char *
 start(struct fake *f)
 {
-	static char id[ENGINE_ID_MAX + 1];
 	size_t mark = f->nlog;
 
-	snprintf(id, sizeof(id), "%s", h_start(f->h, 0));
+	f->calls = call_start;
 	turn(f);
+	cr_assert_not_null(f->started);
+	cr_assert_str_eq(h_disk_status(f->h, f->started), "in_progress");
 	cr_assert_eq(offers(f, TO_APP, mark, 1), 1, "the state request");
-	return id;
+	return f->started;
 }
 
 static void
@@ -677,9 +690,8 @@ Test(pending, peer_frame_refused_is_offered_again_first)
 	cr_assert(f->log[again].taken);
 	cr_assert(same_bytes(f, refused, again));
 	cr_assert_eq(offers(f, 1, again + 1, 1), 1, "then the message");
-	cr_assert_eq(peer_items(&f->log[first_offer(f, 1, again + 1)],
-	                        ITEM_DATA),
-	             1);
+	cr_assert_eq(
+	    peer_items(&f->log[first_offer(f, 1, again + 1)], ITEM_DATA), 1);
 	cr_assert_not(was_freed(f, serial));
 	all_offered(f);
 	fake_free(f);
@@ -724,6 +736,7 @@ Test(pending, app_frame_refused_is_sent_first)
 	struct fake *f = ready();
 	size_t mark, refused, again;
 	uint64_t serial;
+	struct pb b;
 
 	f->refuse_app = 1;
 	h_start(f->h, 0); /* a state request for the application */
@@ -735,13 +748,9 @@ Test(pending, app_frame_refused_is_sent_first)
 	cr_assert_not(f->log[refused].taken);
 
 	/* A delivery for it meanwhile. */
-	h_time(f->h, 10);
-	{
-		struct pb b;
-		pb_init(&b, "p1");
-		pb_data(&b, 1, 1, "{\"d\": 1}");
-		in_peer(f, H_C1, &b);
-	}
+	pb_init(&b, "p1");
+	pb_data(&b, 1, 1, "{\"d\": 1}");
+	in_peer(f, H_C1, &b);
 	mark = f->nlog;
 	turn(f);
 	cr_assert_eq(offers(f, TO_APP, mark, 0), 1);
@@ -758,9 +767,9 @@ Test(pending, app_frame_refused_is_sent_first)
 	cr_assert(f->log[again].taken);
 	cr_assert(same_bytes(f, refused, again));
 	again = first_offer(f, TO_APP, again + 1);
-	cr_assert_eq(app_items(f->log[again].bytes, f->log[again].len,
-	                       APP_DELIVER),
-	             1, "then the delivery");
+	cr_assert_eq(
+	    app_items(f->log[again].bytes, f->log[again].len, APP_DELIVER), 1,
+	    "then the delivery");
 	all_offered(f);
 	fake_free(f);
 }
@@ -788,12 +797,12 @@ Test(pending, app_frame_dropped_for_new_application)
 	sent = first_offer(f, TO_APP, mark);
 	cr_assert_neq(f->log[sent].serial, serial);
 	cr_assert(f->log[sent].taken);
-	cr_assert_eq(app_items(f->log[sent].bytes, f->log[sent].len,
-	                       APP_CREDIT),
-	             2, "the new application's credit, from p1 and p2");
-	cr_assert_eq(app_items(f->log[sent].bytes, f->log[sent].len,
-	                       APP_REQUEST),
-	             1, "the dropped frame's request, asked again");
+	cr_assert_eq(
+	    app_items(f->log[sent].bytes, f->log[sent].len, APP_CREDIT), 2,
+	    "the new application's credit, from p1 and p2");
+	cr_assert_eq(
+	    app_items(f->log[sent].bytes, f->log[sent].len, APP_REQUEST), 1,
+	    "the dropped frame's request, asked again");
 	all_offered(f);
 	fake_free(f);
 }
@@ -937,5 +946,267 @@ Test(conn, dialer_replaced_every_redial_ms)
 	cr_assert_eq(f->redials[1], 2);
 	cr_assert_eq(f->redials[2], 0, "p2 is connected");
 	cr_assert_eq(f->redials[0], 0, "p0 is us");
+	fake_free(f);
+}
+
+/* ---- bounds: frames per turn ---- */
+
+/* At most TURN_RECV_MAX frames from each socket in a turn, so that one
+ * busy sender does not keep the loop from its timers and the others;
+ * the rest are read next turn. */
+Test(bounds, frames_read_per_socket)
+{
+	struct fake *f = fake_new();
+	size_t peer0, app0, done0;
+	struct pb b;
+	struct ab a;
+
+	link_up(f);
+	app_up(f);
+	peer0 = f->peer_in.read;
+	app0 = f->app_in.read;
+	done0 = f->in_done;
+	for (int i = 0; i < TURN_RECV_MAX + 44; i++) {
+		pb_init(&b, "p1");
+		pb_ack(&b, 0, 0, 0);
+		in_peer(f, H_C1, &b);
+		ab_init(&a); /* an empty batch: nothing to answer */
+		in_app(f, H_APP, &a);
+	}
+	turn(f);
+	cr_assert_eq(f->peer_in.read - peer0, TURN_RECV_MAX);
+	cr_assert_eq(f->app_in.read - app0, TURN_RECV_MAX);
+	cr_assert_eq(f->in_done - done0, 2 * TURN_RECV_MAX, "each given back");
+	cr_assert_eq(queued(&f->peer_in), 44);
+	cr_assert_eq(queued(&f->app_in), 44);
+	turn(f);
+	cr_assert_eq(queued(&f->peer_in), 0);
+	cr_assert_eq(queued(&f->app_in), 0);
+	cr_assert_eq(f->in_done - done0, 2 * (TURN_RECV_MAX + 44));
+	cr_assert_eq(coord_bad_peer(f->h->c), 0);
+	cr_assert_eq(coord_bad_app(f->h->c), 0);
+	fake_free(f);
+}
+
+/* A payload larger than a batch, so that each message is a frame of its
+ * own (coord.h, BATCH_BYTES), in JSON; the caller frees it. */
+static char *
+big_payload(size_t *ret_len)
+{
+	size_t len = BATCH_BYTES + 16;
+	char *p = malloc(len + 1);
+
+	cr_assert_not_null(p);
+	memset(p, 'a', len);
+	p[0] = p[len - 1] = '"';
+	p[len] = '\0';
+	*ret_len = len;
+	return p;
+}
+
+/* Windows and a message size that let the coordinator owe a peer or
+ * the application more than TURN_BATCHES_MAX frames at once.  The
+ * coordinator borrows the configuration and reads these as it goes. */
+static void
+wide_windows(struct fake *f)
+{
+	f->h->cfg->max_message = 2 * BATCH_BYTES;
+	f->h->cfg->window = 256 * BATCH_BYTES;
+	f->h->cfg->app_window = 256 * BATCH_BYTES;
+}
+
+/* Messages in the frames offered to node from log entry `from` on. */
+static size_t
+data_to(const struct fake *f, int node, size_t from)
+{
+	size_t n = 0;
+
+	for (size_t i = from; i < f->nlog; i++)
+		if (f->log[i].node == node)
+			n += peer_items(&f->log[i], ITEM_DATA);
+	return n;
+}
+
+/* At most TURN_BATCHES_MAX frames to one peer in a turn: the loop goes
+ * back to reading before it fills a queue; the rest go next turn. */
+Test(bounds, frames_sent_per_peer)
+{
+	struct fake *f = fake_new();
+	size_t len, mark;
+	char *payload = big_payload(&len);
+
+	wide_windows(f);
+	link_up(f);
+	app_up(f);
+	for (int i = 0; i < TURN_BATCHES_MAX + 2; i++)
+		app_send_to(f, "p1", payload, len);
+	mark = f->nlog;
+	turn(f);
+	cr_assert_eq(queued(&f->app_in), 0);
+	cr_assert_eq(offers(f, 1, mark, 0), TURN_BATCHES_MAX);
+	cr_assert_eq(offers(f, 1, mark, 1), TURN_BATCHES_MAX, "all taken");
+	cr_assert_eq(data_to(f, 1, mark), TURN_BATCHES_MAX, "one a frame");
+	mark = f->nlog;
+	turn(f);
+	cr_assert_eq(data_to(f, 1, mark), 2, "the other two, next turn");
+	all_offered(f);
+	free(payload);
+	fake_free(f);
+}
+
+/* Deliveries in the frames offered to the application from log entry
+ * `from` on. */
+static size_t
+deliveries_from(const struct fake *f, size_t from)
+{
+	size_t n = 0;
+
+	for (size_t i = from; i < f->nlog; i++)
+		if (f->log[i].node == TO_APP)
+			n += app_items(f->log[i].bytes, f->log[i].len,
+			               APP_DELIVER);
+	return n;
+}
+
+/* At most TURN_BATCHES_MAX frames to the application in a turn, each
+ * offered in the turn that built it: none waits for the next turn
+ * unless the port refused it. */
+Test(bounds, frames_sent_to_the_application)
+{
+	struct fake *f = fake_new();
+	size_t len, mark;
+	char *payload = big_payload(&len);
+	struct pb b;
+
+	wide_windows(f);
+	link_up(f);
+	app_up(f);
+	for (int i = 0; i < TURN_BATCHES_MAX + 2; i++) {
+		pb_init(&b, "p1");
+		pb_data(&b, (uint64_t)i + 1, (uint64_t)i + 1, payload);
+		in_peer(f, H_C1, &b);
+	}
+	mark = f->nlog;
+	turn(f);
+	cr_assert_eq(offers(f, TO_APP, mark, 1), TURN_BATCHES_MAX);
+	cr_assert_eq(deliveries_from(f, mark), TURN_BATCHES_MAX);
+	mark = f->nlog;
+	turn(f);
+	cr_assert_eq(deliveries_from(f, mark), 2, "the rest next turn");
+	free(payload);
+	fake_free(f);
+}
+
+/* ---- timer: turn_next_timer() ---- */
+
+/* A disconnected peer's dialer is replaced on time: the loop does not
+ * sleep past it. */
+Test(timer, not_past_a_redial)
+{
+	struct fake *f = fake_new();
+
+	open_conn(f, 2);
+	turn(f);
+	h_time(f->h, 300);
+	cr_assert_leq(turn_next_timer(&f->t, TURN_SLEEP_MAX_MS),
+	              TURN_REDIAL_MS - 300);
+	cr_assert_geq(turn_next_timer(&f->t, TURN_SLEEP_MAX_MS), 0);
+	h_time(f->h, TURN_REDIAL_MS);
+	cr_assert_eq(turn_next_timer(&f->t, TURN_SLEEP_MAX_MS), 0, "overdue");
+	fake_free(f);
+}
+
+/* A frame kept for a peer is tried again after a millisecond, not after
+ * the coordinator's next timer. */
+Test(timer, pending_peer_frame)
+{
+	struct fake *f = ready();
+
+	f->refuse[1] = 1;
+	app_send_to(f, "p1", "{\"a\": 1}", 8);
+	turn(f);
+	cr_assert_eq(turn_next_timer(&f->t, TURN_SLEEP_MAX_MS), 1);
+	f->refuse[1] = 0;
+	turn(f);
+	cr_assert_gt(turn_next_timer(&f->t, TURN_SLEEP_MAX_MS), 1,
+	             "nothing kept: the coordinator's timer");
+	fake_free(f);
+}
+
+Test(timer, pending_app_frame)
+{
+	struct fake *f = ready();
+
+	f->refuse_app = 1;
+	h_start(f->h, 0);
+	turn(f);
+	cr_assert_eq(turn_next_timer(&f->t, TURN_SLEEP_MAX_MS), 1);
+	f->refuse_app = 0;
+	turn(f);
+	cr_assert_gt(turn_next_timer(&f->t, TURN_SLEEP_MAX_MS), 1);
+	fake_free(f);
+}
+
+/* ---- input: frames that do not decode, replies ---- */
+
+/* A peer frame that does not decode is the sender's fault: counted, and
+ * the frames after it in the same turn are handed over all the same. */
+Test(input, bad_peer_frame_among_good)
+{
+	struct fake *f = fake_new();
+	static const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff};
+
+	in_peer_hello(f, H_C1, "p1");
+	enqueue(&f->peer_in, H_C1, junk, sizeof(junk));
+	in_peer_hello(f, H_C2, "p2");
+	turn(f);
+	cr_assert_eq(coord_bad_peer(f->h->c), 1);
+	cr_assert_eq(f->in_done, 3, "every frame given back");
+	cr_assert_eq(coord_peer_epoch(f->h->c, 1), H_E1);
+	cr_assert_eq(coord_peer_epoch(f->h->c, 2), H_E2, "read after it");
+	fake_free(f);
+}
+
+/* An application frame that does not decode is answered with an error,
+ * to the connection it came on; the next one is read and answered, to
+ * its own. */
+Test(input, bad_app_frame_then_hello)
+{
+	struct fake *f = fake_new();
+	static const uint8_t junk[] = {0xff, 0xff, 0xff, 0xff};
+
+	enqueue(&f->app_in, H_APP + 1, junk, sizeof(junk));
+	in_app_hello(f, H_APP);
+	turn(f);
+	cr_assert_eq(coord_bad_app(f->h->c), 1);
+	cr_assert_eq(coord_app_conn(f->h->c), H_APP);
+	cr_assert_eq(f->nreplies, 2);
+	cr_assert_eq(f->replies[0].conn, H_APP + 1);
+	cr_assert_eq(app_items(f->replies[0].bytes, f->replies[0].len,
+	                       CUT__V1__APP_ITEM__ITEM_ERROR),
+	             1);
+	cr_assert_eq(f->replies[1].conn, H_APP);
+	cr_assert_eq(
+	    app_items(f->replies[1].bytes, f->replies[1].len, APP_HELLO_REPLY),
+	    1);
+	fake_free(f);
+}
+
+/* A hello's reply goes to its connection by app_reply(), in the turn,
+ * not down the stream; the stream's first frame follows it. */
+Test(input, hello_reply_to_its_connection)
+{
+	struct fake *f = fake_new();
+
+	in_app_hello(f, H_APP);
+	turn(f);
+	cr_assert_eq(f->nreplies, 1);
+	cr_assert_eq(f->replies[0].conn, H_APP);
+	cr_assert_eq(
+	    app_items(f->replies[0].bytes, f->replies[0].len, APP_HELLO_REPLY),
+	    1);
+	cr_assert_eq(offers(f, TO_APP, 0, 0), 1);
+	cr_assert_eq(app_items(f->log[0].bytes, f->log[0].len, APP_HELLO_REPLY),
+	             0);
 	fake_free(f);
 }
