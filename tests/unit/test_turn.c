@@ -1100,19 +1100,25 @@ Test(bounds, frames_sent_to_the_application)
 /* ---- timer: turn_next_timer() ---- */
 
 /* A disconnected peer's dialer is replaced on time: the loop does not
- * sleep past it. */
+ * sleep past it, though the coordinator has nothing to do before. */
 Test(timer, not_past_a_redial)
 {
 	struct fake *f = fake_new();
 
-	open_conn(f, 2);
 	turn(f);
 	h_time(f->h, 300);
-	cr_assert_leq(turn_next_timer(&f->t, TURN_SLEEP_MAX_MS),
-	              TURN_REDIAL_MS - 300);
-	cr_assert_geq(turn_next_timer(&f->t, TURN_SLEEP_MAX_MS), 0);
+	cr_assert_gt(coord_next_timer(f->h->c, TURN_SLEEP_MAX_MS),
+	             TURN_REDIAL_MS - 300, "the redial comes first");
+	cr_assert_eq(turn_next_timer(&f->t, TURN_SLEEP_MAX_MS),
+	             TURN_REDIAL_MS - 300);
 	h_time(f->h, TURN_REDIAL_MS);
 	cr_assert_eq(turn_next_timer(&f->t, TURN_SLEEP_MAX_MS), 0, "overdue");
+	/* Redialed: the next one is TURN_REDIAL_MS away. */
+	turn(f);
+	cr_assert_eq(f->redials[1], 1);
+	h_time(f->h, 200);
+	cr_assert_eq(turn_next_timer(&f->t, TURN_SLEEP_MAX_MS),
+	             TURN_REDIAL_MS - 200);
 	fake_free(f);
 }
 
