@@ -207,16 +207,19 @@ app_flush(struct turn *t)
 		p->app_reply(p->ctx, conn, buf, len);
 		free(buf);
 	}
+	/* Each frame built is offered in the same pass: one built after the
+	 * last send would wait a turn although nothing refused it. */
 	for (int i = 0; i < TURN_BATCHES_MAX; i++) {
-		if (t->app_pending != NULL) {
-			if (p->app_send(p->ctx, t->app_pending) != 0)
-				return; /* kept: it goes first next turn */
-			t->app_pending = NULL;
+		if (t->app_pending == NULL) {
+			if ((len = coord_app_frame(t->c, NULL)) == 0 ||
+			    (t->app_pending =
+			         p->frame_new(p->ctx, len, &body)) == NULL)
+				return;
+			coord_app_frame(t->c, body);
 		}
-		if ((len = coord_app_frame(t->c, NULL)) == 0 ||
-		    (t->app_pending = p->frame_new(p->ctx, len, &body)) == NULL)
-			return;
-		coord_app_frame(t->c, body);
+		if (p->app_send(p->ctx, t->app_pending) != 0)
+			return; /* kept: it goes first next turn */
+		t->app_pending = NULL;
 	}
 }
 
