@@ -266,6 +266,8 @@ coord_peer_stats(struct coord *c, size_t node, struct coord_peer_stats *ret)
 	ret->last_seen_ms = p->last_seen_ms;
 	ret->refused_conns = p->refused_conns;
 	ret->dups = p->dups;
+	ret->link_next = link_next_seq(p->out);
+	ret->link_acked = link_acked(p->out);
 	if (p->out_chan >= 0) {
 		ret->has_out = 1;
 		ret->sent = engine_sent_count(c->eng, (size_t)p->out_chan);

@@ -198,6 +198,9 @@ struct coord_peer_stats {
 	int has_in; /* a channel node -> self */
 	uint64_t delivered, taken;
 	uint64_t dups;
+	/* The link to node: the seq its next item gets, and the last one
+	 * node acknowledged. */
+	uint64_t link_next, link_acked;
 };
 void coord_peer_stats(struct coord *c, size_t node,
                       struct coord_peer_stats *ret);

@@ -507,14 +507,26 @@ run_event(struct sim *s, const struct sim_event *e)
 	switch (e->kind) {
 	case EV_CRASH:
 	case EV_STORAGE_ON:
-	case EV_STORAGE_OFF:
 		simnet_disturb(s, e->node);
+		break;
+	case EV_STORAGE_OFF:
+		/* A degraded daemon retries its commit once a second. */
+		n->disturbed = s->now + 1000;
 		break;
 	case EV_PARTITION:
 	case EV_PARTITION_ONE_WAY:
 	case EV_HEAL:
 		for (size_t i = 0; i < s->n; i++)
 			simnet_disturb(s, i);
+		break;
+	case EV_SLOW:
+	case EV_STOP:
+		/* An application that reads slowly holds its daemon's
+		 * down stream full, and so the acks of its incoming links,
+		 * until it reads again. */
+		simnet_disturb(s, e->node);
+		if (n->disturbed < s->now + e->dur)
+			n->disturbed = s->now + e->dur;
 		break;
 	default:
 		break;
@@ -1431,6 +1443,7 @@ run_one(const struct sim_options *o, uint64_t seed, struct sim_stats *st)
 		for (size_t i = 0; i < s->n; i++)
 			if (simnet_due(s, &s->nodes[i]))
 				simnet_turn(s, &s->nodes[i]);
+		simnet_recovered(s);
 		for (size_t i = 0; i < s->n; i++)
 			if (simapp_next_event(&s->nodes[i].app) <= s->now)
 				simapp_step(s, &s->nodes[i].app);

@@ -134,6 +134,10 @@ struct sim_dial {
 	int pipes;            /* 1 while cur is open at this end */
 	int reconnected;      /* a connection came up since the last turn */
 	int doom;             /* its next connection resets as it opens */
+	/* Since chk_at (0: not now) nothing stands in the link's way
+	 * (simnet.c's recovered()); it had sent up to chk_upto then. */
+	int64_t chk_at;
+	uint64_t chk_upto;
 	int64_t attempt_at; /* next connect attempt, or SIM_NEVER */
 	int64_t connect_at; /* a connect in progress completes, or SIM_NEVER */
 	int64_t backoff;
@@ -355,6 +359,9 @@ void simnet_partition(struct sim *s, int one_way);
 void simnet_handshake(struct sim *s, struct sim_node *n, size_t peer);
 /* Notes that node i's links may be held back now (see sim_node). */
 void simnet_disturb(struct sim *s, size_t i);
+/* Checks that the links a fault reset are whole again in time (after
+ * every step). */
+void simnet_recovered(struct sim *s);
 void simnet_heal(struct sim *s);
 void simnet_free(struct sim *s);
 /* The application's connection to its daemon opens, or closes (both ends

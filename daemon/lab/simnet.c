@@ -48,6 +48,11 @@
 /* How long after the heal (and a node's start) every link must have come
  * back: the silence that closes a connection, then a resend. */
 #define HEALTHY_MS (DEAD_MS + RESEND_MS + 1000)
+/* How soon a link must be whole once nothing stands in its way (see
+ * recovered()): everything unacked sent again at once and acked, a few
+ * latencies and turns, well inside the RESEND_MS after which the timer
+ * would send it again. */
+#define RECOVERY_MS 600
 /* nng redials after RECONN_MIN, doubling up to RECONN_MAX (net.c). */
 #define RECONN_MIN  100
 #define RECONN_MAX   1000
@@ -168,6 +173,15 @@ conn_reset(struct sim *s, struct sim_conn *k, int src_knows, int dst_knows)
 		k->dst_told = 1;
 	else if (k->dst_close_at == SIM_NEVER)
 		k->dst_close_at = s->now + latency(s, k->src, k->dst);
+}
+
+/* A fault resets k. */
+static void
+fault_reset(struct sim *s, struct sim_conn *k)
+{
+	simnet_disturb(s, k->src);
+	simnet_disturb(s, k->dst);
+	conn_reset(s, k, 0, 0);
 }
 
 /* The dialer of src to dst lost its connection now: nng dials again. */
@@ -340,9 +354,7 @@ simnet_deliver(struct sim *s)
 			          "%u, %zu frames lost)",
 			          s->nodes[k->src].name, s->nodes[k->dst].name,
 			          k->id, k->q.n);
-			simnet_disturb(s, k->src);
-			simnet_disturb(s, k->dst);
-			conn_reset(s, k, 0, 0);
+			fault_reset(s, k);
 		}
 		while (to_dst && k->q.head != NULL && k->q.head->at <= s->now) {
 			f = simnet_queue_pop(&k->q);
@@ -658,6 +670,61 @@ port_calls(void *ctx)
 		sim_start_snapshot(n->sim, n);
 }
 
+/* The link n -> v is whole within RECOVERY_MS whenever nothing stands in
+ * its way: both daemons up and connected both ways (acks come back on
+ * v's own connection), n knowing v's current run (only then do its items
+ * count there), no partition between them, no fault at either end for
+ * the whole interval.  In each such interval of RECOVERY_MS, everything
+ * sent before it began must be acked by its end.  After a reset, a
+ * restart or a new run learnt, only the resend at that moment (on a new
+ * connection, a peer's hello, its first epoch) is that quick: the timer's
+ * waits RESEND_MS. */
+static void
+recovered(struct sim *s, struct sim_node *n)
+{
+	for (size_t v = 0; v < s->n; v++) {
+		struct sim_dial *d = &n->dial[v];
+		const struct sim_node *w = &s->nodes[v];
+		int64_t since = d->chk_at != 0 ? d->chk_at : s->now;
+		struct coord_peer_stats ps;
+		if (v == n->idx)
+			continue;
+		if (w->c == NULL || d->pipes == 0 ||
+		    w->dial[n->idx].pipes == 0 || s->blocked[n->idx][v] ||
+		    s->blocked[v][n->idx] || n->db.active || w->db.active ||
+		    n->disturbed >= since || w->disturbed >= since ||
+		    coord_peer_epoch(n->c, v) != w->epoch) {
+			d->chk_at = 0;
+			continue;
+		}
+		coord_peer_stats(n->c, v, &ps);
+		if (d->chk_at == 0) {
+			d->chk_at = s->now;
+			d->chk_upto = ps.link_next - 1;
+			continue;
+		}
+		if (s->now - d->chk_at < RECOVERY_MS)
+			continue;
+		if (ps.link_acked < d->chk_upto)
+			sim_fail(s, SIM_C_LIVENESS,
+			         "%s -> %s: the link is acked up to %" PRIu64
+			         ", %" PRId64 " ms after it could have been "
+			         "up to %" PRIu64,
+			         n->name, w->name, ps.link_acked,
+			         s->now - d->chk_at, d->chk_upto);
+		d->chk_at = s->now;
+		d->chk_upto = ps.link_next - 1;
+	}
+}
+
+void
+simnet_recovered(struct sim *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->nodes[i].c != NULL)
+			recovered(s, &s->nodes[i]);
+}
+
 static const struct turn_port sim_port = {
     .clock = port_clock,
     .peer_closed = port_peer_closed,
@@ -796,7 +863,7 @@ simnet_handshake(struct sim *s, struct sim_node *n, size_t peer)
 	d->doom = 1;
 	simnet_disturb(s, peer);
 	if (d->cur != NULL && !d->cur->dead)
-		conn_reset(s, d->cur, 0, 0);
+		fault_reset(s, d->cur);
 }
 
 void
@@ -815,9 +882,7 @@ simnet_reset_random(struct sim *s)
 			break;
 	sim_trace(s, "reset of %s -> %s (connection %u, %zu frames lost)",
 	          s->nodes[k->src].name, s->nodes[k->dst].name, k->id, k->q.n);
-	simnet_disturb(s, k->src);
-	simnet_disturb(s, k->dst);
-	conn_reset(s, k, 0, 0);
+	fault_reset(s, k);
 	s->st->drops++;
 }
 
