@@ -398,8 +398,16 @@ static struct snap *
 assembling(struct coord *c, const char *id, int *ret_rv)
 {
 	struct snap *s = snap_find(c, id);
+	struct store_snapshot row;
 
 	*ret_rv = 0;
+	if (s == NULL && snap_initiator_of(c, id) == (long)c->self &&
+	    DB(c, get, id, &row) == 0) {
+		/* Ours, ended before a restart of this daemon ("daemon
+		 * restarted") or already let go of: late, not bad. */
+		log_debug("snapshot %s: a late part, dropped", id);
+		return NULL;
+	}
 	if (s == NULL || s->initiator != c->self) {
 		*ret_rv = E_NOENT;
 		return NULL;

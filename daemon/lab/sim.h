@@ -246,6 +246,7 @@ struct sim_node {
 	/* Its daemon's turn (core/turn.c) over simnet.c's port, while up. */
 	struct turn turn;
 	struct turn_port port;
+	uint64_t bad_seen; /* bad frames its coordinator counted */
 };
 
 /* The messages of one channel, by seq from 1: their amounts. */

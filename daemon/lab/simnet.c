@@ -755,6 +755,15 @@ simnet_turn(struct sim *s, struct sim_node *n)
 	if (s->o->verbose >= 3)
 		sim_trace(s, "%s: turn", n->name);
 	turn_run(&n->turn);
+	/* Every frame here was built by a daemon or by libcut's core: a
+	 * daemon that finds one bad (it would only count and log it) found
+	 * a bug in one of them. */
+	if (coord_bad_peer(n->c) + coord_bad_app(n->c) != n->bad_seen) {
+		n->bad_seen = coord_bad_peer(n->c) + coord_bad_app(n->c);
+		sim_fail(s, SIM_C_SIM, "%s refused a frame as bad (%" PRIu64
+		         " peer, %" PRIu64 " application)",
+		         n->name, coord_bad_peer(n->c), coord_bad_app(n->c));
+	}
 	sim_note_running(s, n->idx);
 	/* The next turn, at least a millisecond on. */
 	ms = turn_next_timer(&n->turn, TURN_SLEEP_MAX_MS);
@@ -826,6 +835,7 @@ simnet_start(struct sim *s, struct sim_node *n)
 	n->port.ctx = n;
 	if (turn_init(&n->turn, n->c, n->idx, s->n, &n->port, s->now) != 0)
 		abort();
+	n->bad_seen = 0;
 	/* The planted bug: node 0 never runs its timers. */
 	n->turn.no_timers = s->o->self_check == SIM_SC_DEADLINE && n->idx == 0;
 	for (size_t v = 0; v < s->n; v++) {
