@@ -11,6 +11,8 @@
  * Their calls to each other are declared at the end.
  */
 #ifndef CUT_COORD_INT_H
+/* Outcomes a participant keeps to store again after a lost commit. */
+#define OUTCOMES_KEEP 32
 #define CUT_COORD_INT_H
 
 #include "audit.h"
@@ -265,6 +267,22 @@ struct coord {
 	 * ended) and when it last ran; free pages to give back once the
 	 * turn commits, and when that was last done. */
 	struct coord_sched sched;
+	/* Outcomes stored in the open batch, and those a failed commit
+	 * lost, stored again once the database works (the initiator tells
+	 * an outcome once a link: it would never come again). */
+	struct outcome_rec {
+		char id[ENGINE_ID_MAX + 1];
+		int complete, consistent;
+		uint32_t parts;
+		int64_t wall;
+		char reason[256], audit_reason[256];
+	} out_batch[OUTCOMES_KEEP], out_retry[OUTCOMES_KEEP];
+	size_t nout_batch, nout_retry;
+	/* Snapshots whose outcome came before any marker did (another
+	 * node's marker may still be on its way): they are over, and a
+	 * late marker does not start them here (snap_marker()). */
+	char ended[OUTCOMES_KEEP][ENGINE_ID_MAX + 1];
+	size_t ended_next;
 	int retain_due, reclaim_due;
 	int64_t retain_ms, reclaim_ms;
 	struct coord_counters stats; /* metrics (coord_stats.c) */
@@ -405,6 +423,8 @@ long snap_initiator_of(struct coord *c, const char *id);
 
 /* coord_sched.c */
 void sched_init(struct coord *c);
+/* After a failed commit: the outcomes it lost are stored again later. */
+void sched_storage_failed(struct coord *c);
 void sched_timers(struct coord *c);
 int sched_next_timer(struct coord *c, int max);
 /* After coord_commit(): gives back the pages deletions freed. */

@@ -316,31 +316,110 @@ resend_outcomes(struct coord *c, size_t node)
 	free(r);
 }
 
+/* Keeps outcome r, which a failed write lost, to store it again once the
+ * database works. */
+static void
+keep_outcome(struct coord *c, const struct outcome_rec *r)
+{
+	if (c->nout_retry == OUTCOMES_KEEP) {
+		log_warnx("snapshot %s: its outcome was lost with a failed "
+		          "write, and too many others wait to be stored again",
+		          r->id);
+		return;
+	}
+	c->out_retry[c->nout_retry++] = *r;
+}
+
+/* Stores outcome r in the open batch, and keeps it until the batch
+ * commits.  0, E_NOENT (no row here), E_INVAL, or the store's error. */
+static int
+store_outcome(struct coord *c, const struct outcome_rec *r)
+{
+	int rv;
+
+	coord_db(c);
+	rv = DB(c, set_outcome, r->id,
+	        r->complete ? STORE_COMPLETE : STORE_ABORTED, r->reason,
+	        r->consistent, r->audit_reason, r->parts, r->wall);
+	if (rv == E_NOENT) {
+		/* Its row is still to be written (a part's end that waits
+		 * for the database): again later.  Or not recorded here, or
+		 * deleted: over, whatever marker comes late. */
+		if (snap_find(c, r->id) != NULL)
+			keep_outcome(c, r);
+		else
+			snprintf(c->ended[c->ended_next++ % OUTCOMES_KEEP],
+			         sizeof(c->ended[0]), "%s", r->id);
+		return rv;
+	}
+	if (rv == E_INVAL || rv == E_STATE)
+		return E_INVAL;
+	if (rv != 0) {
+		coord_write_failed(c, "cannot store a snapshot's outcome");
+		keep_outcome(c, r);
+		return rv;
+	}
+	if (c->nout_batch < OUTCOMES_KEEP)
+		c->out_batch[c->nout_batch++] = *r;
+	return 0;
+}
+
 int
 sched_outcome(struct coord *c, size_t from, const Cut__V1__PeerOutcome *o)
 {
+	struct outcome_rec r = {
+	    .complete = o->complete != 0,
+	    .consistent =
+	        o->complete && o->has_consistent ? (int)o->consistent : -1,
+	    .parts = o->has_parts ? o->parts : 0,
+	    .wall = c->wall,
+	};
 	int rv;
 
 	if (!engine_id_valid(o->snapshot_id) ||
 	    snap_initiator_of(c, o->snapshot_id) != (long)from)
 		return E_INVAL;
-	coord_db(c);
-	rv = DB(c, set_outcome, o->snapshot_id,
-	        o->complete ? STORE_COMPLETE : STORE_ABORTED,
-	        o->reason != NULL ? o->reason : "",
-	        o->complete && o->has_consistent ? (int)o->consistent : -1,
-	        o->audit_reason, o->has_parts ? o->parts : 0, c->wall);
-	if (rv == E_NOENT)
-		return 0; /* never recorded here, or deleted */
-	if (rv == E_INVAL || rv == E_STATE)
+	snprintf(r.id, sizeof(r.id), "%s", o->snapshot_id);
+	snprintf(r.reason, sizeof(r.reason), "%s",
+	         o->reason != NULL ? o->reason : "");
+	snprintf(r.audit_reason, sizeof(r.audit_reason), "%s",
+	         o->audit_reason != NULL ? o->audit_reason : "");
+	if ((rv = store_outcome(c, &r)) == E_INVAL)
 		return E_INVAL;
-	if (rv != 0)
-		coord_write_failed(c, "cannot store a snapshot's outcome");
-	else
+	if (rv == 0)
 		log_debug("snapshot %s: outcome from %s: %s", o->snapshot_id,
 		          c->cfg->nodes[from].name,
 		          o->complete ? "complete" : "aborted");
 	return 0;
+}
+
+void
+sched_storage_failed(struct coord *c)
+{
+	for (size_t i = 0; i < c->nout_batch; i++)
+		keep_outcome(c, &c->out_batch[i]);
+	c->nout_batch = 0;
+}
+
+/* The outcomes a failed commit lost go into the next batch, once the
+ * database works again. */
+static void
+retry_outcomes(struct coord *c)
+{
+	size_t n = c->nout_retry;
+
+	struct outcome_rec again[OUTCOMES_KEEP];
+
+	if (n == 0 || c->degraded[0] != '\0')
+		return;
+	/* A write that fails again keeps its outcome again. */
+	memcpy(again, c->out_retry, n * sizeof(again[0]));
+	c->nout_retry = 0;
+	for (size_t i = 0; i < n; i++)
+		if (store_outcome(c, &again[i]) == 0)
+			log_info("snapshot %s: its outcome stored again after "
+			         "a failed write",
+			         again[i].id);
 }
 
 /* ---- Deletions ---- */
@@ -610,6 +689,8 @@ sched_timers(struct coord *c)
 void
 sched_committed(struct coord *c)
 {
+	c->nout_batch = 0;
+	retry_outcomes(c);
 	if (!c->reclaim_due || c->batch_open ||
 	    c->now - c->reclaim_ms < RECLAIM_EVERY_MS)
 		return;

@@ -528,6 +528,9 @@ snap_marker(struct coord *c, size_t from, const char *id, uint64_t n,
 	if ((s = snap_find(c, id)) == NULL) {
 		if ((size_t)init == c->self)
 			return E_STATE; /* ours, but long forgotten */
+		for (size_t i = 0; i < OUTCOMES_KEEP; i++)
+			if (strcmp(c->ended[i], id) == 0)
+				return E_STATE; /* its outcome came first */
 		s = snap_new(c, id, (size_t)init,
 		             timeout_ms ? timeout_ms : c->cfg->deadline_ms);
 		if (s == NULL)
@@ -768,6 +771,7 @@ snap_storage_failed(struct coord *c)
 	DB0(c, rollback);
 	c->batch_open = 0;
 	c->begin_failed = 0;
+	sched_storage_failed(c);
 	c->write_failed = 0;
 	c->lost_why[0] = '\0';
 	log_err("database batch lost: %s; aborting the snapshots it held",
@@ -844,6 +848,7 @@ snap_storage_retry(struct coord *c)
 	DB0(c, rollback);
 	c->batch_open = 0;
 	c->begin_failed = 0;
+	sched_storage_failed(c);
 	c->write_failed = 0;
 	if (c->degraded[0] == '\0')
 		log_err("storage degraded: %s; new snapshots are refused until "

@@ -967,6 +967,44 @@ held_already(struct sim *s, const struct sim_snap *sn, const char *reason)
 	return 0;
 }
 
+/* Every participant that holds a part of snapshot sn heard its outcome
+ * (the initiator tells it, and tells it again to a node whose link
+ * started afresh; a participant stores again what a failed write lost)
+ * and stores the initiator's verdict: nothing stays in progress, and no
+ * node says complete where the initiator says aborted, or the other way
+ * round. */
+static void
+outcomes(struct sim *s, const struct sim_snap *sn,
+         const struct store_snapshot *init)
+{
+	for (size_t j = 0; j < s->n; j++) {
+		struct store_snapshot row;
+		/* The README's exception: a restart of either, after the
+		 * snapshot started, may drop the outcome on its way. */
+		if (j == sn->initiator ||
+		    s->nodes[j].started > sn->started ||
+		    s->nodes[sn->initiator].started > sn->started ||
+		    store_get(s->nodes[j].st, sn->id, &row) != 0)
+			continue;
+		if (row.status == STORE_IN_PROGRESS || row.outcome_ms == 0)
+			sim_fail(s, SIM_C_DEADLINE,
+			         "snapshot %s: %s never heard its outcome "
+			         "(%s at %s)",
+			         sn->id, s->nodes[j].name,
+			         init->status == STORE_COMPLETE ? "complete"
+			                                        : "aborted",
+			         s->nodes[sn->initiator].name);
+		else if (row.status != init->status)
+			sim_fail(s, SIM_C_DEADLINE,
+			         "snapshot %s: %s says %s, its initiator %s",
+			         sn->id, s->nodes[j].name,
+			         row.status == STORE_COMPLETE ? "complete"
+			                                      : "aborted",
+			         init->status == STORE_COMPLETE ? "complete"
+			                                        : "aborted");
+	}
+}
+
 /* Every snapshot's end, as its initiator's database holds it. */
 static void
 check_snapshots(struct sim *s)
@@ -1008,6 +1046,7 @@ check_snapshots(struct sim *s)
 			         sn->id, took, sn->timeout,
 			         row.status == STORE_COMPLETE ? "complete"
 			                                      : row.reason);
+		outcomes(s, sn, &row);
 		if (row.status == STORE_COMPLETE) {
 			if (row.consistent != 1) {
 				sim_fail(s, SIM_C_DEADLINE,
