@@ -206,6 +206,7 @@ coord_commit(struct coord *c)
 		c->batch_open = 0;
 		if (c->unfinished == c->batch_gen)
 			c->unfinished = 0;
+		snap_committed(c);
 		restore_committed(c);
 	}
 	if (c->degraded[0] != '\0' && c->now - c->retry_ms >= 1000)

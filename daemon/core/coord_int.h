@@ -139,6 +139,9 @@ struct snap {
 	char why[400];
 	uint64_t ended_gen;
 	int unsaved;
+	/* Participant: its part, complete in the open batch, goes to the
+	 * initiator once that batch commits (snap_committed()). */
+	int part_due;
 };
 
 /* The schedule at this node (coord_sched.c). */
@@ -412,6 +415,8 @@ void snap_give_up(struct coord *c, struct snap *s, const char *what);
 void snap_abandon(struct coord *c, const char *id, const char *why);
 /* The turn's batch did not commit (or never began). */
 void snap_storage_failed(struct coord *c);
+/* After a commit: the parts it made durable go to their initiators. */
+void snap_committed(struct coord *c);
 int snap_storage_retry(struct coord *c);
 /* 1 if s ended in the turn's batch and that end cannot be read as it is
  * yet: a completion not committed, or any end in a lost turn. */

@@ -786,6 +786,7 @@ snap_storage_failed(struct coord *c)
 		    s->ended_gen != gen)
 			continue;
 		s->unsaved = 1;
+		s->part_due = 0; /* its part is lost with the batch */
 		give_up(c, s, reason, 1); /* keeps an aborted one's reason */
 	}
 	snap_storage_retry(c);
@@ -957,21 +958,37 @@ part_complete(struct coord *c, struct snap *s)
 		snap_give_up(c, s, "cannot store its part");
 		return;
 	}
-	if (asm_send_part(c, s) != 0) {
-		char reason[400];
-		snprintf(reason, sizeof(reason),
-		         "%s: cannot send its part to the initiator", c->name);
-		give_up(c, s, reason, 1);
-		return;
-	}
 	coord_db(c);
 	if (DB(c, finish, s->id, STORE_COMPLETE, NULL, c->wall) != 0)
 		coord_write_failed(c, "cannot store the part's end");
 	s->state = SNAP_DONE;
 	s->ended_ms = c->now;
 	s->ended_gen = c->batch_gen;
-	log_info("snapshot %s: part complete, sent to %s", s->id,
-	         c->cfg->nodes[s->initiator].name);
+	/* It goes once this batch commits: sent now, a commit that then
+	 * failed would leave the initiator completing the snapshot with a
+	 * part this node does not hold. */
+	s->part_due = 1;
+	log_info("snapshot %s: part complete", s->id);
+}
+
+void
+snap_committed(struct coord *c)
+{
+	for (struct snap *s = c->snaps; s != NULL; s = s->next) {
+		if (!s->part_due)
+			continue;
+		s->part_due = 0;
+		if (asm_send_part(c, s) != 0) {
+			char reason[400];
+			snprintf(reason, sizeof(reason),
+			         "%s: cannot send its part to the initiator",
+			         c->name);
+			give_up(c, s, reason, 1);
+			continue;
+		}
+		log_info("snapshot %s: part sent to %s", s->id,
+		         c->cfg->nodes[s->initiator].name);
+	}
 }
 
 static void

@@ -967,6 +967,24 @@ held_already(struct sim *s, const struct sim_snap *sn, const char *reason)
 	return 0;
 }
 
+static int
+own_state(const char *node, const char *content_type, const void *state,
+          size_t len, void *arg)
+{
+	(void)content_type;
+	(void)state;
+	(void)len;
+	return strcmp(node, arg) == 0;
+}
+
+/* Whether node j's database holds j's own state of snapshot id. */
+static int
+holds_state(struct sim *s, size_t j, const char *id)
+{
+	return store_foreach_state(s->nodes[j].st, id, own_state,
+	                           (void *)s->nodes[j].name) == 1;
+}
+
 /* Every participant that holds a part of snapshot sn heard its outcome
  * (the initiator tells it, and tells it again to a node whose link
  * started afresh; a participant stores again what a failed write lost)
@@ -994,6 +1012,18 @@ outcomes(struct sim *s, const struct sim_snap *sn,
 			         init->status == STORE_COMPLETE ? "complete"
 			                                        : "aborted",
 			         s->nodes[sn->initiator].name);
+		else if (init->status == STORE_COMPLETE &&
+		         !holds_state(s, j, sn->id))
+			/* Its part went to the initiator before it was on
+			 * disk here, and then its write failed: nothing may
+			 * go to a peer before what it stands for is stored.
+			 * (Its part may still say aborted: a failed commit
+			 * aborts every snapshot it may have held.) */
+			sim_fail(s, SIM_C_DEADLINE,
+			         "snapshot %s: complete at %s, though %s "
+			         "does not hold its own state",
+			         sn->id, s->nodes[sn->initiator].name,
+			         s->nodes[j].name);
 		else if (row.status != init->status)
 			sim_fail(s, SIM_C_DEADLINE,
 			         "snapshot %s: %s says %s, its initiator %s",

@@ -2583,21 +2583,54 @@ Test(abort, unaligned_request_passed_before_reconnect)
 	h_free(h);
 }
 
-/* Reading the part back fails: the participant cannot send it and says
- * so. */
+/* Reading the part back (once its batch committed) fails: the
+ * participant cannot send it and says so. */
 Test(batch, part_not_read_back)
 {
 	struct h *h = ready(NULL);
 	const char *why = "p0: cannot send its part to the initiator";
+	struct store_snapshot row;
 
 	h_marker(h, "p1", 1, P1_SNAP, 0);
 	want_request(h, P1_SNAP);
 	h_reply(h, P1_SNAP, "{}", 0);
 	h_fail(h, STORE_OP_FOREACH_STATE, E_IO, 1);
 	h_marker(h, "p2", 1, P1_SNAP, 0);
+	cr_assert_eq(h->calls[STORE_OP_FOREACH_STATE], 0,
+	             "the part is read back only once its batch commits");
 	h_commit(h);
-	want_aborted(h, P1_SNAP, why);
+	h_commit(h);
+	/* Read back after that commit: the part's row here stays complete
+	 * (what it stands for is on disk), the initiator hears why it will
+	 * not come, and the snapshot is over here. */
 	cr_assert_str_eq(abort_to(h, 1, P1_SNAP)->reason, why);
+	want_row(h, P1_SNAP, STORE_COMPLETE, &row);
+	cr_assert(h_view(h, P1_SNAP).ended);
+	cr_assert(!h_view(h, P1_SNAP).running);
+	h_free(h);
+}
+
+/* A part completed in a batch whose commit then fails never goes: the
+ * initiator would complete the snapshot with a part this node does not
+ * hold.  The initiator hears the abort instead. */
+Test(batch, part_not_sent_before_its_commit)
+{
+	struct h *h = ready(NULL);
+	const char *why = "p0: storage: injected: commit failed";
+	struct h_items it = {0};
+
+	h_marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
+	h_fail(h, STORE_OP_COMMIT, E_IO, 1);
+	cr_assert_eq(coord_commit(h->c), E_STORAGE);
+	h_commit(h);
+	h_pull_items(h, 1, &it);
+	cr_assert_null(h_find(&it, ITEM_PART, 0), "the lost part went");
+	cr_assert_not_null(h_find(&it, ITEM_ABORT, 0));
+	cr_assert_str_eq(h_find(&it, ITEM_ABORT, 0)->abort->reason, why);
+	want_aborted(h, P1_SNAP, why);
 	h_free(h);
 }
 
