@@ -580,6 +580,15 @@ follow_rows(struct sim *s, struct sim_node *n)
 			sn->end_seen = 1;
 			sn->complete = row.status == STORE_COMPLETE;
 			sn->ended_ms = row.finished_ms;
+		} else if (!sn->end_seen && rv == E_NOENT && v.known &&
+		           v.ended && !v.unsaved && !sn->deleted) {
+			/* It ended in this turn, and retention deleted it
+			 * in the same turn (it started before a complete
+			 * one that had ended already).  An aborted one is
+			 * never that young past keep_aborted: complete. */
+			sn->end_seen = 1;
+			sn->complete = 1;
+			sn->ended_ms = sim_wall(s);
 		}
 	}
 	for (size_t i = 0; i < s->nldel; i++) {
