@@ -200,6 +200,7 @@ coord_commit(struct coord *c)
 		}
 		if (rv != 0 || c->begin_failed || c->write_failed) {
 			c->stats.commit_failures++;
+			sched_batch_lost(c);
 			snap_storage_failed(c);
 			return E_STORAGE;
 		}

@@ -460,8 +460,10 @@ asm_part(struct coord *c, size_t from, const Cut__V1__PeerPart *p)
 	uint64_t total;
 	int rv;
 
-	if ((s = assembling(c, p->snapshot_id, &rv)) == NULL)
+	if ((s = assembling(c, p->snapshot_id, &rv)) == NULL) {
+		sched_forget_late(c, from, p->snapshot_id);
 		return rv;
+	}
 	if (strcmp(p->node, c->cfg->nodes[from].name) != 0 ||
 	    coord_ctype(p->content_type) == NULL ||
 	    p->state.len > c->cfg->max_message)

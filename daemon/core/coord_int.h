@@ -208,6 +208,9 @@ struct coord_restore {
 
 /* Deletions kept per node until it confirms them. */
 #define FORGET_MAX 4096
+/* Deletions answered per turn at most; past that the initiator asks
+ * again. */
+#define FORGOT_MAX 64
 
 struct coord {
 	const struct config *cfg;
@@ -267,6 +270,14 @@ struct coord {
 	struct coord_sched sched;
 	int retain_due, reclaim_due;
 	int64_t retain_ms, reclaim_ms;
+	int64_t forget_ms; /* pending deletions last sent again */
+	/* Deletions done here at their initiator's word, answered once
+	 * their batch commits (a lost batch undoes them). */
+	struct {
+		char id[ENGINE_ID_MAX + 1];
+		size_t node;
+	} forgot[FORGOT_MAX];
+	size_t nforgot;
 	struct coord_counters stats; /* metrics (coord_stats.c) */
 
 	struct coord_restore rs;
@@ -409,6 +420,12 @@ void sched_timers(struct coord *c);
 int sched_next_timer(struct coord *c, int max);
 /* After coord_commit(): gives back the pages deletions freed. */
 void sched_committed(struct coord *c);
+/* A part of this node's snapshot id came from node after id was
+ * deleted here (a marker reached node after the deletion had): node
+ * deletes it again. */
+void sched_forget_late(struct coord *c, size_t node, const char *id);
+/* The turn's batch was lost: what it deleted is not answered. */
+void sched_batch_lost(struct coord *c);
 /* The initiator tells every other node how s ended (consistent -1: not
  * audited). */
 void sched_tell_outcome(struct coord *c, const struct snap *s, int complete,

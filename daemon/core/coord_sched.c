@@ -35,7 +35,9 @@
  * each.  A participant deletes its copy and answers PeerForgotten, which
  * clears the row.  Links reset when either side restarts, dropping what
  * was queued, so the rows for a node are sent again whenever that node's
- * epoch is learned or changes (its restart, or ours).  At most
+ * epoch is learned or changes (its restart, or ours), and every
+ * FORGET_RESEND_MS to the nodes alive (an answer's batch can fail, and a
+ * participant still running the snapshot does not answer).  At most
  * FORGET_MAX rows per node are kept; past that a deletion is sent once,
  * unrecorded, and logged.
  *
@@ -60,6 +62,7 @@
 #define RETAIN_EVERY_MS  (60 * 1000)
 #define RETAIN_BATCH     64
 #define RECLAIM_EVERY_MS 1000
+#define FORGET_RESEND_MS 5000
 
 /* ---- Schedule ---- */
 
@@ -435,12 +438,37 @@ sched_forget(struct coord *c, size_t from, const Cut__V1__PeerForget *f)
 		log_info("snapshot %s: deleted, as its initiator %s asked",
 		         f->snapshot_id, c->cfg->nodes[from].name);
 	}
-	/* Answered whether or not it was here: either way it is gone. */
-	if (send_forget(c, from, f->snapshot_id, 1) != 0)
-		log_info("snapshot %s: cannot answer %s's deletion now; it "
-		         "asks again",
-		         f->snapshot_id, c->cfg->nodes[from].name);
+	/* An end still to be written would write its row again
+	 * (snap_storage_retry()). */
+	if (s != NULL)
+		s->unsaved = 0;
+	/* Answered whether or not it was here (either way it is gone), once
+	 * the batch that deleted it commits: sched_committed(). */
+	if (c->nforgot < FORGOT_MAX) {
+		snprintf(c->forgot[c->nforgot].id, sizeof(c->forgot[0].id),
+		         "%s", f->snapshot_id);
+		c->forgot[c->nforgot++].node = from;
+	}
 	return 0;
+}
+
+void
+sched_forget_late(struct coord *c, size_t node, const char *id)
+{
+	struct store_snapshot row;
+
+	if (snap_initiator_of(c, id) != (long)c->self ||
+	    DB(c, get, id, &row) != E_NOENT)
+		return;
+	coord_db(c);
+	if (DB(c, forget_add, c->cfg->nodes[node].name, id, c->wall) != 0) {
+		coord_write_failed(c, "cannot store a deletion");
+		return;
+	}
+	log_info("snapshot %s: %s recorded a part after it was deleted; "
+	         "deleted there again",
+	         id, c->cfg->nodes[node].name);
+	(void)send_forget(c, node, id, 0); /* else forget_timers() */
 }
 
 int
@@ -476,12 +504,11 @@ resend_one(const char *node, const char *id, void *arg)
 	return 0;
 }
 
-void
-sched_peer_epoch(struct coord *c, size_t node)
+static void
+resend_forgets(struct coord *c, size_t node)
 {
 	struct resend r = {c, node, 0, 0};
 
-	resend_outcomes(c, node);
 	if (DB(c, forget_foreach, resend_one, &r) != 0) {
 		log_warnx("cannot read the deletions pending for %s: %s",
 		          c->cfg->nodes[node].name, DB_ERR(c));
@@ -490,6 +517,30 @@ sched_peer_epoch(struct coord *c, size_t node)
 	if (r.sent > 0)
 		log_info("%zu deletions sent again to %s", r.sent,
 		         c->cfg->nodes[node].name);
+}
+
+void
+sched_peer_epoch(struct coord *c, size_t node)
+{
+	resend_outcomes(c, node);
+	resend_forgets(c, node);
+}
+
+/* A deletion can stay pending with both links up: its PeerForgotten
+ * cleared the row in a batch that then failed, or the participant
+ * still ran the snapshot when its PeerForget came (it does not answer
+ * then).  So what is pending goes again now and then, not only when an
+ * epoch changes. */
+static void
+forget_timers(struct coord *c)
+{
+	if (c->now - c->forget_ms < FORGET_RESEND_MS ||
+	    c->degraded[0] != '\0')
+		return;
+	c->forget_ms = c->now;
+	for (size_t v = 0; v < c->cfg->nnodes; v++)
+		if (v != c->self && coord_peer_alive(c, v))
+			resend_forgets(c, v);
 }
 
 uint64_t
@@ -601,6 +652,7 @@ sched_timers(struct coord *c)
 	const struct config *cfg = c->cfg;
 
 	sched_tick(c);
+	forget_timers(c);
 	if ((cfg->keep_last != 0 || cfg->keep_for_ms != 0) &&
 	    c->degraded[0] == '\0' &&
 	    (c->retain_due || c->now - c->retain_ms >= RETAIN_EVERY_MS))
@@ -608,8 +660,21 @@ sched_timers(struct coord *c)
 }
 
 void
+sched_batch_lost(struct coord *c)
+{
+	c->nforgot = 0; /* their initiators ask again (forget_timers()) */
+}
+
+void
 sched_committed(struct coord *c)
 {
+	for (size_t i = 0; i < c->nforgot; i++)
+		if (send_forget(c, c->forgot[i].node, c->forgot[i].id, 1) != 0)
+			log_info("snapshot %s: cannot answer %s's deletion "
+			         "now; it asks again",
+			         c->forgot[i].id,
+			         c->cfg->nodes[c->forgot[i].node].name);
+	c->nforgot = 0;
 	if (!c->reclaim_due || c->batch_open ||
 	    c->now - c->reclaim_ms < RECLAIM_EVERY_MS)
 		return;
