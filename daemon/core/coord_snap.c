@@ -584,6 +584,11 @@ abort_snap(struct coord *c, struct snap *s, const char *reason)
 	    E_STATE)
 		log_info("snapshot %s: its part here had already completed",
 		         s->id);
+	else if (rv == E_NOENT && !s->unsaved)
+		/* Its copy here was deleted (a Delete at this participant
+		 * after its part completed): nothing to write, and a failed
+		 * write would lose the whole batch. */
+		log_info("snapshot %s: deleted here already", s->id);
 	else if (rv != 0 && !s->unsaved)
 		/* (An unsaved end's row went with a lost batch: the retry
 		 * writes it, snap_storage_retry().) */

@@ -526,6 +526,9 @@ restart(struct sim *s, struct sim_node *n)
 	if (simnet_start(s, n) == 0) {
 		sim_trace(s, "%s starts", n->name);
 		n->restart_at = SIM_NEVER;
+		/* What its start wrote (ends of the last run), before its
+		 * first turn's retention can delete it. */
+		simops_after_turn(s, n->idx);
 	} else {
 		n->restart_at = s->now + 1000;
 	}
