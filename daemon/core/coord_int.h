@@ -211,6 +211,7 @@ struct coord_restore {
 /* Deletions answered per turn at most; past that the initiator asks
  * again. */
 #define FORGOT_MAX 64
+#define FORGOTTEN_KEEP 256
 
 struct coord {
 	const struct config *cfg;
@@ -278,6 +279,11 @@ struct coord {
 		size_t node;
 	} forgot[FORGOT_MAX];
 	size_t nforgot;
+	/* The last FORGOTTEN_KEEP snapshots of other nodes deleted here
+	 * at their initiator's word: a marker of one that comes later
+	 * (on another link, or held by a partition) starts nothing. */
+	char forgotten[FORGOTTEN_KEEP][ENGINE_ID_MAX + 1];
+	size_t forgotten_next;
 	struct coord_counters stats; /* metrics (coord_stats.c) */
 
 	struct coord_restore rs;
@@ -424,6 +430,9 @@ void sched_committed(struct coord *c);
  * deleted here (a marker reached node after the deletion had): node
  * deletes it again. */
 void sched_forget_late(struct coord *c, size_t node, const char *id);
+/* 1 if snapshot id (another node's) was deleted here lately, at its
+ * initiator's word or by a Delete here. */
+int sched_was_forgotten(const struct coord *c, const char *id);
 /* The turn's batch was lost: what it deleted is not answered. */
 void sched_batch_lost(struct coord *c);
 /* The initiator tells every other node how s ended (consistent -1: not

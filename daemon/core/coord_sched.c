@@ -402,6 +402,18 @@ forget_everywhere(struct coord *c, const char *id)
 	return 0;
 }
 
+/* Another node's snapshot id is deleted here: nothing writes its row
+ * again (sched_was_forgotten()). */
+static void
+note_forgotten(struct coord *c, const char *id)
+{
+	if (sched_was_forgotten(c, id))
+		return;
+	snprintf(c->forgotten[c->forgotten_next], sizeof(c->forgotten[0]),
+	         "%s", id);
+	c->forgotten_next = (c->forgotten_next + 1) % FORGOTTEN_KEEP;
+}
+
 int
 sched_delete(struct coord *c, const char *id)
 {
@@ -409,8 +421,10 @@ sched_delete(struct coord *c, const char *id)
 		/* Another node's snapshot: only this node's copy. */
 		coord_db(c);
 		int rv = DB(c, remove, id);
-		if (rv == 0)
+		if (rv == 0) {
 			c->reclaim_due = 1;
+			note_forgotten(c, id);
+		}
 		return rv;
 	}
 	return forget_everywhere(c, id);
@@ -439,9 +453,10 @@ sched_forget(struct coord *c, size_t from, const Cut__V1__PeerForget *f)
 		         f->snapshot_id, c->cfg->nodes[from].name);
 	}
 	/* An end still to be written would write its row again
-	 * (snap_storage_retry()). */
+	 * (snap_storage_retry()), and so would a late marker. */
 	if (s != NULL)
 		s->unsaved = 0;
+	note_forgotten(c, f->snapshot_id);
 	/* Answered whether or not it was here (either way it is gone), once
 	 * the batch that deleted it commits: sched_committed(). */
 	if (c->nforgot < FORGOT_MAX) {
@@ -449,6 +464,15 @@ sched_forget(struct coord *c, size_t from, const Cut__V1__PeerForget *f)
 		         "%s", f->snapshot_id);
 		c->forgot[c->nforgot++].node = from;
 	}
+	return 0;
+}
+
+int
+sched_was_forgotten(const struct coord *c, const char *id)
+{
+	for (size_t i = 0; i < FORGOTTEN_KEEP; i++)
+		if (strcmp(c->forgotten[i], id) == 0)
+			return 1;
 	return 0;
 }
 

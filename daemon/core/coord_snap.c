@@ -528,6 +528,8 @@ snap_marker(struct coord *c, size_t from, const char *id, uint64_t n,
 	if ((s = snap_find(c, id)) == NULL) {
 		if ((size_t)init == c->self)
 			return E_STATE; /* ours, but long forgotten */
+		if (sched_was_forgotten(c, id))
+			return E_STATE; /* deleted here already */
 		s = snap_new(c, id, (size_t)init,
 		             timeout_ms ? timeout_ms : c->cfg->deadline_ms);
 		if (s == NULL)
@@ -810,7 +812,8 @@ rewrite_ends(struct coord *c)
 	}
 
 	for (struct snap *s = c->snaps; s != NULL && rv == 0; s = s->next) {
-		if (!s->unsaved)
+		/* (One deleted here since stays deleted.) */
+		if (!s->unsaved || sched_was_forgotten(c, s->id))
 			continue;
 		rv = DB(c, abort_snapshot, s->id, c->cfg->nodes[s->initiator].name,
 		    s->initiator == c->self, s->started_wall_ms,
