@@ -761,7 +761,7 @@ sim_note_running(struct sim *s, size_t i)
 	struct running r = {s, n};
 	struct coord_queue_stats q;
 	const struct config *cfg = s->cfg;
-	uint64_t window = cfg->window, one, n_in = 0;
+	uint64_t window = cfg->window, one, n_in = 0, replay = 0;
 	size_t k = 0;
 
 	/* First what the turn's control calls and schedule did. */
@@ -799,12 +799,22 @@ sim_note_running(struct sim *s, size_t i)
 		         "%s: %" PRIu64 " bytes kept on a channel for a "
 		         "window of %" PRIu64,
 		         n->name, q.inflight_bytes, window);
+	/* A restore queues its recorded messages for replay at once, as
+	 * many as the snapshot recorded (not bounded by a window: the
+	 * receiving application may have taken more while the marker
+	 * came): allowed on top, one message each. */
+	if (s->era > 0)
+		for (size_t v = 0; v < s->n; v++)
+			if (s->rst.has[v][i])
+				replay += (s->rst.n[v][i] - s->rst.m[v][i]) *
+				          (cfg->max_message + cfg->message_cost);
 	/* Up to twice that for a while after a restart of the receiver:
 	 * its senders send again, with a window of new messages, a window
 	 * they had not heard was taken, which its application may have
 	 * taken from its last run; the daemon holds those until its
 	 * application's hello says so (coord_app.c's drop_had()). */
-	if (q.down_bytes + q.down_items * cfg->message_cost > 2 * n_in * one)
+	if (q.down_bytes + q.down_items * cfg->message_cost >
+	    2 * n_in * one + replay)
 		sim_fail(s, SIM_C_BOUNDS,
 		         "%s: %zu deliveries (%" PRIu64 " bytes) queued for "
 		         "the application, over its %" PRIu64
