@@ -489,7 +489,7 @@ sched_forget_late(struct coord *c, size_t node, const char *id)
 		coord_write_failed(c, "cannot store a deletion");
 		return;
 	}
-	log_info("snapshot %s: %s recorded a part after it was deleted; "
+	log_info("snapshot %s: %s recorded it after it was deleted; "
 	         "deleted there again",
 	         id, c->cfg->nodes[node].name);
 	(void)send_forget(c, node, id, 0); /* else forget_timers() */

@@ -645,6 +645,13 @@ snap_abort_msg(struct coord *c, size_t from, const char *id, const char *reason,
 {
 	struct snap *s = snap_find(c, id);
 
+	/* A participant's report on one of ours that ended: if it was
+	 * deleted here, that participant recorded it after its deletion
+	 * reached it, and deletes it again. */
+	if (s == NULL ||
+	    (s->initiator == c->self && s->state != SNAP_RUNNING &&
+	     s->state != SNAP_WAITING))
+		sched_forget_late(c, from, id);
 	if (s == NULL)
 		return 0; /* we never saw it: nothing to undo */
 	if (s->initiator != c->self) {
