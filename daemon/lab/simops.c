@@ -694,9 +694,12 @@ follow_schedule(struct sim *s, struct sim_node *n)
 		if (wall - k * iv > SLACK_MS || !tick_mine(s, k, n->idx))
 			sim_fail(s, SIM_C_SCHEDULE,
 			         "%s: scheduled snapshot %s started %" PRId64
-			         " ms into tick %" PRId64 ", which is %s's",
+			         " ms into tick %" PRId64 ", %s's",
 			         n->name, v.last_id, wall - k * iv, k,
-			         n->name);
+			         s->nodes[s->cfg->sched_initiator == SCHED_ROTATE
+			                      ? (size_t)(k % (int64_t)s->n)
+			                      : (size_t)s->cfg->sched_initiator]
+			             .name);
 		if ((sn = sim_snap_add(s, n, v.last_id, v.timeout_ms, 0)) !=
 		    NULL) {
 			sn->sched = 1;
