@@ -586,7 +586,7 @@ abort_snap(struct coord *c, struct snap *s, const char *reason)
 	    E_STATE)
 		log_info("snapshot %s: its part here had already completed",
 		         s->id);
-	else if (rv == E_NOENT && !s->unsaved)
+	else if (rv == E_NOENT && sched_was_forgotten(c, s->id))
 		/* Its copy here was deleted (a Delete at this participant
 		 * after its part completed): nothing to write, and a failed
 		 * write would lose the whole batch. */
