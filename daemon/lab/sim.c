@@ -1131,6 +1131,15 @@ recovered(struct sim *s)
 		return 0;
 	for (size_t i = 0; i < s->n; i++) {
 		struct sim_node *n = &s->nodes[i];
+		struct coord_restore_view rv;
+		if (n->c != NULL) {
+			/* Prepared for a restore whose restorer died while
+			 * voting: it holds its deliveries until 3 x the
+			 * restore's timeout (README, Restore, Limits). */
+			coord_restore_view(n->c, &rv);
+			if (rv.running)
+				return 0;
+		}
 		if (n->c == NULL || !coord_app_connected(n->c) ||
 		    coord_degraded(n->c)[0] != '\0' || n->app.lost ||
 		    !n->app.k.opened)
