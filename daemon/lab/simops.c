@@ -97,8 +97,8 @@ struct rload {
 };
 
 static int
-rload_state(const char *node, const char *ctype, const void *state,
-            size_t len, void *arg)
+rload_state(const char *node, const char *ctype, const void *state, size_t len,
+            void *arg)
 {
 	struct rload *l = arg;
 	int v = config_node_index(l->s->cfg, node);
@@ -119,8 +119,8 @@ rload_state(const char *node, const char *ctype, const void *state,
 }
 
 static int
-rload_message(uint64_t seq, const char *ctype, const void *payload,
-              size_t len, void *arg)
+rload_message(uint64_t seq, const char *ctype, const void *payload, size_t len,
+              void *arg)
 {
 	struct rload *l = arg;
 	char buf[48];
@@ -182,8 +182,8 @@ load_snapshot(struct sim *s, struct sim_node *n, const char *id)
 			l.dst = b;
 			l.next = r->m[a][b] + 1;
 			if (store_foreach_message(n->st, id, s->nodes[a].name,
-			                          s->nodes[b].name, rload_message,
-			                          &l) != 0 ||
+			                          s->nodes[b].name,
+			                          rload_message, &l) != 0 ||
 			    l.next != r->n[a][b] + 1)
 				r->bad = 1;
 		}
@@ -302,14 +302,15 @@ decide(struct sim *s)
 			/* 1 .. m were taken before the cut: never handed
 			 * again, so their amounts do not matter. */
 			for (uint64_t q = 1; q <= r->n[a][b]; q++)
-				sim_log_put(log, q <= r->m[a][b]
-				                     ? 0
-				                     : r->rec[a][b].amount
-				                           [q - r->m[a][b] - 1]);
+				sim_log_put(
+				    log, q <= r->m[a][b]
+				             ? 0
+				             : r->rec[a][b]
+				                   .amount[q - r->m[a][b] - 1]);
 		}
-	sim_trace(s, "restore of %s decided: the bank's era %d, %" PRId64
-	          " tokens",
-	          r->id, s->era, r->total);
+	sim_trace(
+	    s, "restore of %s decided: the bank's era %d, %" PRId64 " tokens",
+	    r->id, s->era, r->total);
 }
 
 /* Every application took it: the era's channels are the channels. */
@@ -332,12 +333,13 @@ transition_done(struct sim *s)
 			continue;
 		coord_restore_view(s->nodes[i].c, &v);
 		if (v.generation != r->gen || v.adopted != 0)
-			sim_fail(s, SIM_C_RESTORE,
-			         "restore of %s: every application took it, but "
-			         "%s is at generation %" PRIu64
-			         " (%s), not %" PRIu64,
-			         r->id, s->nodes[i].name, v.generation,
-			         v.adopted ? "missed it" : "applied", r->gen);
+			sim_fail(
+			    s, SIM_C_RESTORE,
+			    "restore of %s: every application took it, but "
+			    "%s is at generation %" PRIu64
+			    " (%s), not %" PRIu64,
+			    r->id, s->nodes[i].name, v.generation,
+			    v.adopted ? "missed it" : "applied", r->gen);
 	}
 	sim_trace(s, "restore of %s taken by every application", r->id);
 }
@@ -565,7 +567,8 @@ follow_rows(struct sim *s, struct sim_node *n)
 			if (rv == E_NOENT) {
 				sn->deleted = 1;
 				s->st->deletes++;
-			} else if (n->db.fault.failures != sn->delete_failures) {
+			} else if (n->db.fault.failures !=
+			           sn->delete_failures) {
 				s->st->deletes_undone++;
 			} else {
 				sim_fail(s, SIM_C_RETENTION,
@@ -672,8 +675,8 @@ follow_schedule(struct sim *s, struct sim_node *n)
 		         "%s: %" PRIu64 " ticks, but %" PRIu64 " started, "
 		         "%" PRIu64 " skipped, %" PRIu64 " paused, %" PRIu64
 		         " failed",
-		         n->name, v.ticks, v.started, v.skipped,
-		         v.paused_ticks, v.failed);
+		         n->name, v.ticks, v.started, v.skipped, v.paused_ticks,
+		         v.failed);
 	if (v.skipped > n->sched_skipped) {
 		struct coord_snap_view sv;
 		coord_snapshot_view(n->c, v.last_id, &sv);
@@ -692,14 +695,15 @@ follow_schedule(struct sim *s, struct sim_node *n)
 			         n->name, v.started - n->sched_started,
 			         n->sched_paused ? ", paused" : "");
 		if (wall - k * iv > SLACK_MS || !tick_mine(s, k, n->idx))
-			sim_fail(s, SIM_C_SCHEDULE,
-			         "%s: scheduled snapshot %s started %" PRId64
-			         " ms into tick %" PRId64 ", %s's",
-			         n->name, v.last_id, wall - k * iv, k,
-			         s->nodes[s->cfg->sched_initiator == SCHED_ROTATE
-			                      ? (size_t)(k % (int64_t)s->n)
-			                      : (size_t)s->cfg->sched_initiator]
-			             .name);
+			sim_fail(
+			    s, SIM_C_SCHEDULE,
+			    "%s: scheduled snapshot %s started %" PRId64
+			    " ms into tick %" PRId64 ", %s's",
+			    n->name, v.last_id, wall - k * iv, k,
+			    s->nodes[s->cfg->sched_initiator == SCHED_ROTATE
+			                 ? (size_t)(k % (int64_t)s->n)
+			                 : (size_t)s->cfg->sched_initiator]
+			        .name);
 		if ((sn = sim_snap_add(s, n, v.last_id, v.timeout_ms, 0)) !=
 		    NULL) {
 			sn->sched = 1;
@@ -726,8 +730,7 @@ call_pause(struct sim *s, struct sim_node *n)
 		return;
 	}
 	n->sched_paused = paused;
-	sim_trace(s, "%s: schedule %s", n->name,
-	          paused ? "paused" : "resumed");
+	sim_trace(s, "%s: schedule %s", n->name, paused ? "paused" : "resumed");
 }
 
 /* ---- Hooks ---- */
@@ -811,8 +814,7 @@ simops_crash_unsafe(struct sim *s, struct sim_node *n)
 	if (n->app.era < s->era)
 		return 1;
 	for (size_t u = 0; u < s->n; u++)
-		if (r->has[u][n->idx] &&
-		    n->app.src_taken[u] < r->n[u][n->idx])
+		if (r->has[u][n->idx] && n->app.src_taken[u] < r->n[u][n->idx])
 			return 1;
 	return 0;
 }
@@ -905,18 +907,20 @@ final_rows(struct sim *s)
 		/* A deletion reaches every node. */
 		for (size_t v = 0; v < s->n; v++)
 			if (store_get(s->nodes[v].st, sn->id, &row) != E_NOENT)
-				sim_fail(s, SIM_C_RETENTION,
-				         "snapshot %s: deleted at its initiator, "
-				         "still held by %s",
-				         sn->id, s->nodes[v].name);
+				sim_fail(
+				    s, SIM_C_RETENTION,
+				    "snapshot %s: deleted at its initiator, "
+				    "still held by %s",
+				    sn->id, s->nodes[v].name);
 	}
 	for (size_t i = 0; i < s->nldel; i++)
 		if (s->ldel[i].done &&
 		    store_get(s->nodes[s->ldel[i].node].st, s->ldel[i].id,
 		              &row) != E_NOENT)
-			sim_fail(s, SIM_C_RETENTION,
-			         "%s: its copy of %s came back after its Delete",
-			         s->nodes[s->ldel[i].node].name, s->ldel[i].id);
+			sim_fail(
+			    s, SIM_C_RETENTION,
+			    "%s: its copy of %s came back after its Delete",
+			    s->nodes[s->ldel[i].node].name, s->ldel[i].id);
 }
 
 void
