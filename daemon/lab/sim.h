@@ -385,6 +385,10 @@ struct sim {
 	int era, log_era;
 	int64_t bank[SIM_MAX_ERAS + 1];
 	struct sim_log nsent[SIM_MAX_NODES][SIM_MAX_NODES];
+	/* The last decided restore's replay: per channel, its last seq (0
+	 * none), which the receiving application is to take before its
+	 * daemon may die (the README leaves that window out). */
+	uint64_t replay_to[SIM_MAX_NODES][SIM_MAX_NODES];
 	struct sim_local_delete *ldel;
 	size_t nldel;
 	struct sim_snap *snaps;

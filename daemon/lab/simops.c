@@ -297,6 +297,7 @@ decide(struct sim *s)
 		for (size_t b = 0; b < s->n; b++) {
 			struct sim_log *log = &s->nsent[a][b];
 			log->n = 0;
+			s->replay_to[a][b] = r->has[a][b] ? r->n[a][b] : 0;
 			if (!r->has[a][b])
 				continue;
 			/* 1 .. m were taken before the cut: never handed
@@ -809,12 +810,12 @@ simops_crash_unsafe(struct sim *s, struct sim_node *n)
 		return 1;
 	if (store_restore_generation(n->st, &g) != 0 || g != v.generation)
 		return 1;
-	if (!r->active || !r->decided)
-		return 0;
-	if (n->app.era < s->era)
+	if (r->active && r->decided && n->app.era < s->era)
 		return 1;
+	/* The replay lives in the daemon's memory only, also after every
+	 * application took the restore itself. */
 	for (size_t u = 0; u < s->n; u++)
-		if (r->has[u][n->idx] && n->app.src_taken[u] < r->n[u][n->idx])
+		if (n->app.src_taken[u] < s->replay_to[u][n->idx])
 			return 1;
 	return 0;
 }
