@@ -200,6 +200,7 @@ coord_commit(struct coord *c)
 		}
 		if (rv != 0 || c->begin_failed || c->write_failed) {
 			c->stats.commit_failures++;
+			sched_batch_lost(c);
 			snap_storage_failed(c);
 			return E_STORAGE;
 		}
@@ -293,6 +294,7 @@ coord_queue_stats(const struct coord *c, struct coord_queue_stats *ret)
 	for (size_t i = 0; i < ret->down_items; i++)
 		ret->down_bytes += TAG_LEN(fifo_rec(&c->down, i)->tag2);
 	ret->down_sent_bytes = c->down_sent_bytes;
+	ret->outcomes_waiting = c->nout_retry;
 	ret->app_replies = c->nreplies;
 	for (const struct appreq *r = c->reqs; r != NULL; r = r->next)
 		ret->state_requests++;

@@ -223,6 +223,9 @@ struct coord_queue_stats {
 	 * takes them, and their window charge. */
 	size_t inflight_items;
 	uint64_t inflight_bytes;
+	/* Outcomes a participant waits to store again (a failed write,
+	 * or its row not written yet). */
+	size_t outcomes_waiting;
 };
 void coord_queue_stats(const struct coord *c, struct coord_queue_stats *ret);
 /* Bad frames dropped, from peers and from the application. */

@@ -398,13 +398,13 @@ static struct snap *
 assembling(struct coord *c, const char *id, int *ret_rv)
 {
 	struct snap *s = snap_find(c, id);
-	struct store_snapshot row;
 
 	*ret_rv = 0;
-	if (s == NULL && snap_initiator_of(c, id) == (long)c->self &&
-	    DB(c, get, id, &row) == 0) {
+	if (s == NULL && snap_initiator_of(c, id) == (long)c->self) {
 		/* Ours, ended before a restart of this daemon ("daemon
-		 * restarted") or already let go of: late, not bad. */
+		 * restarted"), deleted, or already let go of: late, not
+		 * bad (a participant sends its part once it is complete,
+		 * whatever happened here meanwhile). */
 		log_debug("snapshot %s: a late part, dropped", id);
 		return NULL;
 	}
@@ -468,8 +468,10 @@ asm_part(struct coord *c, size_t from, const Cut__V1__PeerPart *p)
 	uint64_t total;
 	int rv;
 
-	if ((s = assembling(c, p->snapshot_id, &rv)) == NULL)
+	if ((s = assembling(c, p->snapshot_id, &rv)) == NULL) {
+		sched_forget_late(c, from, p->snapshot_id);
 		return rv;
+	}
 	if (strcmp(p->node, c->cfg->nodes[from].name) != 0 ||
 	    coord_ctype(p->content_type) == NULL ||
 	    p->state.len > c->cfg->max_message)

@@ -213,6 +213,10 @@ struct coord_restore {
 
 /* Deletions kept per node until it confirms them. */
 #define FORGET_MAX 4096
+/* Deletions answered per turn at most; past that the initiator asks
+ * again. */
+#define FORGOT_MAX 64
+#define FORGOTTEN_KEEP 256
 
 struct coord {
 	const struct config *cfg;
@@ -281,6 +285,7 @@ struct coord {
 		char reason[256], audit_reason[256];
 	} out_batch[OUTCOMES_KEEP], out_retry[OUTCOMES_KEEP];
 	size_t nout_batch, nout_retry;
+	int64_t out_retry_ms; /* when they were last tried again */
 	/* Snapshots whose outcome came before any marker did (another
 	 * node's marker may still be on its way): they are over, and a
 	 * late marker does not start them here (snap_marker()). */
@@ -288,6 +293,19 @@ struct coord {
 	size_t ended_next;
 	int retain_due, reclaim_due;
 	int64_t retain_ms, reclaim_ms;
+	int64_t forget_ms; /* pending deletions last sent again */
+	/* Deletions done here at their initiator's word, answered once
+	 * their batch commits (a lost batch undoes them). */
+	struct {
+		char id[ENGINE_ID_MAX + 1];
+		size_t node;
+	} forgot[FORGOT_MAX];
+	size_t nforgot;
+	/* The last FORGOTTEN_KEEP snapshots of other nodes deleted here
+	 * at their initiator's word: a marker of one that comes later
+	 * (on another link, or held by a partition) starts nothing. */
+	char forgotten[FORGOTTEN_KEEP][ENGINE_ID_MAX + 1];
+	size_t forgotten_next;
 	struct coord_counters stats; /* metrics (coord_stats.c) */
 
 	struct coord_restore rs;
@@ -434,6 +452,15 @@ void sched_timers(struct coord *c);
 int sched_next_timer(struct coord *c, int max);
 /* After coord_commit(): gives back the pages deletions freed. */
 void sched_committed(struct coord *c);
+/* A part of this node's snapshot id came from node after id was
+ * deleted here (a marker reached node after the deletion had): node
+ * deletes it again. */
+void sched_forget_late(struct coord *c, size_t node, const char *id);
+/* 1 if snapshot id (another node's) was deleted here lately, at its
+ * initiator's word or by a Delete here. */
+int sched_was_forgotten(const struct coord *c, const char *id);
+/* The turn's batch was lost: what it deleted is not answered. */
+void sched_batch_lost(struct coord *c);
 /* The initiator tells every other node how s ended (consistent -1: not
  * audited). */
 void sched_tell_outcome(struct coord *c, const struct snap *s, int complete,

@@ -254,8 +254,13 @@ cannot(struct coord *c, const char *id, char *why, size_t size)
 		return snprintf(why, size, "%s: does not hold %s: %s", c->name,
 		                id, rv == E_NOENT ? "no such snapshot"
 		                                  : DB_ERR(c)) > 0;
-	if (row.status != STORE_COMPLETE &&
-	    !(row.part_status == STORE_COMPLETE && !row.is_initiator))
+	/* A participant's status is the initiator's outcome once heard:
+	 * its own part's end is then in part_status (the initiator can
+	 * complete with a part whose batch the participant lost, and the
+	 * participant then holds no state to restore). */
+	if ((row.is_initiator || row.part_status == STORE_IN_PROGRESS
+	         ? row.status
+	         : row.part_status) != STORE_COMPLETE)
 		return snprintf(why, size, "%s: its part of %s is not complete",
 		                c->name, id) > 0;
 	if ((rv = load_channels(c, id, &own)) != 0) {

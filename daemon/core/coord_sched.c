@@ -35,7 +35,9 @@
  * each.  A participant deletes its copy and answers PeerForgotten, which
  * clears the row.  Links reset when either side restarts, dropping what
  * was queued, so the rows for a node are sent again whenever that node's
- * epoch is learned or changes (its restart, or ours).  At most
+ * epoch is learned or changes (its restart, or ours), and every
+ * FORGET_RESEND_MS to the nodes alive (an answer's batch can fail, and a
+ * participant still running the snapshot does not answer).  At most
  * FORGET_MAX rows per node are kept; past that a deletion is sent once,
  * unrecorded, and logged.
  *
@@ -60,6 +62,7 @@
 #define RETAIN_EVERY_MS  (60 * 1000)
 #define RETAIN_BATCH     64
 #define RECLAIM_EVERY_MS 1000
+#define FORGET_RESEND_MS 5000
 
 /* ---- Schedule ---- */
 
@@ -314,6 +317,20 @@ resend_outcomes(struct coord *c, size_t node)
 			break; /* the link is full: the rest at the next epoch */
 	}
 	free(r);
+	/* And the aborts whose row a lost batch took, which only memory
+	 * holds until the database takes it again (coord_snap.c). */
+	for (s = c->snaps; s != NULL; s = s->next) {
+		Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+		Cut__V1__PeerOutcome o = CUT__V1__PEER_OUTCOME__INIT;
+		if (s->initiator != c->self || s->state != SNAP_ABORTED ||
+		    !s->unsaved)
+			continue;
+		outcome_item(&item, &o, s->id, 0, s->why, -1, NULL,
+		             (uint32_t)s->parts_done);
+		o.seq = peer_next_seq(c, node);
+		if (peer_push_item(c, node, &item) != 0)
+			break;
+	}
 }
 
 /* Keeps outcome r, which a failed write lost, to store it again once the
@@ -342,12 +359,15 @@ store_outcome(struct coord *c, const struct outcome_rec *r)
 	        r->complete ? STORE_COMPLETE : STORE_ABORTED, r->reason,
 	        r->consistent, r->audit_reason, r->parts, r->wall);
 	if (rv == E_NOENT) {
-		/* Its row is still to be written (a part's end that waits
-		 * for the database): again later.  Or not recorded here, or
-		 * deleted: over, whatever marker comes late. */
-		if (snap_find(c, r->id) != NULL)
+		/* Its row is still to be written (an end a lost batch took,
+		 * which waits for the database): again later.  Or not
+		 * recorded here, or deleted: over, whatever marker comes
+		 * late. */
+		const struct snap *held = snap_find(c, r->id);
+		if (held != NULL && (held->unsaved || c->write_failed ||
+		                     c->degraded[0] != '\0'))
 			keep_outcome(c, r);
-		else
+		else if (held == NULL)
 			snprintf(c->ended[c->ended_next++ % OUTCOMES_KEEP],
 			         sizeof(c->ended[0]), "%s", r->id);
 		return rv;
@@ -401,8 +421,8 @@ sched_storage_failed(struct coord *c)
 	c->nout_batch = 0;
 }
 
-/* The outcomes a failed commit lost go into the next batch, once the
- * database works again. */
+/* The outcomes a failed write lost, or that came before their row was
+ * written, are stored again once the database works. */
 static void
 retry_outcomes(struct coord *c)
 {
@@ -410,8 +430,13 @@ retry_outcomes(struct coord *c)
 
 	struct outcome_rec again[OUTCOMES_KEEP];
 
-	if (n == 0 || c->degraded[0] != '\0')
+	/* In the turn's batch, before it commits (after it, the batch it
+	 * opened would hold the peers' frames back a turn); once a second,
+	 * since one may wait for its row for a while. */
+	if (n == 0 || c->degraded[0] != '\0' ||
+	    c->now - c->out_retry_ms < 1000)
 		return;
+	c->out_retry_ms = c->now;
 	/* A write that fails again keeps its outcome again. */
 	memcpy(again, c->out_retry, n * sizeof(again[0]));
 	c->nout_retry = 0;
@@ -478,6 +503,18 @@ forget_everywhere(struct coord *c, const char *id)
 	return 0;
 }
 
+/* Another node's snapshot id is deleted here: nothing writes its row
+ * again (sched_was_forgotten()). */
+static void
+note_forgotten(struct coord *c, const char *id)
+{
+	if (sched_was_forgotten(c, id))
+		return;
+	snprintf(c->forgotten[c->forgotten_next], sizeof(c->forgotten[0]),
+	         "%s", id);
+	c->forgotten_next = (c->forgotten_next + 1) % FORGOTTEN_KEEP;
+}
+
 int
 sched_delete(struct coord *c, const char *id)
 {
@@ -485,8 +522,10 @@ sched_delete(struct coord *c, const char *id)
 		/* Another node's snapshot: only this node's copy. */
 		coord_db(c);
 		int rv = DB(c, remove, id);
-		if (rv == 0)
+		if (rv == 0) {
 			c->reclaim_due = 1;
+			note_forgotten(c, id);
+		}
 		return rv;
 	}
 	return forget_everywhere(c, id);
@@ -514,12 +553,47 @@ sched_forget(struct coord *c, size_t from, const Cut__V1__PeerForget *f)
 		log_info("snapshot %s: deleted, as its initiator %s asked",
 		         f->snapshot_id, c->cfg->nodes[from].name);
 	}
-	/* Answered whether or not it was here: either way it is gone. */
-	if (send_forget(c, from, f->snapshot_id, 1) != 0)
-		log_info("snapshot %s: cannot answer %s's deletion now; it "
-		         "asks again",
-		         f->snapshot_id, c->cfg->nodes[from].name);
+	/* An end still to be written would write its row again
+	 * (snap_storage_retry()), and so would a late marker. */
+	if (s != NULL)
+		s->unsaved = 0;
+	note_forgotten(c, f->snapshot_id);
+	/* Answered whether or not it was here (either way it is gone), once
+	 * the batch that deleted it commits: sched_committed(). */
+	if (c->nforgot < FORGOT_MAX) {
+		snprintf(c->forgot[c->nforgot].id, sizeof(c->forgot[0].id),
+		         "%s", f->snapshot_id);
+		c->forgot[c->nforgot++].node = from;
+	}
 	return 0;
+}
+
+int
+sched_was_forgotten(const struct coord *c, const char *id)
+{
+	for (size_t i = 0; i < FORGOTTEN_KEEP; i++)
+		if (strcmp(c->forgotten[i], id) == 0)
+			return 1;
+	return 0;
+}
+
+void
+sched_forget_late(struct coord *c, size_t node, const char *id)
+{
+	struct store_snapshot row;
+
+	if (snap_initiator_of(c, id) != (long)c->self ||
+	    DB(c, get, id, &row) != E_NOENT)
+		return;
+	coord_db(c);
+	if (DB(c, forget_add, c->cfg->nodes[node].name, id, c->wall) != 0) {
+		coord_write_failed(c, "cannot store a deletion");
+		return;
+	}
+	log_info("snapshot %s: %s recorded it after it was deleted; "
+	         "deleted there again",
+	         id, c->cfg->nodes[node].name);
+	(void)send_forget(c, node, id, 0); /* else forget_timers() */
 }
 
 int
@@ -555,12 +629,11 @@ resend_one(const char *node, const char *id, void *arg)
 	return 0;
 }
 
-void
-sched_peer_epoch(struct coord *c, size_t node)
+static void
+resend_forgets(struct coord *c, size_t node)
 {
 	struct resend r = {c, node, 0, 0};
 
-	resend_outcomes(c, node);
 	if (DB(c, forget_foreach, resend_one, &r) != 0) {
 		log_warnx("cannot read the deletions pending for %s: %s",
 		          c->cfg->nodes[node].name, DB_ERR(c));
@@ -569,6 +642,30 @@ sched_peer_epoch(struct coord *c, size_t node)
 	if (r.sent > 0)
 		log_info("%zu deletions sent again to %s", r.sent,
 		         c->cfg->nodes[node].name);
+}
+
+void
+sched_peer_epoch(struct coord *c, size_t node)
+{
+	resend_outcomes(c, node);
+	resend_forgets(c, node);
+}
+
+/* A deletion can stay pending with both links up: its PeerForgotten
+ * cleared the row in a batch that then failed, or the participant
+ * still ran the snapshot when its PeerForget came (it does not answer
+ * then).  So what is pending goes again now and then, not only when an
+ * epoch changes. */
+static void
+forget_timers(struct coord *c)
+{
+	if (c->now - c->forget_ms < FORGET_RESEND_MS ||
+	    c->degraded[0] != '\0')
+		return;
+	c->forget_ms = c->now;
+	for (size_t v = 0; v < c->cfg->nnodes; v++)
+		if (v != c->self && coord_peer_alive(c, v))
+			resend_forgets(c, v);
 }
 
 uint64_t
@@ -680,6 +777,8 @@ sched_timers(struct coord *c)
 	const struct config *cfg = c->cfg;
 
 	sched_tick(c);
+	forget_timers(c);
+	retry_outcomes(c);
 	if ((cfg->keep_last != 0 || cfg->keep_for_ms != 0) &&
 	    c->degraded[0] == '\0' &&
 	    (c->retain_due || c->now - c->retain_ms >= RETAIN_EVERY_MS))
@@ -687,10 +786,22 @@ sched_timers(struct coord *c)
 }
 
 void
+sched_batch_lost(struct coord *c)
+{
+	c->nforgot = 0; /* their initiators ask again (forget_timers()) */
+}
+
+void
 sched_committed(struct coord *c)
 {
+	for (size_t i = 0; i < c->nforgot; i++)
+		if (send_forget(c, c->forgot[i].node, c->forgot[i].id, 1) != 0)
+			log_info("snapshot %s: cannot answer %s's deletion "
+			         "now; it asks again",
+			         c->forgot[i].id,
+			         c->cfg->nodes[c->forgot[i].node].name);
+	c->nforgot = 0;
 	c->nout_batch = 0;
-	retry_outcomes(c);
 	if (!c->reclaim_due || c->batch_open ||
 	    c->now - c->reclaim_ms < RECLAIM_EVERY_MS)
 		return;

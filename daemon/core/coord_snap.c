@@ -531,6 +531,8 @@ snap_marker(struct coord *c, size_t from, const char *id, uint64_t n,
 		for (size_t i = 0; i < OUTCOMES_KEEP; i++)
 			if (strcmp(c->ended[i], id) == 0)
 				return E_STATE; /* its outcome came first */
+		if (sched_was_forgotten(c, id))
+			return E_STATE; /* deleted here already */
 		s = snap_new(c, id, (size_t)init,
 		             timeout_ms ? timeout_ms : c->cfg->deadline_ms);
 		if (s == NULL)
@@ -587,6 +589,11 @@ abort_snap(struct coord *c, struct snap *s, const char *reason)
 	    E_STATE)
 		log_info("snapshot %s: its part here had already completed",
 		         s->id);
+	else if (rv == E_NOENT && sched_was_forgotten(c, s->id))
+		/* Its copy here was deleted (a Delete at this participant
+		 * after its part completed): nothing to write, and a failed
+		 * write would lose the whole batch. */
+		log_info("snapshot %s: deleted here already", s->id);
 	else if (rv != 0 && !s->unsaved)
 		/* (An unsaved end's row went with a lost batch: the retry
 		 * writes it, snap_storage_retry().) */
@@ -641,6 +648,13 @@ snap_abort_msg(struct coord *c, size_t from, const char *id, const char *reason,
 {
 	struct snap *s = snap_find(c, id);
 
+	/* A participant's report on one of ours that ended: if it was
+	 * deleted here, that participant recorded it after its deletion
+	 * reached it, and deletes it again. */
+	if (s == NULL ||
+	    (s->initiator == c->self && s->state != SNAP_RUNNING &&
+	     s->state != SNAP_WAITING))
+		sched_forget_late(c, from, id);
 	if (s == NULL)
 		return 0; /* we never saw it: nothing to undo */
 	if (s->initiator != c->self) {
@@ -810,7 +824,8 @@ rewrite_ends(struct coord *c)
 	}
 
 	for (struct snap *s = c->snaps; s != NULL && rv == 0; s = s->next) {
-		if (!s->unsaved)
+		/* (One deleted here since stays deleted.) */
+		if (!s->unsaved || sched_was_forgotten(c, s->id))
 			continue;
 		rv = DB(c, abort_snapshot, s->id, c->cfg->nodes[s->initiator].name,
 		    s->initiator == c->self, s->started_wall_ms,

@@ -120,6 +120,7 @@ enum ev_kind {
 	EV_MUTE,
 	EV_APPLINK,
 	EV_APPKILL,
+	EV_CALL, /* a control call (pm: enum sim_call), simops.c */
 	EV_HANDSHAKE,
 };
 
@@ -137,7 +138,9 @@ static const struct {
     {"crash", SIM_F_CRASH},     {"partition", SIM_F_PARTITION},
     {"drop", SIM_F_DROP},       {"storage", SIM_F_STORAGE},
     {"slow", SIM_F_SLOW},       {"applink", SIM_F_APPLINK},
-    {"appkill", SIM_F_APPKILL}, {"handshake", SIM_F_HANDSHAKE},
+    {"appkill", SIM_F_APPKILL}, {"restore", SIM_F_RESTORE},
+    {"delete", SIM_F_DELETE},   {"schedule", SIM_F_SCHEDULE},
+    {"handshake", SIM_F_HANDSHAKE},
 };
 #define NFAULTS (sizeof(fault_names) / sizeof(fault_names[0]))
 
@@ -146,12 +149,14 @@ static const enum sim_check self_check_trips[] = {
     [SIM_SC_NONE] = SIM_C_SIM,  [SIM_SC_CONSERVATION] = SIM_C_CONSERVATION,
     [SIM_SC_ONCE] = SIM_C_ONCE, [SIM_SC_DEADLINE] = SIM_C_DEADLINE,
     [SIM_SC_IDS] = SIM_C_IDS,   [SIM_SC_BOUNDS] = SIM_C_BOUNDS,
+    [SIM_SC_RESTORE] = SIM_C_ONCE,
 };
 
 static const char *const self_checks[] = {
     [SIM_SC_NONE] = "none", [SIM_SC_CONSERVATION] = "conservation",
     [SIM_SC_ONCE] = "once", [SIM_SC_DEADLINE] = "deadline",
     [SIM_SC_IDS] = "ids",   [SIM_SC_BOUNDS] = "bounds",
+    [SIM_SC_RESTORE] = "restore",
 };
 #define NSELF (sizeof(self_checks) / sizeof(self_checks[0]))
 
@@ -159,7 +164,8 @@ static const char *const self_checks[] = {
 static const char *const reason_kinds[] = {
     "restarted",         "storage",   "did not answer",
     "no application",    "no marker", "no part",
-    "numbering resumed", "stopped",   "other",
+    "numbering resumed", "stopped",   "restored",
+    "other",
 };
 
 /* ---- Small things ---- */
@@ -219,13 +225,36 @@ sim_trace(struct sim *s, const char *fmt, ...)
 	fprintf(f, "\n");
 }
 
-static struct sim_snap *
-snap_by_id(struct sim *s, const char *id)
+struct sim_snap *
+sim_snap_by_id(struct sim *s, const char *id)
 {
 	for (size_t i = 0; i < s->nsnaps; i++)
 		if (strcmp(s->snaps[i].id, id) == 0)
 			return &s->snaps[i];
 	return NULL;
+}
+
+#define snap_by_id sim_snap_by_id
+
+struct sim_log *
+sim_log_of(struct sim *s, size_t src, size_t dst, int era)
+{
+	/* Between a restore's decision and the last application taking
+	 * it, the senders and receivers that took it see the next era's
+	 * channels. */
+	return era > s->log_era ? &s->nsent[src][dst] : &s->sent[src][dst];
+}
+
+void
+sim_log_put(struct sim_log *log, int32_t amount)
+{
+	if (log->n == log->cap) {
+		log->cap = log->cap ? 2 * log->cap : 256;
+		if ((log->amount = realloc(log->amount,
+		                           log->cap * sizeof(int32_t))) == NULL)
+			abort();
+	}
+	log->amount[log->n++] = amount;
 }
 
 /* ---- The cluster ---- */
@@ -311,6 +340,7 @@ make_config(struct sim *s, size_t n, int ring)
 				k++;
 			}
 	cfg->nchans = k;
+	simops_config(s, cfg);
 	return cfg;
 }
 
@@ -422,6 +452,23 @@ plan_faults(struct sim *s)
 		for (k = how_many(s, 2); k > 0; k--)
 			add_event(s, sim_range(s, lo, hi), EV_APPKILL,
 			          (size_t)sim_rand(s, s->n), 0, 0);
+	/* The control calls beyond Start (simops.c). */
+	if (f & SIM_F_RESTORE)
+		for (k = how_many(s, 6); k > 0; k--)
+			add_event(s, sim_range(s, lo, hi), EV_CALL,
+			          (size_t)sim_rand(s, s->n), 0, SIM_CALL_RESTORE);
+	if (f & SIM_F_DELETE) {
+		for (k = how_many(s, 8); k > 0; k--)
+			add_event(s, sim_range(s, lo, hi), EV_CALL,
+			          (size_t)sim_rand(s, s->n), 0, SIM_CALL_DELETE);
+		for (k = how_many(s, 3); k > 0; k--)
+			add_event(s, sim_range(s, lo, hi), EV_CALL,
+			          (size_t)sim_rand(s, s->n), 0, SIM_CALL_KEEP);
+	}
+	if (f & SIM_F_SCHEDULE)
+		for (k = how_many(s, 1); k > 0; k--)
+			add_event(s, sim_range(s, lo, hi), EV_CALL,
+			          (size_t)sim_rand(s, s->n), 0, SIM_CALL_PAUSE);
 	/* A node's connection to a peer, or its application's, closes and
 	 * the next one closes as it opens: before or just after its first
 	 * frame (the peer's hello, the application's). */
@@ -460,6 +507,8 @@ note_crash(struct sim *s, struct sim_node *n)
 			sn->lost_ok = 1;
 	}
 	n->nlive = 0;
+	n->ncalls = 0;
+	simops_crash(s, n);
 }
 
 static void
@@ -491,6 +540,9 @@ restart(struct sim *s, struct sim_node *n)
 	if (simnet_start(s, n) == 0) {
 		sim_trace(s, "%s starts", n->name);
 		n->restart_at = SIM_NEVER;
+		/* What its start wrote (ends of the last run), before its
+		 * first turn's retention can delete it. */
+		simops_after_turn(s, n->idx);
 	} else {
 		n->restart_at = s->now + 1000;
 	}
@@ -536,7 +588,9 @@ run_event(struct sim *s, const struct sim_event *e)
 		/* ... nor a daemon that dies before its application's new
 		 * life has said hello, or while it alone holds what an
 		 * earlier life sent: those messages die with it. */
-		if (a->life == 0 || (a->k.opened && !simapp_orphans(s, a)))
+		if ((a->life == a->life_base ||
+		     (a->k.opened && !simapp_orphans(s, a))) &&
+		    !simops_crash_unsafe(s, n))
 			crash(s, n, e->dur, e->pm != 0);
 		break;
 	case EV_PARTITION:
@@ -606,8 +660,15 @@ run_event(struct sim *s, const struct sim_event *e)
 		 * (or while it is down, or before it has told the restarted
 		 * daemon where it stands), whose channels then start their
 		 * numbering afresh (the README's limits). */
-		if (n->c != NULL && !a->lost)
+		if (n->c != NULL && !a->lost && !s->rst.active)
 			simapp_kill(s, a);
+		break;
+	case EV_CALL:
+		if (n->c != NULL &&
+		    n->ncalls < sizeof(n->calls) / sizeof(n->calls[0])) {
+			n->calls[n->ncalls++] = (enum sim_call)e->pm;
+			n->starts++;
+		}
 		break;
 	}
 }
@@ -625,6 +686,14 @@ sim_start_snapshot(struct sim *s, struct sim_node *n)
 	    s->phase == 1 && n->idx == s->final_node && s->final_pending;
 	int rv;
 
+	/* The turn's control calls (counted in n->starts) come first. */
+	if (n->ncalls > 0) {
+		enum sim_call call = n->calls[0];
+		memmove(n->calls, n->calls + 1,
+		        --n->ncalls * sizeof(n->calls[0]));
+		simops_call(s, n, call);
+		return;
+	}
 	if (final) {
 		timeout = FINAL_TIMEOUT_MS;
 		s->final_pending = 0;
@@ -638,7 +707,9 @@ sim_start_snapshot(struct sim *s, struct sim_node *n)
 		    sim_rand(s, 4) == 0 ? 0 : (uint32_t)sim_range(s, 100, 4000);
 	}
 	if ((rv = coord_start(n->c, timeout, id, &e)) != 0) {
-		if (rv == E_STORAGE) {
+		/* E_STATE: a restore runs here (simops.c). */
+		if (rv == E_STORAGE ||
+		    (rv == E_STATE && (s->o->faults & SIM_F_RESTORE))) {
 			s->st->refused++;
 			sim_trace(s, "%s: start refused: %s", n->name, e.text);
 			if (final)
@@ -649,10 +720,23 @@ sim_start_snapshot(struct sim *s, struct sim_node *n)
 		         err_str(rv), e.text);
 		return;
 	}
+	if ((sn = sim_snap_add(s, n, id, timeout, final)) != NULL)
+		sim_trace(s, "%s: snapshot %s started%s, timeout %" PRIu32
+		          " ms",
+		          n->name, id, final ? " (the final one)" : "",
+		          sn->timeout);
+}
+
+struct sim_snap *
+sim_snap_add(struct sim *s, struct sim_node *n, const char *id,
+             uint32_t timeout, int final)
+{
+	struct sim_snap *sn;
+
 	if (snap_by_id(s, id) != NULL) {
 		sim_fail(s, SIM_C_IDS, "%s: snapshot id %s issued twice",
 		         n->name, id);
-		return;
+		return NULL;
 	}
 	if (s->nsnaps == s->capsnaps) {
 		s->capsnaps = s->capsnaps ? 2 * s->capsnaps : 64;
@@ -671,8 +755,7 @@ sim_start_snapshot(struct sim *s, struct sim_node *n)
 	if (final)
 		s->final_id = s->nsnaps - 1;
 	s->st->started++;
-	sim_trace(s, "%s: snapshot %s started%s, timeout %" PRIu32 " ms",
-	          n->name, id, final ? " (the final one)" : "", sn->timeout);
+	return sn;
 }
 
 struct running {
@@ -726,9 +809,11 @@ sim_note_running(struct sim *s, size_t i)
 	struct running r = {s, n};
 	struct coord_queue_stats q;
 	const struct config *cfg = s->cfg;
-	uint64_t window = cfg->window, one, n_in = 0;
+	uint64_t window = cfg->window, one, n_in = 0, replay = 0;
 	size_t k = 0;
 
+	/* First what the turn's control calls and schedule did. */
+	simops_after_turn(s, i);
 	for (size_t j = 0; j < n->nlive; j++)
 		n->live[j].mark = 0;
 	coord_foreach_running(n->c, running_one, &r);
@@ -762,12 +847,22 @@ sim_note_running(struct sim *s, size_t i)
 		         "%s: %" PRIu64 " bytes kept on a channel for a "
 		         "window of %" PRIu64,
 		         n->name, q.inflight_bytes, window);
+	/* A restore queues its recorded messages for replay at once, as
+	 * many as the snapshot recorded (not bounded by a window: the
+	 * receiving application may have taken more while the marker
+	 * came): allowed on top, one message each. */
+	if (s->era > 0)
+		for (size_t v = 0; v < s->n; v++)
+			if (s->rst.has[v][i])
+				replay += (s->rst.n[v][i] - s->rst.m[v][i]) *
+				          (cfg->max_message + cfg->message_cost);
 	/* Up to twice that for a while after a restart of the receiver:
 	 * its senders send again, with a window of new messages, a window
 	 * they had not heard was taken, which its application may have
 	 * taken from its last run; the daemon holds those until its
 	 * application's hello says so (coord_app.c's drop_had()). */
-	if (q.down_bytes + q.down_items * cfg->message_cost > 2 * n_in * one)
+	if (q.down_bytes + q.down_items * cfg->message_cost >
+	    2 * n_in * one + replay)
 		sim_fail(s, SIM_C_BOUNDS,
 		         "%s: %zu deliveries (%" PRIu64 " bytes) queued for "
 		         "the application, over its %" PRIu64
@@ -814,6 +909,9 @@ struct tally {
 	size_t states, chans;
 	uint64_t msgs;
 	int bad;
+	/* The bank's era the states are from (-1 before the first), and
+	 * whether its change at every node is known. */
+	int era, unknown;
 };
 
 static int
@@ -821,25 +919,40 @@ tally_state(const char *node, const char *ctype, const void *state, size_t len,
             void *arg)
 {
 	struct tally *t = arg;
-	char buf[64];
+	char buf[80];
 	long long v;
-	int life = 0, idx;
+	int life = 0, era = 0, idx, known;
 
 	(void)ctype;
 	if (len >= sizeof(buf))
 		len = sizeof(buf) - 1;
 	memcpy(buf, state, len);
 	buf[len] = '\0';
-	if (sscanf(buf, "{\"balance\": %lld, \"life\": %d", &v, &life) != 2 ||
-	    (idx = config_node_index(t->s->cfg, node)) < 0) {
+	if (sscanf(buf, "{\"balance\": %lld, \"life\": %d, \"era\": %d", &v,
+	           &life, &era) < 2 ||
+	    (idx = config_node_index(t->s->cfg, node)) < 0 || era < 0 ||
+	    era > t->s->era) {
 		sim_fail(t->s, SIM_C_CONSERVATION,
 		         "snapshot %s: %s's state is %s", t->id, node, buf);
 		t->bad = 1;
 		return 0;
 	}
+	/* Nothing from before a restore survives it (README, Guarantees):
+	 * no snapshot holds states of two eras. */
+	if (t->era >= 0 && era != t->era) {
+		sim_fail(t->s, SIM_C_RESTORE,
+		         "snapshot %s: %s's state is from the bank's era %d, "
+		         "another's from era %d",
+		         t->id, node, era, t->era);
+		t->bad = 1;
+		return 0;
+	}
+	t->era = era;
 	t->sum += v;
 	/* The total as it stood for the life recorded at that node. */
-	t->bank += simapp_delta(t->s, &t->s->nodes[idx].app, life);
+	t->bank += simapp_delta_era(t->s, &t->s->nodes[idx].app, era, life,
+	                            &known);
+	t->unknown |= !known;
 	t->states++;
 	return 0;
 }
@@ -886,7 +999,7 @@ tally_channel(const struct store_channel *ch, void *arg)
 static void
 conservation(struct sim *s, struct sim_node *n, const char *id)
 {
-	struct tally t = {.s = s, .id = id, .bank = s->total};
+	struct tally t = {.s = s, .id = id, .era = -1};
 	struct tally_chan tc = {&t, n->st};
 	int rv;
 
@@ -900,6 +1013,11 @@ conservation(struct sim *s, struct sim_node *n, const char *id)
 	s->st->recorded += t.msgs;
 	if (t.bad)
 		return;
+	if (t.unknown) {
+		s->st->unverified++;
+		return;
+	}
+	t.bank += s->bank[t.era < 0 ? 0 : t.era];
 	if (t.states != s->n || t.chans != s->cfg->nchans)
 		sim_fail(s, SIM_C_CONSERVATION,
 		         "snapshot %s: complete and consistent with %zu of "
@@ -935,9 +1053,12 @@ count_reason(struct sim *s, const char *r)
 		k = 6;
 	else if (strstr(r, "daemon stopped") != NULL)
 		k = 7;
-	else
+	else if (strstr(r, "the cluster is restored to") != NULL ||
+	         strstr(r, "missed a restore") != NULL)
 		k = 8;
-	if (k == 8)
+	else
+		k = 9;
+	if (k == 9)
 		sim_trace(s, "abort reason of another kind: %s", r);
 	s->st->reasons[k]++;
 }
@@ -1002,6 +1123,10 @@ outcomes(struct sim *s, const struct sim_snap *sn,
 		if (j == sn->initiator ||
 		    s->nodes[j].started > sn->started ||
 		    s->nodes[sn->initiator].started > sn->started ||
+		    /* ... and so may a restore, which drops what the links
+		     * held of the generation before it. */
+		    s->nodes[j].gen_at >= sn->started ||
+		    s->nodes[sn->initiator].gen_at >= sn->started ||
 		    store_get(s->nodes[j].st, sn->id, &row) != 0)
 			continue;
 		if (row.status == STORE_IN_PROGRESS || row.outcome_ms == 0)
@@ -1047,6 +1172,9 @@ check_snapshots(struct sim *s)
 		int64_t took;
 
 		if (rv == E_NOENT && sn->lost_ok)
+			continue;
+		/* Deleted, by a Delete or by retention: simops_final(). */
+		if (rv == E_NOENT && (sn->deleted || sn->end_seen))
 			continue;
 		if (rv != 0) {
 			sim_fail(s, SIM_C_DEADLINE,
@@ -1118,8 +1246,21 @@ check_snapshots(struct sim *s)
 static int
 recovered(struct sim *s)
 {
+	/* The final snapshot would be aborted by a restore still to be
+	 * applied somewhere. */
+	if (s->rst.active)
+		return 0;
 	for (size_t i = 0; i < s->n; i++) {
 		struct sim_node *n = &s->nodes[i];
+		struct coord_restore_view rv;
+		if (n->c != NULL) {
+			/* Prepared for a restore whose restorer died while
+			 * voting: it holds its deliveries until 3 x the
+			 * restore's timeout (README, Restore, Limits). */
+			coord_restore_view(n->c, &rv);
+			if (rv.running)
+				return 0;
+		}
 		if (n->c == NULL || !coord_app_connected(n->c) ||
 		    coord_degraded(n->c)[0] != '\0' || n->app.lost ||
 		    !n->app.k.opened)
@@ -1162,6 +1303,11 @@ settled(struct sim *s, char *why, size_t len)
 			snprintf(why, len, "%s has snapshots running", n->name);
 			return 0;
 		}
+		if (q.outcomes_waiting > 0) {
+			snprintf(why, len, "%s has %zu outcomes to store again",
+			         n->name, q.outcomes_waiting);
+			return 0;
+		}
 		for (size_t v = 0; v < s->n; v++)
 			if (v != i &&
 			    s->sent[v][i].n != simapp_taken_from(&n->app, v)) {
@@ -1182,7 +1328,7 @@ settled(struct sim *s, char *why, size_t len)
 				return 0;
 			}
 	}
-	return 1;
+	return !simops_busy(s, why, len);
 }
 
 /* With -v, where every channel stands (for a run that did not
@@ -1363,6 +1509,7 @@ run_init(struct sim *s)
 		simapp_init(s, &nd->app, i, balance);
 		s->total += balance;
 	}
+	s->bank[0] = s->total;
 	plan_faults(s);
 }
 
@@ -1380,6 +1527,7 @@ run_free(struct sim *s)
 	for (size_t a = 0; a < s->n; a++)
 		for (size_t b = 0; b < s->n; b++)
 			free(s->sent[a][b].amount);
+	simops_free(s);
 	cutproto_arena_fini(&s->arena);
 	config_free(s->cfg);
 	free(s->events);
@@ -1390,7 +1538,7 @@ run_free(struct sim *s)
 static void
 final_checks(struct sim *s)
 {
-	int64_t sum = 0, bank = s->total;
+	int64_t sum = 0, bank = s->bank[s->era];
 
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sim_app *a = &s->nodes[i].app;
@@ -1403,6 +1551,7 @@ final_checks(struct sim *s)
 		         "the bank %" PRId64,
 		         sum, bank);
 	check_snapshots(s);
+	simops_final(s);
 	if (s->final_id == SIZE_MAX)
 		sim_fail(s, SIM_C_LIVENESS,
 		         "no snapshot was started after the faults healed");
@@ -1563,8 +1712,9 @@ usage(FILE *f)
 	        "                  [--topology full|ring] [--self-check BUG] "
 	        "[-v]...\n"
 	        "LIST: all, none, or "
-	        "crash,partition,drop,storage,slow,applink,appkill,handshake\n"
-	        "BUG: conservation, once, deadline, ids, bounds\n");
+	        "crash,partition,drop,storage,slow,applink,appkill,\n"
+	        "      restore,delete,schedule,handshake\n"
+	        "BUG: conservation, once, deadline, ids, bounds, restore\n");
 }
 
 static int
@@ -1675,6 +1825,25 @@ report(const struct sim_options *o, const struct sim_stats *st)
 	       st->partitions, st->drops, st->storage, st->db_failures,
 	       st->slow, st->applinks, st->appkills, st->kill_lost,
 	       st->kill_again);
+	if (o->faults & (SIM_F_RESTORE | SIM_F_DELETE | SIM_F_SCHEDULE))
+		printf("  restores: %" PRIu64 " started (%" PRIu64
+		       " refused), %" PRIu64 " done on every node, %" PRIu64
+		       " decided and confirmed late, %" PRIu64
+		       " given up; %" PRIu64 " messages replayed\n"
+		       "  deletes: %" PRIu64 " (%" PRIu64 " refused, %" PRIu64
+		       " undone by storage, %" PRIu64
+		       " of a participant's copy), %" PRIu64
+		       " by retention, %" PRIu64 " keeps\n"
+		       "  schedule: %" PRIu64 " ticks, %" PRIu64
+		       " started, %" PRIu64 " skipped, %" PRIu64
+		       " paused or failed; %" PRIu64
+		       " snapshots of an era whose bank was not known\n",
+		       st->restores, st->restores_refused, st->restores_done,
+		       st->restores_late, st->restores_given_up, st->replayed,
+		       st->deletes, st->deletes_refused, st->deletes_undone,
+		       st->local_deletes, st->retained_away, st->keeps,
+		       st->sched_ticks, st->sched_started, st->sched_skipped,
+		       st->sched_other, st->unverified);
 	printf("  %" PRIu64 " daemon turns, %" PRIu64 " peer frames, %.1f s "
 	       "simulated\n",
 	       st->turns, st->frames, (double)st->sim_ms / 1000);

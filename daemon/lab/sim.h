@@ -8,6 +8,9 @@
  *   simapp.c    the applications: libcut's protocol core (appcore.c, the
  *               code libcut runs) under a token-bank workload
  *   simdb.c     the store port that makes a node's writes fail
+ *   simops.c    the control calls beyond Start (restore, delete, keep,
+ *               schedule pause), the schedule and retention, and their
+ *               checks
  *
  * Everything runs in one thread on simulated time (milliseconds), and
  * every random choice comes from one PRNG seeded once (struct lab_rng):
@@ -42,6 +45,9 @@
  * id, and ids depend on the seed alone. */
 #define SIM_WALL_BASE 4102444800000LL
 
+/* Restores decided in a run, at most (each opens an era of the bank). */
+#define SIM_MAX_ERAS 12
+
 /* Fault kinds (--faults). */
 enum {
 	SIM_F_CRASH = 1 << 0,     /* a daemon dies and restarts */
@@ -51,8 +57,11 @@ enum {
 	SIM_F_SLOW = 1 << 4,      /* applications slow, stopped or mute */
 	SIM_F_APPLINK = 1 << 5,   /* an application's connection reset */
 	SIM_F_APPKILL = 1 << 6,   /* an application dies and starts again */
-	SIM_F_HANDSHAKE = 1 << 8, /* connections that close as they open */
-	SIM_F_ALL = (1 << 9) - 1,
+	SIM_F_RESTORE = 1 << 7,   /* the cluster restored to a snapshot */
+	SIM_F_DELETE = 1 << 8,    /* deletes, keeps, and a [retention] */
+	SIM_F_SCHEDULE = 1 << 9,  /* a [schedule] starts snapshots */
+	SIM_F_HANDSHAKE = 1 << 10, /* connections that close as they open */
+	SIM_F_ALL = (1 << 11) - 1,
 };
 
 /* Bugs --self-check plants, to show that a check can fail. */
@@ -64,6 +73,8 @@ enum sim_self_check {
 	SIM_SC_IDS,          /* the store hands out one id counter twice */
 	SIM_SC_BOUNDS,       /* the bounds are checked against an eighth
 	                        of the window, which traffic passes */
+	SIM_SC_RESTORE,      /* an application keeps its balance when it
+	                        is restored */
 };
 
 /* What a failed check was about (--self-check asks for one). */
@@ -75,6 +86,10 @@ enum sim_check {
 	SIM_C_IDS,          /* no id issued twice */
 	SIM_C_LIVENESS,     /* links come back, the cluster settles */
 	SIM_C_SIM,          /* the simulation's own consistency */
+	SIM_C_RESTORE,      /* a restore: all or nothing, as recorded */
+	SIM_C_RETENTION,    /* deletes reach every node; retention keeps
+	                       what it promises */
+	SIM_C_SCHEDULE,     /* ticks at their times, each accounted for */
 };
 
 struct sim_options {
@@ -205,6 +220,24 @@ struct sim_app {
 	int64_t recv_every; /* while slow */
 	size_t recv_max;    /* items per pass while slow */
 	uint64_t taken_total, sent_total;
+	/* Restores (simops.c): the life has a restore callback; an
+	 * AppRestore is queued, not yet taken (unaligned requests wait for
+	 * it); the restores taken (the bank's era, index of s->bank); the
+	 * life the era began in (the lives before it belong to earlier
+	 * eras); and per earlier era and life the bank's change
+	 * simapp_delta() gave when the era ended (era_known 0: it could not
+	 * tell). */
+	int restorable, restore_pending, era, life_base;
+	int64_t era_delta[SIM_MAX_ERAS][SIM_MAX_LIVES];
+	unsigned char era_known[SIM_MAX_ERAS][SIM_MAX_LIVES];
+};
+
+/* A control call due at a node's next turn (simops.c). */
+enum sim_call {
+	SIM_CALL_RESTORE,
+	SIM_CALL_DELETE,
+	SIM_CALL_KEEP,
+	SIM_CALL_PAUSE,
 };
 
 /* One node: its daemon (coordinator, database, sockets) and its
@@ -247,6 +280,18 @@ struct sim_node {
 	struct turn turn;
 	struct turn_port port;
 	uint64_t bad_seen; /* bad frames its coordinator counted */
+	uint64_t gen_seen; /* the restore generation it last had */
+	int64_t gen_at;    /* when it changed (0: never) */
+	/* Control calls due (each counted in starts too, which brings the
+	 * turn: sim_start_snapshot() makes them first). */
+	enum sim_call calls[8];
+	size_t ncalls;
+	/* The schedule, as this run of the daemon has it: its counts as
+	 * last seen, the wall clock of its first tick and of its last
+	 * turn, and whether the simulation paused it. */
+	uint64_t sched_ticks, sched_started, sched_skipped;
+	int64_t sched_from, last_turn;
+	int sched_paused;
 };
 
 /* The messages of one channel, by seq from 1: their amounts. */
@@ -264,6 +309,42 @@ struct sim_snap {
 	int final;   /* the one started after the faults healed */
 	int crashed; /* its initiator died before its deadline */
 	int lost_ok; /* ...with its end only in memory: no row is fine */
+	int sched;   /* started by the schedule */
+	/* How it ended at its initiator (end_seen), from the row. */
+	int end_seen, complete;
+	int64_t ended_ms;
+	/* Deleted at its initiator by a Delete (retention's are found at
+	 * the end); kept (its row says so after the turn of the call). */
+	int deleted, kept;
+	uint64_t delete_failures; /* the store's failures at the call */
+	int delete_due, keep_due; /* the row is looked at after the turn */
+};
+
+/* A restore the simulation asked for, and what its snapshot recorded
+ * (read from the restorer's database when the call succeeded). */
+struct sim_restore {
+	int active;  /* started, and its era not yet taken by every node */
+	int decided; /* the restorer applied it */
+	int over;    /* the restorer's call ended (or it died) */
+	char id[ENGINE_ID_MAX + 1];
+	size_t restorer;
+	uint64_t gen; /* the generation it brings */
+	int64_t started;
+	char state[SIM_MAX_NODES][80];
+	int has[SIM_MAX_NODES][SIM_MAX_NODES];
+	uint64_t m[SIM_MAX_NODES][SIM_MAX_NODES], n[SIM_MAX_NODES][SIM_MAX_NODES];
+	/* Per channel the recorded amounts, seq m+1 .. n. */
+	struct sim_log rec[SIM_MAX_NODES][SIM_MAX_NODES];
+	int64_t total; /* states and messages: the bank after it */
+	int bad;       /* could not be read back */
+};
+
+/* A participant's own copy deleted there (only that copy goes). */
+struct sim_local_delete {
+	char id[ENGINE_ID_MAX + 1];
+	size_t node;
+	uint64_t failures; /* the store's failures at the call */
+	int due, done;
 };
 
 /* Where a running snapshot was first seen at a node. */
@@ -281,7 +362,14 @@ struct sim_stats {
 	uint64_t applinks, appkills, kill_lost, kill_again, frames, turns,
 	    recorded, db_failures;
 	int64_t sim_ms;
-	uint64_t reasons[9];
+	uint64_t reasons[10];
+	/* simops.c */
+	uint64_t restores, restores_refused, restores_done, restores_late,
+	    restores_given_up, replayed;
+	uint64_t deletes, deletes_refused, deletes_undone, local_deletes,
+	    retained_away, keeps;
+	uint64_t sched_ticks, sched_started, sched_skipped, sched_other;
+	uint64_t unverified; /* snapshots of an era whose bank is unknown */
 };
 
 struct sim {
@@ -306,7 +394,21 @@ struct sim {
 	/* Per channel src -> dst: the amount of each message by seq (from
 	 * 1), as the sender's application sent it. */
 	struct sim_log sent[SIM_MAX_NODES][SIM_MAX_NODES];
-	int64_t total; /* tokens in the bank */
+	int64_t total; /* tokens in the bank before any restore */
+	/* Restores: the one running or last run; the bank's era (restores
+	 * decided) and its total in each; the era s->sent is for, and the
+	 * next era's channels (nsent), from the restored snapshot on, while
+	 * some application has not yet taken the restore. */
+	struct sim_restore rst;
+	int era, log_era;
+	int64_t bank[SIM_MAX_ERAS + 1];
+	struct sim_log nsent[SIM_MAX_NODES][SIM_MAX_NODES];
+	/* The last decided restore's replay: per channel, its last seq (0
+	 * none), which the receiving application is to take before its
+	 * daemon may die (the README leaves that window out). */
+	uint64_t replay_to[SIM_MAX_NODES][SIM_MAX_NODES];
+	struct sim_local_delete *ldel;
+	size_t nldel;
 	struct sim_snap *snaps;
 	size_t nsnaps, capsnaps;
 	/* The schedule of faults, and the next snapshot start. */
@@ -396,6 +498,43 @@ int simapp_orphans(const struct sim *s, const struct sim_app *a);
 /* The channel from -> to, checked at the end: every message sent was
  * taken, once, in order. */
 uint64_t simapp_taken_from(const struct sim_app *a, size_t from);
+
+/* The log of channel src -> dst as an application in era `era` sees
+ * it. */
+struct sim_log *sim_log_of(struct sim *s, size_t src, size_t dst, int era);
+void sim_log_put(struct sim_log *log, int32_t amount);
+struct sim_snap *sim_snap_by_id(struct sim *s, const char *id);
+/* A snapshot started at n (by a Start or by the schedule): id. */
+struct sim_snap *sim_snap_add(struct sim *s, struct sim_node *n,
+                              const char *id, uint32_t timeout, int final);
+
+/* simops.c */
+/* The configuration's [schedule] and [retention], drawn. */
+void simops_config(struct sim *s, struct config *cfg);
+/* Makes node n's next control call. */
+void simops_call(struct sim *s, struct sim_node *n, enum sim_call call);
+/* After each turn of node i (sim_note_running()). */
+void simops_after_turn(struct sim *s, size_t i);
+/* Before node n dies: its schedule's counts; whether a crash now is one
+ * the README leaves out (a restore that could end half applied). */
+void simops_crash(struct sim *s, struct sim_node *n);
+int simops_crash_unsafe(struct sim *s, struct sim_node *n);
+/* Whether something simops follows has not finished; why. */
+int simops_busy(struct sim *s, char *why, size_t len);
+/* The end of a run: restores, deletes, retention, schedule. */
+void simops_final(struct sim *s);
+void simops_free(struct sim *s);
+/* The application takes an AppRestore (simapp.c): checked against what
+ * the snapshot recorded, and its era's accounting begins. */
+void simops_app_restore(struct sim *s, struct sim_app *a,
+                        const Cut__V1__AppRestore *r);
+/* The bank's change at a's node for a snapshot that recorded its life
+ * `life` in era `era`: 0 and *known 0 when it cannot be told. */
+int64_t simapp_delta_era(const struct sim *s, const struct sim_app *a,
+                         int era, int life, int *known);
+/* The application's era begins (its restore): saves what the lives of
+ * the ending era changed, and starts counting afresh. */
+void simapp_new_era(struct sim *s, struct sim_app *a);
 
 /* simdb.c */
 void simdb_init(struct sim_db *d, struct sim *s, struct store *st);

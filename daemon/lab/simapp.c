@@ -21,6 +21,14 @@
  * Behaviour (the "slow" faults): an application may for a while take
  * only a few deliveries now and then, take none at all, or have its state
  * callback fail (libcut then leaves the request unanswered).
+ *
+ * Restores (with --faults restore): most lives register a restore
+ * callback (AppRestorable after every hello reply, as libcut says it);
+ * an AppRestore drops what came before it, as recv.c's ingest() does,
+ * and is taken in its place in the stream: the callback sets the
+ * recorded balance, then appcore_restore() and AppRestored (recv.c's
+ * restore()).  The state then says which era of the bank it is from
+ * ({"balance": N, "life": L, "era": E}).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,6 +42,7 @@
 #define KIND_CREDIT  APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_CREDIT)
 #define KIND_STATE   APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
 #define KIND_SYNCED  APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_SYNCED)
+#define KIND_RESTORE APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_RESTORE)
 
 static struct sim_node *
 node_of(struct sim *s, const struct sim_app *a)
@@ -59,6 +68,27 @@ simapp_init(struct sim *s, struct sim_app *a, size_t node, int64_t balance)
 	a->dial_at = s->now + sim_range(s, 0, 20);
 	a->next_recv = s->now;
 	a->next_send = s->now + sim_range(s, 1, 50);
+	/* Now and then a life without a restore callback: restores are
+	 * refused while it lives. */
+	if (s->o->faults & SIM_F_RESTORE)
+		a->restorable = sim_rand(s, 20) != 0;
+}
+
+/* cut_set_restore_callback() after cut_open(), and resume.c after a
+ * resume: the daemon learns of the callback after each hello. */
+static void
+say_restorable(struct sim *s, struct sim_app *a)
+{
+	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppRestorable r = CUT__V1__APP_RESTORABLE__INIT;
+
+	if (!(s->o->faults & SIM_F_RESTORE) || !a->restorable)
+		return;
+	r.yes = 1;
+	it.item_case = CUT__V1__APP_ITEM__ITEM_RESTORABLE;
+	it.restorable = &r;
+	if (appcore_queue(&a->k, &it) != 0)
+		abort();
 }
 
 void
@@ -142,7 +172,7 @@ take_first_reply(struct sim *s, struct sim_app *a,
 		/* An earlier life's messages the daemon never read are
 		 * lost (the README's exception): the channel numbers on
 		 * from where the daemon stands. */
-		struct sim_log *log = &s->sent[a->node][v];
+		struct sim_log *log = sim_log_of(s, a->node, (size_t)v, a->era);
 		if (a->k.ch[i].seq < a->flushed[v])
 			sim_fail(s, SIM_C_ONCE,
 			         "%s -> %s: message %" PRIu64 " lost with its "
@@ -160,6 +190,7 @@ take_first_reply(struct sim *s, struct sim_app *a,
 			         name_of(s, a), a->k.ch[i].peer, a->k.ch[i].seq,
 			         log->n);
 	}
+	say_restorable(s, a);
 }
 
 /* resume.c's take_resume_reply(): appcore_resumed() queues again what
@@ -177,6 +208,7 @@ take_resume_reply(struct sim *s, struct sim_app *a,
 	}
 	a->resuming = 0;
 	a->lost = 0;
+	say_restorable(s, a);
 	kick(s, a);
 }
 
@@ -218,6 +250,7 @@ resume(struct sim *s, struct sim_app *a)
 		appcore_forget(&a->k);
 		fifo_clear(&a->q);
 		a->novt = 0;
+		a->restore_pending = 0; /* sent again after the hello */
 		a->resuming = 1;
 		a->hello_sent = 0;
 		a->hello_conn = 0;
@@ -247,7 +280,7 @@ void
 simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 {
 	const uint8_t *p;
-	size_t off = 0, n;
+	size_t off = 0, n, at, restore_at = 0;
 	int rv;
 
 	if (!a->k.opened || a->resuming) {
@@ -264,7 +297,17 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 		         name_of(s, a));
 		return;
 	}
-	for (off = 0; appcore_frame_item(buf, len, &off, &p, &n) == 1;) {
+	/* recv.c's ingest(): a restore drops what came before it, in the
+	 * queue and in its frame; requests after it wait for it. */
+	for (off = 0, at = 0; appcore_frame_item(buf, len, &off, &p, &n) == 1;
+	     at = off)
+		if (n > 0 && p[0] == KIND_RESTORE) {
+			restore_at = at;
+			fifo_clear(&a->q);
+			a->novt = 0;
+			a->restore_pending = 1;
+		}
+	for (off = restore_at; appcore_frame_item(buf, len, &off, &p, &n) == 1;) {
 		Cut__V1__AppItem *it;
 		/* recv.c's urgent(): credit and unaligned requests now,
 		 * the rest in its turn (a lost connection's items are then
@@ -339,8 +382,14 @@ answer(struct sim *s, struct sim_app *a, const char *id)
 		return;
 	if (s->o->self_check == SIM_SC_CONSERVATION && a->node == 0)
 		balance++; /* the planted bug */
-	snprintf(state, sizeof(state),
-	         "{\"balance\": %" PRId64 ", \"life\": %d}", balance, a->life);
+	if (s->o->faults & SIM_F_RESTORE)
+		snprintf(state, sizeof(state),
+		         "{\"balance\": %" PRId64 ", \"life\": %d, \"era\": %d}",
+		         balance, a->life, a->era);
+	else
+		snprintf(state, sizeof(state),
+		         "{\"balance\": %" PRId64 ", \"life\": %d}", balance,
+		         a->life);
 	if (appcore_state_reply(&a->k, id, a->k.handed, state, strlen(state),
 	                        "application/json") != 0)
 		abort();
@@ -368,6 +417,7 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 	int from = config_node_index(s->cfg, d->from);
 	uint64_t want;
 	long amount = amount_of(d->payload.data, d->payload.len);
+	const struct sim_log *log;
 
 	if (from < 0 || (size_t)from == a->node || !d->has_seq) {
 		sim_fail(s, SIM_C_ONCE,
@@ -375,6 +425,7 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 		         name_of(s, a), d->from);
 		return;
 	}
+	log = sim_log_of(s, (size_t)from, a->node, a->era);
 	/* The first delivery from a node in a new life: the daemon hands
 	 * again what the dead one had and had not reported taken. */
 	if (a->rewound[from] && d->seq <= a->src_taken[from] + 1 &&
@@ -393,8 +444,7 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 		         d->from, name_of(s, a), d->seq, want - 1,
 		         d->seq < want ? "a duplicate or out of order"
 		                       : "messages lost");
-	else if (d->seq > s->sent[from][a->node].n ||
-	         s->sent[from][a->node].amount[d->seq - 1] != amount)
+	else if (d->seq > log->n || log->amount[d->seq - 1] != amount)
 		sim_fail(s, SIM_C_ONCE,
 		         "%s -> %s: message %" PRIu64 " carries %ld, not what "
 		         "was sent",
@@ -412,6 +462,36 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 		report(a);
 }
 
+/* recv.c's restore(): the callback (simops.c checks the restore and
+ * sets the recorded balance), then the step for both streams and
+ * AppRestored. */
+static void
+take_restore(struct sim *s, struct sim_app *a, const Cut__V1__AppRestore *r)
+{
+	struct appcore_pos pos[SIM_MAX_NODES];
+	size_t n = 0;
+
+	a->restore_pending = 0;
+	if (!a->restorable) {
+		sim_fail(s, SIM_C_RESTORE,
+		         "%s: an AppRestore reached a life without a restore "
+		         "callback",
+		         name_of(s, a));
+		return;
+	}
+	simops_app_restore(s, a, r);
+	for (size_t i = 0; i < r->n_channels && n < SIM_MAX_NODES; i++) {
+		pos[n].node = r->channels[i]->node;
+		pos[n].out_sent = r->channels[i]->out_sent;
+		pos[n].in_taken = r->channels[i]->in_taken;
+		n++;
+	}
+	appcore_restore(&a->k, pos, n);
+	if (!a->lost && appcore_restored(&a->k, r->snapshot_id, 0, NULL) != 0)
+		abort();
+	kick(s, a);
+}
+
 /* recv.c's take_item(): an unaligned request first, then the queue.
  * Returns 0 when there was nothing. */
 static int
@@ -420,7 +500,7 @@ take_item(struct sim *s, struct sim_app *a)
 	Cut__V1__AppItem *it;
 	const struct fifo_rec *r;
 
-	if (a->novt > 0) {
+	if (a->novt > 0 && !a->restore_pending) {
 		char id[ENGINE_ID_MAX + 1];
 		memcpy(id, a->ovt[0], sizeof(id));
 		memmove(a->ovt[0], a->ovt[1],
@@ -444,6 +524,8 @@ take_item(struct sim *s, struct sim_app *a)
 		hand(s, a, it->deliver);
 	else if (it->item_case == CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
 		answer(s, a, it->state_request->snapshot_id);
+	else if (it->item_case == CUT__V1__APP_ITEM__ITEM_RESTORE)
+		take_restore(s, a, it->restore);
 	else if (it->item_case == CUT__V1__APP_ITEM__ITEM_ERROR)
 		/* libcut never earns one (it numbers without gaps, sends
 		 * within credit, answers what was asked): cut_recv() would
@@ -531,15 +613,9 @@ send_one(struct sim *s, struct sim_app *a)
 	s->st->messages++;
 	{
 		/* The channel's log, for the receiver's check. */
-		struct sim_log *log = &s->sent[a->node][a->peer[i]];
-		if (log->n == log->cap) {
-			log->cap = log->cap ? 2 * log->cap : 256;
-			if ((log->amount =
-			         realloc(log->amount,
-			                 log->cap * sizeof(int32_t))) == NULL)
-				abort();
-		}
-		log->amount[log->n++] = (int32_t)amount;
+		struct sim_log *log =
+		    sim_log_of(s, a->node, a->peer[i], a->era);
+		sim_log_put(log, (int32_t)amount);
 		if (log->n != snd.seq)
 			sim_fail(s, SIM_C_SIM,
 			         "%s -> %s: libcut numbered %" PRIu64
@@ -655,31 +731,41 @@ simapp_kill(struct sim *s, struct sim_app *a)
 	a->hello_conn = 0;
 	a->slow_until = a->stop_until = a->mute_until = 0;
 	a->sync_token = 0;
+	a->restore_pending = 0;
+	if (s->o->faults & SIM_F_RESTORE)
+		a->restorable = sim_rand(s, 20) != 0;
 	a->dial_at = s->now + sim_range(s, 20, 800);
 	a->next_recv = a->dial_at;
 	s->st->appkills++;
 }
 
-int64_t
-simapp_delta(const struct sim *s, const struct sim_app *a, int life)
+/* simapp_delta() in a's current era; *known 0 if a dead life had
+ * deliveries from a node and no later life of the era was handed one
+ * from it: whether the daemon hands them again is not known yet. */
+static int64_t
+delta(const struct sim *s, const struct sim_app *a, int life, int *known)
 {
 	int64_t d = 0;
 
-	if (life <= 0 || life > a->life)
+	*known = 1;
+	if (life <= a->life_base || life > a->life)
 		return 0;
-	d -= a->gone[life];
+	d -= a->gone[life] - a->gone[a->life_base];
 	/* Deliveries a dead life had banked, which the daemon hands again
 	 * from where it stood (the first seq handed to a later life): at
 	 * each death, those are counted again (handed, or in flight), so
 	 * they are not gone. */
-	for (int b = 1; b <= life; b++)
+	for (int b = a->life_base + 1; b <= life; b++)
 		for (size_t v = 0; v < s->n; v++) {
-			const struct sim_log *log = &s->sent[v][a->node];
+			const struct sim_log *log = sim_log_of(
+			    (struct sim *)s, v, a->node, a->era);
 			uint64_t lo = a->first[b - 1][v],
 			         hi = a->last[b - 1][v];
 			uint64_t from = 0;
 			for (int l = b; l <= a->life && from == 0; l++)
 				from = a->first[l][v];
+			if (lo != 0 && from == 0)
+				*known = 0;
 			if (lo == 0 || from == 0)
 				continue;
 			for (uint64_t q = from > lo ? from : lo;
@@ -689,10 +775,57 @@ simapp_delta(const struct sim *s, const struct sim_app *a, int life)
 	return d;
 }
 
+int64_t
+simapp_delta(const struct sim *s, const struct sim_app *a, int life)
+{
+	int known;
+
+	return delta(s, a, life, &known);
+}
+
+int64_t
+simapp_delta_era(const struct sim *s, const struct sim_app *a, int era,
+                 int life, int *known)
+{
+	if (era == a->era) {
+		/* At the end of the run from == 0 means nothing was handed
+		 * again: the cluster settled. */
+		*known = 1;
+		return simapp_delta(s, a, life);
+	}
+	if (era < 0 || era > a->era || era >= SIM_MAX_ERAS || life < 0 ||
+	    life >= SIM_MAX_LIVES) {
+		*known = 0;
+		return 0;
+	}
+	*known = a->era_known[era][life];
+	return a->era_delta[era][life];
+}
+
+void
+simapp_new_era(struct sim *s, struct sim_app *a)
+{
+	if (a->era < SIM_MAX_ERAS)
+		for (int l = a->life_base; l <= a->life; l++) {
+			int known;
+			a->era_delta[a->era][l] = delta(s, a, l, &known);
+			a->era_known[a->era][l] = (unsigned char)known;
+		}
+	a->era++;
+	a->life_base = a->life;
+	for (size_t v = 0; v < SIM_MAX_NODES; v++) {
+		a->first[a->life][v] = a->last[a->life][v] = 0;
+		a->rewound[v] = 0;
+		a->opened_at[v] = 0;
+		a->flushed[v] = 0;
+	}
+	a->sync_token = 0;
+}
+
 int
 simapp_orphans(const struct sim *s, const struct sim_app *a)
 {
-	if (a->life == 0)
+	if (a->life == a->life_base)
 		return 0;
 	for (size_t v = 0; v < s->n; v++)
 		if (v != a->node &&

@@ -692,6 +692,9 @@ recovered(struct sim *s, struct sim_node *n)
 		if (w->c == NULL || d->pipes == 0 ||
 		    w->dial[n->idx].pipes == 0 || s->blocked[n->idx][v] ||
 		    s->blocked[v][n->idx] || n->db.active || w->db.active ||
+		    n->gen_seen != w->gen_seen ||
+		    coord_degraded(n->c)[0] != '\0' ||
+		    coord_degraded(w->c)[0] != '\0' ||
 		    n->disturbed >= since || w->disturbed >= since ||
 		    coord_peer_epoch(n->c, v) != w->epoch) {
 			d->chk_at = 0;
@@ -720,6 +723,23 @@ recovered(struct sim *s, struct sim_node *n)
 void
 simnet_recovered(struct sim *s)
 {
+	/* A restore holds links back (a prepared node drops the batches of
+	 * the old generation): a node voting, prepared or confirming, or
+	 * that just applied one, is disturbed. */
+	for (size_t i = 0; i < s->n; i++) {
+		struct sim_node *n = &s->nodes[i];
+		struct coord_restore_view v;
+		if (n->c == NULL)
+			continue;
+		coord_restore_view(n->c, &v);
+		if (v.generation != n->gen_seen)
+			n->gen_at = s->now;
+		if (strcmp(v.phase, "idle") != 0 ||
+		    v.generation != n->gen_seen) {
+			n->gen_seen = v.generation;
+			simnet_disturb(s, i);
+		}
+	}
 	for (size_t i = 0; i < s->n; i++)
 		if (s->nodes[i].c != NULL)
 			recovered(s, &s->nodes[i]);
