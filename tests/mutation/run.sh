@@ -347,7 +347,8 @@ for p in "${patches[@]}"; do
 	esac
 	names+=("$name") areas+=("$area") sims+=("${sim_result:--}")
 	units+=("${unit_result:--}") verdicts+=("$verdict")
-	secs+=($(($(date +%s) - t0)))
+	elapsed=$(( $(date +%s) - t0 ))
+	secs+=("$elapsed")
 	echo "  -> $verdict ${sim_result:+(sim: $sim_result)}${unit_result:+(unit: $unit_result)}"
 done
 
