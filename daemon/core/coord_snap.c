@@ -298,9 +298,17 @@ snap_app_send(struct coord *c, const char *to, const char *content_type,
 static void
 abort_running(struct coord *c, const char *reason)
 {
-	for (struct snap *s = c->snaps; s != NULL; s = s->next)
-		if (s->state == SNAP_RUNNING || s->state == SNAP_WAITING)
+	for (struct snap *s = c->snaps; s != NULL; s = s->next) {
+		if (s->state != SNAP_RUNNING && s->state != SNAP_WAITING)
+			continue;
+		/* A participant tells the initiator why (which also lets an
+		 * initiator that deleted the snapshot meanwhile delete this
+		 * copy again: snap_abort_msg()). */
+		if (s->initiator != c->self)
+			give_up(c, s, reason, 0);
+		else
 			abort_snap(c, s, reason);
+	}
 }
 
 void

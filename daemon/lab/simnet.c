@@ -531,6 +531,7 @@ port_peer_hang_up(void *ctx, size_t node)
 	 * whatever the traffic.  If it does, that is a link bug. */
 	if (s->now - n->disturbed > HEALTHY_MS &&
 	    s->now - s->nodes[node].disturbed > HEALTHY_MS &&
+	    !s->blocked[n->idx][node] && !s->blocked[node][n->idx] &&
 	    !n->db.active && !s->nodes[node].db.active)
 		sim_fail(s, SIM_C_LIVENESS,
 		         "%s found %s silent for %d ms, though no fault "
