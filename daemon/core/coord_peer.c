@@ -598,12 +598,18 @@ bind_conn(struct coord *c, struct peer *p, const Cut__V1__PeerBatch *b,
 	/* Dropped, not closed: closing a connection nng has just accepted
 	 * can stop nng 1.5.2's listener accepting at all (seen under
 	 * ASan), which would let a stranger cut a node off. */
+	/* Not a bad frame: a peer that restarted dials again before we
+	 * hear its old connection close, and until it knows our run it
+	 * cannot prove itself.  Counted once per connection (status:
+	 * refused_conns), logged once. */
 	if (p->refused_conn != conn) {
 		p->refused_conn = conn;
 		p->refused_conns++;
+		log_info("%s: a second connection while its first is live; "
+		         "dropped until it proves it hears us or the first "
+		         "goes silent",
+		         b->from);
 	}
-	bad(c, b->from,
-	    "a second connection speaks for a node whose connection is live");
 	return 0;
 }
 
