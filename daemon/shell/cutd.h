@@ -167,6 +167,9 @@ struct cutd {
 
 /* Fills d->port: the loop's I/O over nng (port.c). */
 void cutd_port(struct cutd *d);
+/* A frame read from nng, as the turn takes it (the message is the
+ * frame's handle). */
+void cutd_port_in(struct turn_in *in, nng_msg *msg);
 
 /* Milliseconds since the epoch, and on the monotonic clock. */
 int64_t cutd_wall_ms(void);

@@ -232,10 +232,7 @@ net_port_recv(void *ctx, struct turn_in *in)
 		d->pull_ready = 0;
 		return 0;
 	}
-	in->frame = msg;
-	in->data = nng_msg_body(msg);
-	in->len = nng_msg_len(msg);
-	in->conn = (uint32_t)nng_pipe_id(nng_msg_get_pipe(msg));
+	cutd_port_in(in, msg);
 	return 1;
 }
 

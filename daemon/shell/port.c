@@ -45,6 +45,15 @@ port_frame_free(void *ctx, void *frame)
 	nng_msg_free(frame);
 }
 
+void
+cutd_port_in(struct turn_in *in, nng_msg *msg)
+{
+	in->frame = msg;
+	in->data = nng_msg_body(msg);
+	in->len = nng_msg_len(msg);
+	in->conn = (uint32_t)nng_pipe_id(nng_msg_get_pipe(msg));
+}
+
 static void
 port_in_done(void *ctx, struct turn_in *in)
 {

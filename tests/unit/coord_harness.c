@@ -504,11 +504,10 @@ pb_restore_done(struct pb *b, uint64_t seq, uint64_t generation,
 	pb_item(b, &it);
 }
 
-void
-h_peer(struct h *h, uint32_t conn, struct pb *b)
+uint8_t *
+pb_pack(struct pb *b, size_t *ret_len)
 {
 	Cut__V1__PeerBatch hd = CUT__V1__PEER_BATCH__INIT;
-	Cut__V1__PeerBatch *u;
 	size_t hl;
 	uint8_t *buf;
 
@@ -526,15 +525,26 @@ h_peer(struct h *h, uint32_t conn, struct pb *b)
 	cut__v1__peer_batch__pack(&hd, buf);
 	if (b->len > 0)
 		memcpy(buf + hl, b->items, b->len);
+	*ret_len = hl + b->len;
+	free(b->items);
+	b->items = NULL;
+	b->len = b->cap = 0;
+	return buf;
+}
+
+void
+h_peer(struct h *h, uint32_t conn, struct pb *b)
+{
+	Cut__V1__PeerBatch *u;
+	size_t len;
+	uint8_t *buf = pb_pack(b, &len);
+
 	u = (Cut__V1__PeerBatch *)cutproto_unpack(
-	    &cut__v1__peer_batch__descriptor, hl + b->len, buf);
+	    &cut__v1__peer_batch__descriptor, len, buf);
 	cr_assert_not_null(u, "the test's peer frame does not decode");
 	coord_peer_input(h->c, conn, u);
 	protobuf_c_message_free_unpacked(&u->base, NULL);
 	free(buf);
-	free(b->items);
-	b->items = NULL;
-	b->len = b->cap = 0;
 }
 
 void

@@ -146,6 +146,9 @@ void pb_restore_done(struct pb *b, uint64_t seq, uint64_t generation,
                      uint64_t replayed);
 /* Packs b, decodes it and hands it to coord_peer_input() on conn; b is
  * empty again (its header kept). */
+/* b packed as its peer would send it (header, then its items); b is
+ * empty again.  The caller frees the frame. */
+uint8_t *pb_pack(struct pb *b, size_t *ret_len);
 void h_peer(struct h *h, uint32_t conn, struct pb *b);
 /* A batch of one PeerHello(next_expected, from's epoch) from `from`. */
 void h_peer_hello(struct h *h, uint32_t conn, const char *from,

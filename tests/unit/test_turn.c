@@ -423,27 +423,11 @@ queued(const struct in_queue *q)
 static void
 in_peer(struct fake *f, uint32_t conn, struct pb *b)
 {
-	Cut__V1__PeerBatch hd = CUT__V1__PEER_BATCH__INIT;
-	size_t hl;
-	uint8_t *buf;
+	size_t len;
+	uint8_t *buf = pb_pack(b, &len);
 
-	hd.cluster = (char *)b->cluster;
-	hd.from = (char *)b->from;
-	hd.to = (char *)b->to;
-	hd.has_epoch = b->has_epoch;
-	hd.epoch = b->epoch;
-	hd.has_to_epoch = b->has_to_epoch;
-	hd.to_epoch = b->to_epoch;
-	hl = cut__v1__peer_batch__get_packed_size(&hd);
-	cr_assert_not_null(buf = malloc(hl + b->len + 1));
-	cut__v1__peer_batch__pack(&hd, buf);
-	if (b->len > 0)
-		memcpy(buf + hl, b->items, b->len);
-	enqueue(&f->peer_in, conn, buf, hl + b->len);
+	enqueue(&f->peer_in, conn, buf, len);
 	free(buf);
-	free(b->items);
-	b->items = NULL;
-	b->len = b->cap = 0;
 }
 
 static void
