@@ -957,21 +957,28 @@ tally_state(const char *node, const char *ctype, const void *state, size_t len,
 	return 0;
 }
 
+int
+sim_amount(const void *payload, size_t len, long *ret)
+{
+	char buf[48];
+
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, payload, len);
+	buf[len] = '\0';
+	return sscanf(buf, "{\"amount\": %ld", ret) == 1 ? 0 : -1;
+}
+
 static int
 tally_message(uint64_t seq, const char *ctype, const void *payload, size_t len,
               void *arg)
 {
 	struct tally *t = arg;
-	char buf[48];
 	long v;
 
 	(void)seq;
 	(void)ctype;
-	if (len >= sizeof(buf))
-		len = sizeof(buf) - 1;
-	memcpy(buf, payload, len);
-	buf[len] = '\0';
-	if (sscanf(buf, "{\"amount\": %ld", &v) != 1) {
+	if (sim_amount(payload, len, &v) != 0) {
 		t->bad = 1;
 		return 0;
 	}

@@ -435,6 +435,9 @@ void sim_trace(struct sim *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The node's coordinator saw snapshot id running (check bookkeeping). */
 void sim_note_running(struct sim *s, size_t node);
+/* The amount a bank message carries ({"amount": k}): 0, or -1 when the
+ * payload is not one. */
+int sim_amount(const void *payload, size_t len, long *ret);
 /* A Start call at node n, as control.c makes it. */
 void sim_start_snapshot(struct sim *s, struct sim_node *n);
 

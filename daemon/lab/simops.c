@@ -123,15 +123,10 @@ rload_message(uint64_t seq, const char *ctype, const void *payload, size_t len,
               void *arg)
 {
 	struct rload *l = arg;
-	char buf[48];
 	long v;
 
 	(void)ctype;
-	if (len >= sizeof(buf))
-		len = sizeof(buf) - 1;
-	memcpy(buf, payload, len);
-	buf[len] = '\0';
-	if (seq != l->next++ || sscanf(buf, "{\"amount\": %ld", &v) != 1) {
+	if (seq != l->next++ || sim_amount(payload, len, &v) != 0) {
 		l->r->bad = 1;
 		return 0;
 	}
