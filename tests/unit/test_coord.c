@@ -1613,6 +1613,26 @@ Test(app, item_before_hello)
 	h_free(h);
 }
 
+/* The window counts each message's cost too (message_cost = 16 here): a
+ * send whose payload still fits but whose cost does not is refused. */
+Test(app, window_counts_the_cost)
+{
+	struct h *h = ready(NULL);
+	static char first[40001], second[25521];
+	const Cut__V1__AppError *e;
+
+	memset(first, '1', sizeof(first) - 1);
+	memset(second, '2', sizeof(second) - 1);
+	h_send(h, "p1", first, 1);
+	/* 40016 charged + 25520 is the window exactly; + 16 is not. */
+	h_send(h, "p1", second, 2);
+	e = h_app_error(h, H_APP);
+	cr_assert_eq(e->code, CUT__V1__APP_ERROR__CODE__BACKPRESSURE);
+	cr_assert_eq(h_stats(h, 1).sent, 1);
+	cr_assert_eq(h_stats(h, 1).window_used, 40000 + 16);
+	h_free(h);
+}
+
 /* Beyond the channel's window a send is refused; a message larger than
  * the window goes when nothing is out. */
 Test(app, send_beyond_window)
@@ -1693,6 +1713,27 @@ Test(app, taken_out_of_range)
 	cr_assert_str_eq(e->message,
 	                 "state reply's handed count out of range");
 	cr_assert_eq(h_stats(h, 1).taken, 2);
+	h_free(h);
+}
+
+/* A message larger than the window goes alone, and leaves the channel's
+ * inflight above its window: the credit then allows nothing more (it is
+ * what was accepted, never less), until the receiver takes it. */
+Test(app, credit_past_the_window)
+{
+	struct h *h = ready(NULL);
+	static char huge[65537];
+	struct h_app_items ai = {0};
+	const Cut__V1__AppCredit *c;
+
+	memset(huge, '1', sizeof(huge) - 1);
+	h_send(h, "p1", huge, 1);
+	cr_assert_eq(h_stats(h, 1).window_used, 65536 + 16);
+	h_app_items(h, &ai);
+	cr_assert_eq(ai.n, 1);
+	c = ai.v[0]->credit;
+	cr_assert_eq(ai.v[0]->item_case, APP_CREDIT);
+	cr_assert_eq(c->limit, 65536 + 16, "no room, and no less than sent");
 	h_free(h);
 }
 
