@@ -209,6 +209,16 @@ app_queued(struct coord *c, size_t from, uint64_t first, uint64_t count,
 	return rv;
 }
 
+size_t
+app_queued_from(const struct coord *c, size_t from)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < fifo_count(&c->down); i++)
+		n += TAG_NODE(fifo_rec(&c->down, i)->tag2) == from;
+	return n;
+}
+
 /* The application has been handed `handed` deliveries on this connection:
  * free them and credit their senders.  Returns -1 if the count goes
  * backwards or past what was sent. */

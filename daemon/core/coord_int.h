@@ -22,19 +22,19 @@
 
 /* Another node, seen from this one. */
 struct peer {
-	size_t node;          /* index in cfg->nodes */
-	struct link *out;     /* link self -> node */
-	struct link *in;      /* link node -> self */
-	uint64_t epoch;       /* its run id, from its hello; 0 unknown */
-	int64_t last_seen_ms; /* last batch from it (wall clock) */
-	int64_t heard_ms;     /* last batch from it */
-	int64_t sent_ms;      /* last batch to it */
-	int64_t progress_ms;  /* last ack progress, or last resend */
-	int64_t acked_ms;     /* last ack progress, or when items began
-	                         waiting for one */
-	int64_t ack_due_ms;   /* we owe it an ack since then; 0: none */
-	int hello_due;        /* we owe it a hello */
-	int up;               /* a connection to it is open */
+	size_t node;            /* index in cfg->nodes */
+	struct link *out;       /* link self -> node */
+	struct link *in;        /* link node -> self */
+	uint64_t epoch;         /* its run id, from its hello; 0 unknown */
+	int64_t last_seen_ms;   /* last batch from it (wall clock) */
+	int64_t heard_ms;       /* last batch from it */
+	int64_t sent_ms;        /* last batch to it */
+	int64_t progress_ms;    /* last ack progress, or last resend */
+	int64_t acked_ms;       /* last ack progress, or when items began
+	                           waiting for one */
+	int64_t ack_due_ms;     /* we owe it an ack since then; 0: none */
+	int hello_due;          /* we owe it a hello */
+	int up;                 /* a connection to it is open */
 	long in_chan, out_chan; /* engine channel indexes, or -1 */
 	/* The listener connection p's batches come on, 0 when none. */
 	uint32_t in_conn;
@@ -55,14 +55,21 @@ struct peer {
 	uint64_t stalls;      /* sends refused for want of window */
 	uint64_t resend_upto; /* our application resends up to this app_seq */
 	int out_numbered;     /* this run has numbered the channel */
-	uint64_t resent;      /* messages sent again after p restarted */
+	/* The link seq of our PeerRenumber until an ack passes it: the
+	 * taken counts of acks before it are of the old numbering. */
+	uint64_t renumber_seq;
+	uint64_t resent; /* messages sent again after p restarted */
 
 	/* Incoming channel: what our application has taken. */
 	uint64_t taken;          /* app_seq of the last message handed */
 	uint64_t taken_reported; /* as last told the peer */
 	uint64_t taken_bytes;    /* payload bytes taken since last told */
 	int in_known;            /* the channel's numbering is known */
-	uint64_t dups;           /* messages dropped as already had */
+	/* Deliveries of p's numbering before its PeerRenumber still in the
+	 * down stream (the first ones of p there): taken, they are nothing
+	 * taken of the new numbering. */
+	size_t old_items;
+	uint64_t dups; /* messages dropped as already had */
 	uint64_t sent_bytes, recv_bytes, ups; /* metrics (coord_stats.c) */
 };
 
@@ -215,14 +222,14 @@ struct coord_restore {
 #define FORGET_MAX 4096
 /* Deletions answered per turn at most; past that the initiator asks
  * again. */
-#define FORGOT_MAX 64
+#define FORGOT_MAX     64
 #define FORGOTTEN_KEEP 256
 
 struct coord {
 	const struct config *cfg;
 	size_t self;
-	const char *name; /* cfg->nodes[self].name */
-	uint64_t epoch;   /* this run's id */
+	const char *name;  /* cfg->nodes[self].name */
+	uint64_t epoch;    /* this run's id */
 	int64_t now, wall; /* the time, as the caller last gave it */
 	int64_t start_ms;
 	struct engine *eng;
@@ -315,8 +322,8 @@ struct coord {
  * coord_db_rv(), which notes a storage failure in the open batch. */
 #define DB(c, fn, ...)                                                         \
 	coord_db_rv((c), (c)->st.ops->fn((c)->st.db, __VA_ARGS__))
-#define DB0(c, fn)     ((c)->st.ops->fn((c)->st.db))
-#define DB_ERR(c)      ((c)->st.ops->errmsg((c)->st.db))
+#define DB0(c, fn) ((c)->st.ops->fn((c)->st.db))
+#define DB_ERR(c)  ((c)->st.ops->errmsg((c)->st.db))
 
 /* tag2 of a down-stream record (coord_app.c): the sending node and the
  * payload bytes.  (An app_seq means the same message across restarts of
@@ -361,8 +368,7 @@ void peer_fini(struct coord *c);
 void *peer_push_space(struct coord *c, size_t node, size_t len);
 uint64_t peer_next_seq(struct coord *c, size_t node);
 /* Packs item (whose seq is already peer_next_seq()) onto the link. */
-int peer_push_item(struct coord *c, size_t node,
-                   const Cut__V1__PeerItem *item);
+int peer_push_item(struct coord *c, size_t node, const Cut__V1__PeerItem *item);
 /* Packs item onto the link to every other node, its seq field (*seq) set
  * for each; logs, for each link that is full, that it cannot tell that
  * node what (a phrase: "the outcome of p0:5").  Returns how many. */
@@ -371,8 +377,8 @@ size_t peer_push_all(struct coord *c, const Cut__V1__PeerItem *item,
 /* Keeps application message data (a PeerData, seq ignored) of len
  * payload bytes, sent on the channel to node, until the receiving
  * application has taken it. */
-int peer_note_data(struct coord *c, size_t node,
-                   const Cut__V1__PeerData *data, size_t len);
+int peer_note_data(struct coord *c, size_t node, const Cut__V1__PeerData *data,
+                   size_t len);
 /* Takes back the last peer_note_data() of len bytes: the link refused. */
 void peer_unnote_data(struct coord *c, size_t node, size_t len);
 /* 1 if a message of len bytes fits the window of the channel to node. */
@@ -395,6 +401,8 @@ void app_forget_request(struct coord *c, const char *id);
 /* Calls fn for each queued delivery from node `from` that the application
  * has not taken, with app_seq in [first, first + count), oldest first.
  * Returns the first non-zero fn result, or 0. */
+/* How many deliveries from node `from` the down stream holds. */
+size_t app_queued_from(const struct coord *c, size_t from);
 int app_queued(struct coord *c, size_t from, uint64_t first, uint64_t count,
                int (*fn)(void *arg, uint64_t app_seq, const char *ctype,
                          const void *payload, size_t len),

@@ -68,8 +68,6 @@
 #include "cutproto.h"
 #include "log.h"
 
-
-
 /* Replaces *lp with a new link; on failure *lp stays. */
 static int
 fresh_link(struct link **lp)
@@ -83,7 +81,6 @@ fresh_link(struct link **lp)
 	return 0;
 }
 
-
 /* Both links with p start again: numbering from 1, nothing held, nothing
  * unacknowledged.  The application channels keep their state. */
 static int
@@ -91,14 +88,14 @@ new_links(struct peer *p)
 {
 	p->taken_reported = 0;
 	p->credit_force = 1;
+	p->renumber_seq = 0;
 	if (fresh_link(&p->out) != 0 || fresh_link(&p->in) != 0)
 		return E_NOMEM;
 	return 0;
 }
 
 int
-peer_restore_reset(struct coord *c, size_t node, uint64_t out_n,
-                   uint64_t in_m)
+peer_restore_reset(struct coord *c, size_t node, uint64_t out_n, uint64_t in_m)
 {
 	struct peer *p = &c->peers[node];
 
@@ -276,6 +273,10 @@ peer_taken(struct coord *c, size_t node, uint64_t app_seq, size_t len)
 {
 	struct peer *p = &c->peers[node];
 
+	if (p->old_items > 0) {
+		p->old_items--;
+		return;
+	}
 	p->taken = app_seq;
 	p->taken_bytes += len;
 	if (p->ack_due_ms == 0)
@@ -448,6 +449,7 @@ dispatch(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it)
 		           "daemon and application both started afresh",
 		           from);
 		rv = snap_resume_in(c, p->node, 0);
+		p->old_items = app_queued_from(c, p->node);
 		break;
 	default:
 		rv = E_INVAL;
@@ -551,7 +553,9 @@ item(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it, int for_us)
 	switch (it->item_case) {
 	case CUT__V1__PEER_ITEM__ITEM_ACK:
 		ack(c, p, it->ack->upto);
-		if (it->ack->has_taken)
+		if (p->renumber_seq != 0 && it->ack->upto >= p->renumber_seq)
+			p->renumber_seq = 0;
+		if (it->ack->has_taken && p->renumber_seq == 0)
 			window_taken(p, it->ack->taken);
 		break;
 	case CUT__V1__PEER_ITEM__ITEM_HELLO:
@@ -750,8 +754,7 @@ batch_header(struct coord *c, struct peer *p, const Cut__V1__PeerAuth *auth,
 /* Packs the hello and the ack p is owed, if any, into buf as PeerItems
  * (field 4 of the batch); buf holds at least 96 bytes. */
 static size_t
-control_items(struct coord *c, struct peer *p, int hello, int ack,
-              uint8_t *buf)
+control_items(struct coord *c, struct peer *p, int hello, int ack, uint8_t *buf)
 {
 	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerHello h = CUT__V1__PEER_HELLO__INIT;

@@ -161,7 +161,8 @@ snap_init(struct coord *c, struct errinfo *e)
 	    (rv = engine_set_cut(c->eng, cfg->aligned
 	                                     ? ENGINE_CUT_ALIGNED
 	                                     : ENGINE_CUT_UNALIGNED)) != 0)
-		return err_set(e, rv, "cannot make the engine: %s", err_str(rv));
+		return err_set(e, rv, "cannot make the engine: %s",
+		               err_str(rv));
 	/* Ids come from the store's counter (store_next_id()). */
 	coord_db(c);
 	if ((rv = DB(c, abort_unfinished, "daemon restarted", c->wall,
@@ -336,10 +337,19 @@ snap_renumber(struct coord *c, size_t node)
 	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerRenumber r = CUT__V1__PEER_RENUMBER__INIT;
 
+	int rv;
+
 	r.seq = peer_next_seq(c, node);
 	item.item_case = CUT__V1__PEER_ITEM__ITEM_RENUMBER;
 	item.renumber = &r;
-	return peer_push_item(c, node, &item);
+	if ((rv = peer_push_item(c, node, &item)) != 0)
+		return rv;
+	/* The receiver's acks count what its application took of the old
+	 * numbering until it has this: taken as ours, they would free the
+	 * window of messages not sent yet. */
+	c->peers[node].app_taken = 0;
+	c->peers[node].renumber_seq = r.seq;
+	return 0;
 }
 
 int
@@ -428,8 +438,7 @@ snap_state_reply(struct coord *c, const char *id, const char *ctype,
 	if (s == NULL || s->state != SNAP_RUNNING || s->state_recorded)
 		return E_STATE;
 	coord_db(c);
-	if (DB(c, put_state, id, c->name, ctype, state, len,
-	                    c->wall) != 0) {
+	if (DB(c, put_state, id, c->name, ctype, state, len, c->wall) != 0) {
 		snap_give_up(c, s, "cannot store the local state");
 		return 0;
 	}
@@ -560,8 +569,8 @@ snap_marker(struct coord *c, size_t from, const char *id, uint64_t n,
 		if (refuse_degraded(c, s))
 			return 0;
 		coord_db(c);
-		rv = DB(c, snapshot_create, id, c->cfg->nodes[init].name, 0, c->wall,
-		    (uint32_t)c->cfg->nnodes);
+		rv = DB(c, snapshot_create, id, c->cfg->nodes[init].name, 0,
+		        c->wall, (uint32_t)c->cfg->nnodes);
 		if (rv == E_EXIST) {
 			/* Its initiator reused an id (a lost database and a
 			 * clock set back): say so rather than stay silent. */
@@ -659,9 +668,8 @@ snap_abort_msg(struct coord *c, size_t from, const char *id, const char *reason,
 	/* A participant's report on one of ours that ended: if it was
 	 * deleted here, that participant recorded it after its deletion
 	 * reached it, and deletes it again. */
-	if (s == NULL ||
-	    (s->initiator == c->self && s->state != SNAP_RUNNING &&
-	     s->state != SNAP_WAITING))
+	if (s == NULL || (s->initiator == c->self && s->state != SNAP_RUNNING &&
+	                  s->state != SNAP_WAITING))
 		sched_forget_late(c, from, id);
 	if (s == NULL)
 		return 0; /* we never saw it: nothing to undo */
@@ -796,19 +804,17 @@ snap_storage_failed(struct coord *c)
 	sched_storage_failed(c);
 	c->write_failed = 0;
 	c->lost_why[0] = '\0';
-	log_err("database batch lost: %s; aborting the snapshots it held",
-	        err);
+	log_err("database batch lost: %s; aborting the snapshots it held", err);
 	/* The WAL of a lost batch may be what filled the disk. */
 	if (DB0(c, checkpoint) != 0)
-		log_info("cannot checkpoint the database: %s",
-		         DB_ERR(c));
+		log_info("cannot checkpoint the database: %s", DB_ERR(c));
 	snprintf(reason, sizeof(reason), "%s: storage: %s", c->name, err);
 	for (s = c->snaps; s != NULL; s = s->next) {
 		if (s->state != SNAP_RUNNING && s->state != SNAP_WAITING &&
 		    s->ended_gen != gen)
 			continue;
 		s->unsaved = 1;
-		s->part_due = 0; /* its part is lost with the batch */
+		s->part_due = 0;          /* its part is lost with the batch */
 		give_up(c, s, reason, 1); /* keeps an aborted one's reason */
 	}
 	snap_storage_retry(c);
@@ -835,9 +841,11 @@ rewrite_ends(struct coord *c)
 		/* (One deleted here since stays deleted.) */
 		if (!s->unsaved || sched_was_forgotten(c, s->id))
 			continue;
-		rv = DB(c, abort_snapshot, s->id, c->cfg->nodes[s->initiator].name,
-		    s->initiator == c->self, s->started_wall_ms,
-		    (uint32_t)c->cfg->nnodes, s->why, coord_wall_of(c, s->ended_ms));
+		rv = DB(c, abort_snapshot, s->id,
+		        c->cfg->nodes[s->initiator].name,
+		        s->initiator == c->self, s->started_wall_ms,
+		        (uint32_t)c->cfg->nnodes, s->why,
+		        coord_wall_of(c, s->ended_ms));
 		if (rv == E_STATE) /* aborted in this batch already */
 			rv = 0;
 	}
@@ -1051,9 +1059,8 @@ record(struct coord *c, struct snap *s, const struct engine_action *a,
 		return;
 	}
 	coord_db(c);
-	if (DB(c, put_message, s->id, c->cfg->nodes[pc->src].name,
-	                      c->name, a->seq, dl->content_type, dl->payload,
-	                      dl->len) != 0) {
+	if (DB(c, put_message, s->id, c->cfg->nodes[pc->src].name, c->name,
+	       a->seq, dl->content_type, dl->payload, dl->len) != 0) {
 		snap_give_up(c, s, "cannot store a recorded message");
 		return;
 	}
@@ -1076,8 +1083,7 @@ record_queued(void *arg, uint64_t app_seq, const char *ctype,
 	struct coord *c = q->c;
 
 	if (DB(c, put_message, q->s->id, c->cfg->nodes[q->pc->src].name,
-	                      c->name, app_seq, coord_ctype(ctype), payload,
-	                      len) != 0)
+	       c->name, app_seq, coord_ctype(ctype), payload, len) != 0)
 		return -1;
 	coord_stats_recorded(c, len);
 	audit_seqs_add(&q->pc->seqs, app_seq);

@@ -9,11 +9,11 @@
  * in one process on simulated time, each on the real store (store.c) over
  * an in-memory SQLite database, with a simulated network between them
  * (simnet.c) and a simulated application beside each (simapp.c, over
- * libcut's own protocol core, libclient/core/appcore.c).  Every random choice comes from one PRNG seeded
- * once from the seed; there is no wall clock (the simulated one starts on
- * 2100-01-01) and no other randomness, so a seed is a replay.  Each turn
- * of a daemon is cutd's own (core/turn.c's turn_run(), over simnet.c's
- * port in place of nng's).
+ * libcut's own protocol core, libclient/core/appcore.c).  Every random choice
+ * comes from one PRNG seeded once from the seed; there is no wall clock (the
+ * simulated one starts on 2100-01-01) and no other randomness, so a seed is a
+ * replay.  Each turn of a daemon is cutd's own (core/turn.c's turn_run(), over
+ * simnet.c's port in place of nng's).
  *
  * A run draws its cluster from the seed: the node count (in --nodes),
  * every pair or a ring plus chords, the cut, the deadline, the message
@@ -40,6 +40,11 @@
  *       handshake  a connection to a peer, or the application's, resets
  *                  and the next one resets as it opens: before its first
  *                  frame arrives or just after (simnet_handshake());
+ *       reboot     a daemon and its application die at once (a node
+ *                  reboot: a crash and an appkill together), and both
+ *                  start again; what the application had sent and the
+ *                  daemon had not passed on is lost, and its channels
+ *                  number from 1 again (simapp_reboot());
  *   healed: every fault ends, down daemons start; once every link is
  *     alive again and knows the other end's current run, one more
  *     snapshot, which must complete consistent;
@@ -122,6 +127,7 @@ enum ev_kind {
 	EV_APPKILL,
 	EV_CALL, /* a control call (pm: enum sim_call), simops.c */
 	EV_HANDSHAKE,
+	EV_REBOOT,
 };
 
 struct sim_event {
@@ -135,37 +141,36 @@ static const struct {
 	const char *name;
 	unsigned bit;
 } fault_names[] = {
-    {"crash", SIM_F_CRASH},     {"partition", SIM_F_PARTITION},
-    {"drop", SIM_F_DROP},       {"storage", SIM_F_STORAGE},
-    {"slow", SIM_F_SLOW},       {"applink", SIM_F_APPLINK},
-    {"appkill", SIM_F_APPKILL}, {"restore", SIM_F_RESTORE},
-    {"delete", SIM_F_DELETE},   {"schedule", SIM_F_SCHEDULE},
-    {"handshake", SIM_F_HANDSHAKE},
+    {"crash", SIM_F_CRASH},         {"partition", SIM_F_PARTITION},
+    {"drop", SIM_F_DROP},           {"storage", SIM_F_STORAGE},
+    {"slow", SIM_F_SLOW},           {"applink", SIM_F_APPLINK},
+    {"appkill", SIM_F_APPKILL},     {"restore", SIM_F_RESTORE},
+    {"delete", SIM_F_DELETE},       {"schedule", SIM_F_SCHEDULE},
+    {"handshake", SIM_F_HANDSHAKE}, {"reboot", SIM_F_REBOOT},
 };
 #define NFAULTS (sizeof(fault_names) / sizeof(fault_names[0]))
 
 /* The check each planted bug must trip. */
 static const enum sim_check self_check_trips[] = {
-    [SIM_SC_NONE] = SIM_C_SIM,  [SIM_SC_CONSERVATION] = SIM_C_CONSERVATION,
-    [SIM_SC_ONCE] = SIM_C_ONCE, [SIM_SC_DEADLINE] = SIM_C_DEADLINE,
-    [SIM_SC_IDS] = SIM_C_IDS,   [SIM_SC_BOUNDS] = SIM_C_BOUNDS,
+    [SIM_SC_NONE] = SIM_C_SIM,     [SIM_SC_CONSERVATION] = SIM_C_CONSERVATION,
+    [SIM_SC_ONCE] = SIM_C_ONCE,    [SIM_SC_DEADLINE] = SIM_C_DEADLINE,
+    [SIM_SC_IDS] = SIM_C_IDS,      [SIM_SC_BOUNDS] = SIM_C_BOUNDS,
     [SIM_SC_RESTORE] = SIM_C_ONCE,
 };
 
 static const char *const self_checks[] = {
-    [SIM_SC_NONE] = "none", [SIM_SC_CONSERVATION] = "conservation",
-    [SIM_SC_ONCE] = "once", [SIM_SC_DEADLINE] = "deadline",
-    [SIM_SC_IDS] = "ids",   [SIM_SC_BOUNDS] = "bounds",
+    [SIM_SC_NONE] = "none",       [SIM_SC_CONSERVATION] = "conservation",
+    [SIM_SC_ONCE] = "once",       [SIM_SC_DEADLINE] = "deadline",
+    [SIM_SC_IDS] = "ids",         [SIM_SC_BOUNDS] = "bounds",
     [SIM_SC_RESTORE] = "restore",
 };
 #define NSELF (sizeof(self_checks) / sizeof(self_checks[0]))
 
 /* Abort reasons, as the statistics count them. */
 static const char *const reason_kinds[] = {
-    "restarted",         "storage",   "did not answer",
-    "no application",    "no marker", "no part",
-    "numbering resumed", "stopped",   "restored",
-    "other",
+    "restarted", "storage", "did not answer",    "no application",
+    "no marker", "no part", "numbering resumed", "stopped",
+    "restored",  "other",
 };
 
 /* ---- Small things ---- */
@@ -456,11 +461,13 @@ plan_faults(struct sim *s)
 	if (f & SIM_F_RESTORE)
 		for (k = how_many(s, 6); k > 0; k--)
 			add_event(s, sim_range(s, lo, hi), EV_CALL,
-			          (size_t)sim_rand(s, s->n), 0, SIM_CALL_RESTORE);
+			          (size_t)sim_rand(s, s->n), 0,
+			          SIM_CALL_RESTORE);
 	if (f & SIM_F_DELETE) {
 		for (k = how_many(s, 8); k > 0; k--)
 			add_event(s, sim_range(s, lo, hi), EV_CALL,
-			          (size_t)sim_rand(s, s->n), 0, SIM_CALL_DELETE);
+			          (size_t)sim_rand(s, s->n), 0,
+			          SIM_CALL_DELETE);
 		for (k = how_many(s, 3); k > 0; k--)
 			add_event(s, sim_range(s, lo, hi), EV_CALL,
 			          (size_t)sim_rand(s, s->n), 0, SIM_CALL_KEEP);
@@ -477,6 +484,12 @@ plan_faults(struct sim *s)
 			add_event(s, sim_range(s, lo, hi), EV_HANDSHAKE,
 			          (size_t)sim_rand(s, s->n), 0,
 			          (unsigned)sim_rand(s, s->n + 1));
+	/* Last, so that the runs without it draw what they drew before. */
+	if (f & SIM_F_REBOOT)
+		for (k = how_many(s, 2); k > 0; k--)
+			add_event(s, sim_range(s, lo, hi), EV_REBOOT,
+			          (size_t)sim_rand(s, s->n),
+			          sim_range(s, 20, 3000), 0);
 	/* Insertion sort: stable, and the lists are short. */
 	for (size_t i = 1; i < s->nevents; i++) {
 		struct sim_event e = s->events[i];
@@ -511,8 +524,8 @@ note_crash(struct sim *s, struct sim_node *n)
 	simops_crash(s, n);
 }
 
-static void
-crash(struct sim *s, struct sim_node *n, int64_t down, int stop)
+void
+sim_crash(struct sim *s, struct sim_node *n, int64_t down, int stop)
 {
 	if (n->c == NULL)
 		return;
@@ -558,6 +571,7 @@ run_event(struct sim *s, const struct sim_event *e)
 	 * silence check). */
 	switch (e->kind) {
 	case EV_CRASH:
+	case EV_REBOOT:
 	case EV_STORAGE_ON:
 		simnet_disturb(s, e->node);
 		break;
@@ -590,8 +604,11 @@ run_event(struct sim *s, const struct sim_event *e)
 		 * earlier life sent: those messages die with it. */
 		if ((a->life == a->life_base ||
 		     (a->k.opened && !simapp_orphans(s, a))) &&
-		    !simops_crash_unsafe(s, n))
-			crash(s, n, e->dur, e->pm != 0);
+		    !simops_crash_unsafe(s, n) && !simapp_holds_old(s, a))
+			sim_crash(s, n, e->dur, e->pm != 0);
+		break;
+	case EV_REBOOT:
+		simapp_reboot(s, a, e->dur);
 		break;
 	case EV_PARTITION:
 	case EV_PARTITION_ONE_WAY:
@@ -656,10 +673,9 @@ run_event(struct sim *s, const struct sim_event *e)
 			simnet_handshake(s, n, e->pm);
 		break;
 	case EV_APPKILL:
-		/* Not modelled: an application that dies with its daemon
-		 * (or while it is down, or before it has told the restarted
-		 * daemon where it stands), whose channels then start their
-		 * numbering afresh (the README's limits). */
+		/* Not modelled: an application that dies while its daemon
+		 * is down, or before it has told the restarted daemon where
+		 * it stands (with its daemon: EV_REBOOT). */
 		if (n->c != NULL && !a->lost && !s->rst.active)
 			simapp_kill(s, a);
 		break;
@@ -691,7 +707,11 @@ sim_start_snapshot(struct sim *s, struct sim_node *n)
 		enum sim_call call = n->calls[0];
 		memmove(n->calls, n->calls + 1,
 		        --n->ncalls * sizeof(n->calls[0]));
-		simops_call(s, n, call);
+		/* Not modelled: a restore after a reboot, whose replay
+		 * would hold messages of a generation the channel has
+		 * left (the reboots stop once a restore starts). */
+		if (call != SIM_CALL_RESTORE || s->nreboots == 0)
+			simops_call(s, n, call);
 		return;
 	}
 	if (final) {
@@ -721,10 +741,9 @@ sim_start_snapshot(struct sim *s, struct sim_node *n)
 		return;
 	}
 	if ((sn = sim_snap_add(s, n, id, timeout, final)) != NULL)
-		sim_trace(s, "%s: snapshot %s started%s, timeout %" PRIu32
-		          " ms",
-		          n->name, id, final ? " (the final one)" : "",
-		          sn->timeout);
+		sim_trace(
+		    s, "%s: snapshot %s started%s, timeout %" PRIu32 " ms",
+		    n->name, id, final ? " (the final one)" : "", sn->timeout);
 }
 
 struct sim_snap *
@@ -854,8 +873,9 @@ sim_note_running(struct sim *s, size_t i)
 	if (s->era > 0)
 		for (size_t v = 0; v < s->n; v++)
 			if (s->rst.has[v][i])
-				replay += (s->rst.n[v][i] - s->rst.m[v][i]) *
-				          (cfg->max_message + cfg->message_cost);
+				replay +=
+				    (s->rst.n[v][i] - s->rst.m[v][i]) *
+				    (cfg->max_message + cfg->message_cost);
 	/* Up to twice that for a while after a restart of the receiver:
 	 * its senders send again, with a window of new messages, a window
 	 * they had not heard was taken, which its application may have
@@ -950,8 +970,8 @@ tally_state(const char *node, const char *ctype, const void *state, size_t len,
 	t->era = era;
 	t->sum += v;
 	/* The total as it stood for the life recorded at that node. */
-	t->bank += simapp_delta_era(t->s, &t->s->nodes[idx].app, era, life,
-	                            &known);
+	t->bank +=
+	    simapp_delta_era(t->s, &t->s->nodes[idx].app, era, life, &known);
 	t->unknown |= !known;
 	t->states++;
 	return 0;
@@ -1127,8 +1147,7 @@ outcomes(struct sim *s, const struct sim_snap *sn,
 		struct store_snapshot row;
 		/* The README's exception: a restart of either, after the
 		 * snapshot started, may drop the outcome on its way. */
-		if (j == sn->initiator ||
-		    s->nodes[j].started > sn->started ||
+		if (j == sn->initiator || s->nodes[j].started > sn->started ||
 		    s->nodes[sn->initiator].started > sn->started ||
 		    /* ... and so may a restore, which drops what the links
 		     * held of the generation before it. */
@@ -1317,12 +1336,12 @@ settled(struct sim *s, char *why, size_t len)
 		}
 		for (size_t v = 0; v < s->n; v++)
 			if (v != i &&
-			    s->sent[v][i].n != simapp_taken_from(&n->app, v)) {
+			    s->sent[v][i].n != simapp_stream_taken(s, v, i)) {
 				snprintf(
 				    why, len,
 				    "%s -> %s: %zu sent, %" PRIu64 " taken",
 				    s->nodes[v].name, n->name, s->sent[v][i].n,
-				    simapp_taken_from(&n->app, v));
+				    simapp_stream_taken(s, v, i));
 				return 0;
 			}
 		for (size_t p = 0; p < n->app.k.npeers; p++)
@@ -1495,8 +1514,8 @@ run_init(struct sim *s)
 	s->next_start = sim_range(s, 100, 600);
 	for (size_t a = 0; a < n; a++)
 		for (size_t b = 0; b < n; b++)
-			s->lat[a][b] = (unsigned char)sim_range(
-			    s, s->o->lat_lo, s->o->lat_hi);
+			s->lat[a][b] = (unsigned char)sim_range(s, s->o->lat_lo,
+			                                        s->o->lat_hi);
 	for (size_t i = 0; i < n; i++) {
 		struct sim_node *nd = &s->nodes[i];
 		char err[512];
@@ -1532,8 +1551,11 @@ run_free(struct sim *s)
 		free(n->live);
 	}
 	for (size_t a = 0; a < s->n; a++)
-		for (size_t b = 0; b < s->n; b++)
+		for (size_t b = 0; b < s->n; b++) {
 			free(s->sent[a][b].amount);
+			for (int g = 0; g < SIM_MAX_LIVES; g++)
+				free(s->glog[a][b][g].amount);
+		}
 	simops_free(s);
 	cutproto_arena_fini(&s->arena);
 	config_free(s->cfg);
@@ -1547,6 +1569,8 @@ final_checks(struct sim *s)
 {
 	int64_t sum = 0, bank = s->bank[s->era];
 
+	/* What the reboots lost is known once the streams are drained. */
+	simapp_end_gens(s);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sim_app *a = &s->nodes[i].app;
 		sum += a->balance;
@@ -1591,8 +1615,8 @@ parse_latency(const char *p, struct sim_options *o)
 	unsigned lo, hi;
 	char end;
 
-	if (sscanf(p, "%u-%u%c", &lo, &hi, &end) != 2 || lo < 1 ||
-	    hi < lo || hi > 200)
+	if (sscanf(p, "%u-%u%c", &lo, &hi, &end) != 2 || lo < 1 || hi < lo ||
+	    hi > 200)
 		return -1;
 	o->lat_lo = lo;
 	o->lat_hi = hi;
@@ -1720,7 +1744,8 @@ usage(FILE *f)
 	        "[-v]...\n"
 	        "LIST: all, none, or "
 	        "crash,partition,drop,storage,slow,applink,appkill,\n"
-	        "      restore,delete,schedule,handshake\n"
+	        "      restore,delete,schedule,handshake,reboot\n"
+	        "      (all: every one but reboot)\n"
 	        "BUG: conservation, once, deadline, ids, bounds, restore\n");
 }
 
@@ -1832,6 +1857,10 @@ report(const struct sim_options *o, const struct sim_stats *st)
 	       st->partitions, st->drops, st->storage, st->db_failures,
 	       st->slow, st->applinks, st->appkills, st->kill_lost,
 	       st->kill_again);
+	if (o->faults & SIM_F_REBOOT)
+		printf("  %" PRIu64 " reboots (%" PRIu64
+		       " messages lost with them, never passed on)\n",
+		       st->reboots, st->reboot_lost);
 	if (o->faults & (SIM_F_RESTORE | SIM_F_DELETE | SIM_F_SCHEDULE))
 		printf("  restores: %" PRIu64 " started (%" PRIu64
 		       " refused), %" PRIu64 " done on every node, %" PRIu64

@@ -307,7 +307,8 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 			a->novt = 0;
 			a->restore_pending = 1;
 		}
-	for (off = restore_at; appcore_frame_item(buf, len, &off, &p, &n) == 1;) {
+	for (off = restore_at;
+	     appcore_frame_item(buf, len, &off, &p, &n) == 1;) {
 		Cut__V1__AppItem *it;
 		/* recv.c's urgent(): credit and unaligned requests now,
 		 * the rest in its turn (a lost connection's items are then
@@ -384,7 +385,8 @@ answer(struct sim *s, struct sim_app *a, const char *id)
 		balance++; /* the planted bug */
 	if (s->o->faults & SIM_F_RESTORE)
 		snprintf(state, sizeof(state),
-		         "{\"balance\": %" PRId64 ", \"life\": %d, \"era\": %d}",
+		         "{\"balance\": %" PRId64
+		         ", \"life\": %d, \"era\": %d}",
 		         balance, a->life, a->era);
 	else
 		snprintf(state, sizeof(state),
@@ -409,14 +411,132 @@ amount_of(const void *p, size_t len)
 	return sscanf(buf, "{\"amount\": %ld", &v) == 1 ? v : -1;
 }
 
+/* The generation a payload says it is of ("gen": g; none: 0). */
+static int
+gen_of(const void *p, size_t len)
+{
+	char buf[64];
+	const char *g;
+
+	if (len > sizeof(buf) - 1)
+		len = sizeof(buf) - 1;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	return (g = strstr(buf, "\"gen\": ")) != NULL ? atoi(g + 7) : 0;
+}
+
+/* The log of generation g of channel src -> dst. */
+static struct sim_log *
+gen_log(struct sim *s, size_t src, size_t dst, int g, int era)
+{
+	return g < s->gen[src] ? &s->glog[src][dst][g]
+	                       : sim_log_of(s, src, dst, era);
+}
+
+/* A receiver's positions (first[], last[]) run through the generations
+ * of a channel one after the other: seq in generation g is at the
+ * messages of the generations before it plus seq. */
+static uint64_t
+gen_pos(const struct sim *s, size_t src, size_t dst, int g, uint64_t seq)
+{
+	for (int h = 0; h < g; h++)
+		seq += s->glog[src][dst][h].n;
+	return seq;
+}
+
+/* The amount at position pos of the channel, and whether it was handed
+ * (not lost with its generation's end). */
+static int
+pos_amount(const struct sim *s, size_t src, size_t dst, uint64_t pos, int era,
+           int64_t *ret)
+{
+	const struct sim_log *log = NULL;
+	int h;
+
+	for (h = 0; h < s->gen[src]; h++) {
+		log = &s->glog[src][dst][h];
+		if (pos <= log->n)
+			break;
+		pos -= log->n;
+	}
+	if (h == s->gen[src])
+		log = sim_log_of((struct sim *)s, src, dst, era);
+	if (pos == 0 || pos > log->n ||
+	    (h < s->rg[src][dst] && pos > s->gend[src][dst][h]))
+		return 0;
+	*ret = log->amount[pos - 1];
+	return 1;
+}
+
+/* The receiving stream of src -> dst leaves its generation for g: the
+ * generations before g end, each at the last seq handed of it; what
+ * follows was lost with src's reboot, and leaves the bank from the life
+ * that reboot began.  What the receiving daemon had when src rebooted
+ * was passed on, and must have been handed. */
+static void
+end_gens(struct sim *s, size_t src, size_t dst, int g)
+{
+	struct sim_app *sa = &s->nodes[src].app;
+
+	for (int h = s->rg[src][dst]; h < g; h++) {
+		const struct sim_log *log = &s->glog[src][dst][h];
+		uint64_t d = h == s->rg[src][dst] ? s->hpos[src][dst] : 0;
+		int life = s->gen_life[src][h + 1];
+		if (d < s->gfwd[src][dst][h])
+			sim_fail(s, SIM_C_ONCE,
+			         "%s -> %s: message %" PRIu64
+			         " had reached %s's "
+			         "daemon before %s rebooted, but only %" PRIu64
+			         " were handed",
+			         s->nodes[src].name, s->nodes[dst].name,
+			         s->gfwd[src][dst][h], s->nodes[dst].name,
+			         s->nodes[src].name, d);
+		s->gend[src][dst][h] = d;
+		for (uint64_t q = d + 1; q <= log->n; q++) {
+			for (int l = life; l <= sa->life; l++)
+				sa->gone[l] += log->amount[q - 1];
+			s->st->reboot_lost++;
+		}
+	}
+	s->rg[src][dst] = g;
+	s->hpos[src][dst] = 0;
+}
+
+void
+simapp_end_gens(struct sim *s)
+{
+	for (size_t a = 0; a < s->n; a++)
+		for (size_t b = 0; b < s->n; b++)
+			if (a != b && s->rg[a][b] < s->gen[a])
+				end_gens(s, a, b, s->gen[a]);
+}
+
+uint64_t
+simapp_stream_taken(const struct sim *s, size_t from, size_t to)
+{
+	return s->rg[from][to] == s->gen[from]
+	           ? simapp_taken_from(&s->nodes[to].app, from)
+	           : 0;
+}
+
+int
+simapp_holds_old(const struct sim *s, const struct sim_app *a)
+{
+	for (size_t v = 0; v < s->n; v++)
+		if (v != a->node && s->rg[v][a->node] < s->gen[v])
+			return 1;
+	return 0;
+}
+
 /* A delivery is handed to the application: checked against what its
  * sender sent, and banked. */
 static void
 hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 {
 	int from = config_node_index(s->cfg, d->from);
-	uint64_t want;
+	uint64_t want, pos;
 	long amount = amount_of(d->payload.data, d->payload.len);
+	int g = gen_of(d->payload.data, d->payload.len);
 	const struct sim_log *log;
 
 	if (from < 0 || (size_t)from == a->node || !d->has_seq) {
@@ -425,16 +545,38 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 		         name_of(s, a), d->from);
 		return;
 	}
-	log = sim_log_of(s, (size_t)from, a->node, a->era);
+	if (g < s->rg[from][a->node] || g > s->gen[from]) {
+		sim_fail(s, SIM_C_ONCE,
+		         "%s -> %s: message %" PRIu64 " of the numbering "
+		         "before reboot %d handed after reboot %d's",
+		         d->from, name_of(s, a), d->seq, g + 1,
+		         s->rg[from][a->node]);
+		return;
+	}
+	if (g > s->rg[from][a->node]) {
+		/* The sender rebooted: the channel numbers from 1 again
+		 * (PeerRenumber), after what was left of the old
+		 * numbering. */
+		if (d->seq != 1)
+			sim_fail(s, SIM_C_ONCE,
+			         "%s -> %s: the numbering after a reboot "
+			         "starts at %" PRIu64,
+			         d->from, name_of(s, a), d->seq);
+		end_gens(s, (size_t)from, a->node, g);
+		a->src_taken[from] = 0;
+		a->rewound[from] = 0;
+	}
+	log = gen_log(s, (size_t)from, a->node, g, a->era);
+	pos = gen_pos(s, (size_t)from, a->node, g, d->seq);
 	/* The first delivery from a node in a new life: the daemon hands
 	 * again what the dead one had and had not reported taken. */
 	if (a->rewound[from] && d->seq <= a->src_taken[from] + 1 &&
 	    d->seq > 0) {
 		a->src_taken[from] = d->seq - 1;
 		a->rewound[from] = 0;
-		if (a->life > 0 && d->seq <= a->last[a->life - 1][from])
+		if (a->life > 0 && pos <= a->last[a->life - 1][from])
 			s->st->kill_again +=
-			    a->last[a->life - 1][from] - d->seq + 1;
+			    a->last[a->life - 1][from] - pos + 1;
 	}
 	want = a->src_taken[from] + 1;
 	if (d->seq != want)
@@ -454,9 +596,11 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 	a->taken_total++;
 	if (d->seq > a->src_taken[from])
 		a->src_taken[from] = d->seq;
+	if (d->seq > s->hpos[from][a->node])
+		s->hpos[from][a->node] = d->seq;
 	if (a->first[a->life][from] == 0)
-		a->first[a->life][from] = d->seq;
-	a->last[a->life][from] = d->seq;
+		a->first[a->life][from] = pos;
+	a->last[a->life][from] = pos;
 	/* recv.c's handed(). */
 	if (appcore_handed(&a->k, d->from, d->seq, d->payload.len, s->now))
 		report(a);
@@ -583,6 +727,11 @@ send_one(struct sim *s, struct sim_app *a)
 	    1 + (long)sim_rand(s, a->balance < 9 ? (uint64_t)a->balance : 9);
 	len = (size_t)snprintf(payload, sizeof(payload), "{\"amount\": %ld",
 	                       amount);
+	/* After a reboot the channel's numbering is another generation:
+	 * the receiver's checks tell them apart by this. */
+	if (s->gen[a->node] > 0)
+		len += (size_t)snprintf(payload + len, sizeof(payload) - len,
+		                        ", \"gen\": %d", s->gen[a->node]);
 	/* Now and then a larger message: the windows and batches fill
 	 * sooner, parts go in several chunks. */
 	if (sim_rand(s, 8) == 0) {
@@ -705,15 +854,13 @@ simapp_step(struct sim *s, struct sim_app *a)
 	kick(s, a);
 }
 
-void
-simapp_kill(struct sim *s, struct sim_app *a)
+/* The application dies: its balance leaves the bank, its libcut state
+ * is gone, and its next life starts empty. */
+static void
+die(struct sim *s, struct sim_app *a)
 {
 	struct sim_node *n = node_of(s, a);
 
-	if (a->life + 1 >= SIM_MAX_LIVES)
-		return;
-	sim_trace(s, "%s's application is killed (balance %" PRId64 ")",
-	          name_of(s, a), a->balance);
 	if (n->app_conn != 0)
 		simnet_app_close(s, n); /* what it wrote and was not read */
 	a->life++;
@@ -736,7 +883,65 @@ simapp_kill(struct sim *s, struct sim_app *a)
 		a->restorable = sim_rand(s, 20) != 0;
 	a->dial_at = s->now + sim_range(s, 20, 800);
 	a->next_recv = a->dial_at;
+}
+
+void
+simapp_kill(struct sim *s, struct sim_app *a)
+{
+	if (a->life + 1 >= SIM_MAX_LIVES)
+		return;
+	sim_trace(s, "%s's application is killed (balance %" PRId64 ")",
+	          name_of(s, a), a->balance);
+	die(s, a);
 	s->st->appkills++;
+}
+
+int
+simapp_reboot(struct sim *s, struct sim_app *a, int64_t down)
+{
+	struct sim_node *n = node_of(s, a);
+	size_t x = a->node;
+	int g = s->gen[x];
+
+	/* Left out: a daemon down already (its application dies alone,
+	 * not modelled), the restore windows (simops_crash_unsafe()), a
+	 * restore started or taken (the replay would hold messages of a
+	 * generation the channel has left), and a daemon that may hold
+	 * what another rebooted node's old generation passed on (its
+	 * death loses them: the README's limit). */
+	if (n->c == NULL || a->life + 1 >= SIM_MAX_LIVES || s->rst.active ||
+	    s->era > 0 || simops_crash_unsafe(s, n) || simapp_holds_old(s, a))
+		return 0;
+	sim_trace(s,
+	          "%s reboots: daemon and application (balance %" PRId64
+	          ") die; back in %" PRId64 " ms",
+	          n->name, a->balance, down);
+	/* Every outgoing channel's log so far is a generation that ends
+	 * here; what the receiving daemon has of it was passed on. */
+	for (size_t v = 0; v < s->n; v++) {
+		struct coord_peer_stats ps;
+		if (v == x)
+			continue;
+		s->glog[x][v][g] = s->sent[x][v];
+		memset(&s->sent[x][v], 0, sizeof(s->sent[x][v]));
+		s->gfwd[x][v][g] = 0;
+		if (s->nodes[v].c != NULL && s->rg[x][v] == g) {
+			coord_peer_stats(s->nodes[v].c, x, &ps);
+			if (ps.has_in)
+				s->gfwd[x][v][g] = ps.delivered;
+		}
+	}
+	s->gen[x] = g + 1;
+	simnet_disturb(s, x);
+	sim_crash(s, n, down, 0);
+	die(s, a);
+	/* cut_flush() promised what the daemon had read, which died with
+	 * it too. */
+	memset(a->flushed, 0, sizeof(a->flushed));
+	s->gen_life[x][g + 1] = a->life;
+	s->nreboots++;
+	s->st->reboots++;
+	return 1;
 }
 
 /* simapp_delta() in a's current era; *known 0 if a dead life had
@@ -757,8 +962,6 @@ delta(const struct sim *s, const struct sim_app *a, int life, int *known)
 	 * they are not gone. */
 	for (int b = a->life_base + 1; b <= life; b++)
 		for (size_t v = 0; v < s->n; v++) {
-			const struct sim_log *log = sim_log_of(
-			    (struct sim *)s, v, a->node, a->era);
 			uint64_t lo = a->first[b - 1][v],
 			         hi = a->last[b - 1][v];
 			uint64_t from = 0;
@@ -768,9 +971,11 @@ delta(const struct sim *s, const struct sim_app *a, int life, int *known)
 				*known = 0;
 			if (lo == 0 || from == 0)
 				continue;
-			for (uint64_t q = from > lo ? from : lo;
-			     q <= hi && q <= log->n; q++)
-				d += log->amount[q - 1];
+			for (uint64_t q = from > lo ? from : lo; q <= hi; q++) {
+				int64_t amt;
+				if (pos_amount(s, v, a->node, q, a->era, &amt))
+					d += amt;
+			}
 		}
 	return d;
 }
@@ -829,8 +1034,7 @@ simapp_orphans(const struct sim *s, const struct sim_app *a)
 		return 0;
 	for (size_t v = 0; v < s->n; v++)
 		if (v != a->node &&
-		    simapp_taken_from(&s->nodes[v].app, a->node) <
-		        a->opened_at[v])
+		    simapp_stream_taken(s, a->node, v) < a->opened_at[v])
 			return 1;
 	return 0;
 }
