@@ -403,7 +403,8 @@ enqueue(struct in_queue *q, uint32_t conn, const uint8_t *data, size_t len)
 	cr_assert_not_null(fr);
 	fr->conn = conn;
 	fr->len = len;
-	memcpy(fr->data, data, len);
+	if (len > 0)
+		memcpy(fr->data, data, len);
 	if (q->n == q->cap) {
 		q->cap = q->cap ? q->cap * 2 : 64;
 		q->v = realloc(q->v, q->cap * sizeof(*q->v));
