@@ -13,6 +13,13 @@
 . "$(dirname "$0")/lib.sh"
 FLOOD="python3 $(dirname "$0")/../tools/connflood.py"
 restarts() { status_field 0 control_listener_restarts; }
+# status_restarts SOCKET N: the status text says SOCKET's listener was
+# started again at least N times (a probe may still find the last flood's
+# damage, and restart it once more, after N was read).
+status_restarts() {
+	k=$(ctl 0 status | sed -n "s/^$1 socket: listener started again \([0-9]*\) times.*/\1/p")
+	[ -n "$k" ] && [ "$k" -ge "$2" ]
+}
 # now_ms: the monotonic-enough wall clock in milliseconds.
 now_ms() { date +%s%3N; }
 
@@ -47,8 +54,7 @@ ctl_rounds=$round
 ctl_restarts=$got
 grep -q "control socket: its listener took no connection" "$T/cutd-p0.log" ||
 	fail "no restart logged: $(cat "$T/cutd-p0.log")"
-ctl 0 status | grep -q "^control socket: listener started again $got times" ||
-	fail "status text: $(ctl 0 status)"
+status_restarts control "$got" || fail "status text: $(ctl 0 status)"
 
 # The application socket, the same way: flood it (no application is
 # connected yet) until a flood stopped its listener; an application then
@@ -69,8 +75,7 @@ retry 10 sh -c "[ \"\$($CUTCTL --control ipc://$T/p0.ctl --json status | python3
 	fail "no application connected after the floods: $(ctl 0 status)"
 dt=$(($(now_ms) - t0))
 echo "an application connected $dt ms after the floods"
-ctl 0 status | grep -q "^application socket: listener started again $got times" ||
-	fail "status text: $(ctl 0 status)"
+status_restarts application "$got" || fail "status text: $(ctl 0 status)"
 
 # The daemon still does its work: a snapshot of the two nodes.
 start_app 1 10 --rate 50
