@@ -2628,6 +2628,23 @@ Test(abort, unaligned_request_passed_before_reconnect)
 	h_free(h);
 }
 
+/* An I/O error on one write loses the whole batch: SQLite may have rolled
+ * back more than that statement, so nothing of the batch is trusted. */
+Test(batch, io_error_loses_the_batch)
+{
+	struct h *h = ready(NULL);
+	uint64_t rollbacks;
+
+	h_marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_fail(h, STORE_OP_PUT_STATE, E_IO, 1);
+	h_reply(h, P1_SNAP, "{}", 0);
+	rollbacks = h->calls[STORE_OP_ROLLBACK];
+	cr_assert_eq(coord_commit(h->c), E_STORAGE);
+	cr_assert_eq(h->calls[STORE_OP_ROLLBACK], rollbacks + 1);
+	h_free(h);
+}
+
 /* Reading the part back (once its batch committed) fails: the
  * participant cannot send it and says so. */
 Test(batch, part_not_read_back)
