@@ -231,7 +231,6 @@ judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
 /* The first byte of a packed AppItem names its kind: the tag of its one
  * field, length-delimited (protobuf-c writes nothing before it). */
 #define KIND_CREDIT  APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_CREDIT)
-#define KIND_STATE   APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
 #define KIND_RESTORE APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_RESTORE)
 #define KIND_SYNCED  APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_SYNCED)
 
@@ -451,8 +450,7 @@ urgent(struct cut *c, const uint8_t *p, size_t len)
 	Cut__V1__AppItem *it;
 	int taken = URGENT_NOT;
 
-	if (len == 0 ||
-	    (p[0] != KIND_CREDIT && p[0] != KIND_STATE && p[0] != KIND_SYNCED))
+	if (!appcore_maybe_urgent(p, len))
 		return URGENT_NOT;
 	it = (Cut__V1__AppItem *)cutproto_unpack(&cut__v1__app_item__descriptor,
 	                                         len, p);
@@ -494,8 +492,8 @@ static int
 ingest(struct cut *c, nng_msg *msg)
 {
 	const uint8_t *body = nng_msg_body(msg), *p;
-	size_t len = nng_msg_len(msg), off = 0, n, keep = 0, at, restore_at = 0;
-	int urgent_state = 0, rv;
+	size_t len = nng_msg_len(msg), off = 0, n, keep = 0, restore_at;
+	int urgent_state = 0, restore, rv;
 	struct batch *q;
 
 	if (c->resuming)
@@ -518,21 +516,19 @@ ingest(struct cut *c, nng_msg *msg)
 	 * frame (it comes first; credit before it was for the old
 	 * positions too) and in the queue.  The restore itself is
 	 * processed in its turn, by the application's thread. */
-	for (off = 0, at = 0; appcore_frame_item(body, len, &off, &p, &n) == 1;
-	     at = off)
-		if (n > 0 && p[0] == KIND_RESTORE) {
-			struct overtake *o;
-			restore_at = at;
-			cut_queue_free(c);
-			while ((o = c->ovt) != NULL) {
-				c->ovt = o->link;
-				free(o);
-			}
-			c->ovt_tail = NULL;
-			c->restore_pending = 1;
-			atomic_store(&c->restore_arrived, 1);
-			pthread_cond_broadcast(&c->send_cv);
+	restore_at = appcore_restore_at(body, len, &restore);
+	if (restore) {
+		struct overtake *o;
+		cut_queue_free(c);
+		while ((o = c->ovt) != NULL) {
+			c->ovt = o->link;
+			free(o);
 		}
+		c->ovt_tail = NULL;
+		c->restore_pending = 1;
+		atomic_store(&c->restore_arrived, 1);
+		pthread_cond_broadcast(&c->send_cv);
+	}
 	for (off = restore_at;
 	     appcore_frame_item(body, len, &off, &p, &n) == 1;) {
 		switch (urgent(c, p, n)) {

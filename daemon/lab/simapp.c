@@ -39,10 +39,6 @@
 
 /* cut_dispatch() takes at most this many items a call. */
 #define DISPATCH_MAX 4096
-#define KIND_CREDIT  APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_CREDIT)
-#define KIND_STATE   APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
-#define KIND_SYNCED  APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_SYNCED)
-#define KIND_RESTORE APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_RESTORE)
 
 static struct sim_node *
 node_of(struct sim *s, const struct sim_app *a)
@@ -280,8 +276,8 @@ void
 simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 {
 	const uint8_t *p;
-	size_t off = 0, n, at, restore_at = 0;
-	int rv;
+	size_t off = 0, n, restore_at;
+	int restore, rv;
 
 	if (!a->k.opened || a->resuming) {
 		/* Frames before the answer to our hello belong to an
@@ -297,24 +293,23 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 		         name_of(s, a));
 		return;
 	}
-	/* recv.c's ingest(): a restore drops what came before it, in the
-	 * queue and in its frame; requests after it wait for it. */
-	for (off = 0, at = 0; appcore_frame_item(buf, len, &off, &p, &n) == 1;
-	     at = off)
-		if (n > 0 && p[0] == KIND_RESTORE) {
-			restore_at = at;
-			fifo_clear(&a->q);
-			a->novt = 0;
-			a->restore_pending = 1;
-		}
+	/* A restore drops what came before it, in the queue and in its
+	 * frame (appcore_restore_at(), as libcut's shell); requests after it
+	 * wait for it. */
+	restore_at = appcore_restore_at(buf, len, &restore);
+	if (restore) {
+		fifo_clear(&a->q);
+		a->novt = 0;
+		a->restore_pending = 1;
+	}
 	for (off = restore_at;
 	     appcore_frame_item(buf, len, &off, &p, &n) == 1;) {
 		Cut__V1__AppItem *it;
-		/* recv.c's urgent(): credit and unaligned requests now,
-		 * the rest in its turn (a lost connection's items are then
-		 * forgotten if the resume comes first). */
-		if (n == 0 || (p[0] != KIND_CREDIT && p[0] != KIND_STATE &&
-		               p[0] != KIND_SYNCED)) {
+		/* Credit and unaligned requests now, the rest in its turn
+		 * (a lost connection's items are then forgotten if the
+		 * resume comes first): appcore_maybe_urgent(), as libcut's
+		 * shell decides. */
+		if (!appcore_maybe_urgent(p, n)) {
 			if (fifo_push(&a->q, p, n, 0, 0) != 0)
 				abort();
 			continue;

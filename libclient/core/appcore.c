@@ -679,3 +679,28 @@ appcore_is_answer(const uint8_t *p, size_t len)
 			return 1;
 	return 0;
 }
+
+size_t
+appcore_restore_at(const uint8_t *p, size_t len, int *ret_found)
+{
+	const uint8_t *it;
+	size_t off = 0, at = 0, n, restore_at = 0;
+
+	*ret_found = 0;
+	for (; appcore_frame_item(p, len, &off, &it, &n) == 1; at = off)
+		if (n > 0 && it[0] ==
+		                 APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_RESTORE)) {
+			restore_at = at;
+			*ret_found = 1;
+		}
+	return restore_at;
+}
+
+int
+appcore_maybe_urgent(const uint8_t *p, size_t n)
+{
+	return n > 0 &&
+	       (p[0] == APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_CREDIT) ||
+	        p[0] == APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_STATE_REQUEST) ||
+	        p[0] == APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_SYNCED));
+}

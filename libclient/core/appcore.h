@@ -232,6 +232,16 @@ int appcore_restored(struct appcore *k, const char *id, int failed,
  * where it starts and its length, and advances *off.  Returns 1, 0 at the
  * end, or -1 if the framing is bad.
  */
+/* Where the items of a frame that still count begin: at its last
+ * AppRestore, which drops everything before it (in the frame and in what
+ * is queued), or 0; *ret_found says whether it holds one.  The framing
+ * must have been checked. */
+size_t appcore_restore_at(const uint8_t *p, size_t len, int *ret_found);
+/* Whether an item (as appcore_frame_item() gives it) may have to be taken
+ * in at once, ahead of the queue: credit, a sync's answer, or a state
+ * request (only an unaligned one is; the caller decodes it to see). */
+int appcore_maybe_urgent(const uint8_t *p, size_t n);
+
 int appcore_frame_item(const uint8_t *p, size_t len, size_t *off,
                        const uint8_t **ret_item, size_t *ret_len);
 

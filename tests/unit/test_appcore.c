@@ -21,28 +21,37 @@ credit(struct appcore *k, uint64_t limit)
 	appcore_credit(k, &c);
 }
 
-/* k opened by a daemon that serves p0, with one channel to p1 on which
- * it holds messages up to `held`. */
+/* A hello reply from the daemon that serves p0, with one channel to p1
+ * on which it holds messages up to held[0]. */
 static void
-opened(struct appcore *k, uint64_t held)
+reply_to(Cut__V1__AppHelloReply *r, char **peers, uint64_t *held)
 {
-	Cut__V1__AppHelloReply r = CUT__V1__APP_HELLO_REPLY__INIT;
+	cut__v1__app_hello_reply__init(r);
+	r->node = "p0";
+	r->version = CUTPROTO_APP_VERSION;
+	r->cluster = "test";
+	r->n_peers = 1;
+	r->peers = peers;
+	r->max_message_size = 65536;
+	r->has_window_bytes = 1;
+	r->window_bytes = 65536;
+	r->has_message_cost = 1;
+	r->message_cost = 16;
+	r->n_sent = 1;
+	r->sent = held;
+}
+
+/* k opened by the daemon of reply_to(), holding nothing yet, with a
+ * window's credit. */
+static void
+opened(struct appcore *k)
+{
+	Cut__V1__AppHelloReply r;
 	char *peers[] = {"p1"};
-	uint64_t sent[] = {held};
+	uint64_t held[] = {0};
 
 	appcore_init(k);
-	r.node = "p0";
-	r.version = CUTPROTO_APP_VERSION;
-	r.cluster = "test";
-	r.n_peers = 1;
-	r.peers = peers;
-	r.max_message_size = 65536;
-	r.has_window_bytes = 1;
-	r.window_bytes = 65536;
-	r.has_message_cost = 1;
-	r.message_cost = 16;
-	r.n_sent = 1;
-	r.sent = sent;
+	reply_to(&r, peers, held);
 	cr_assert_eq(appcore_open(k, &r, NULL), 0);
 	credit(k, 65536);
 }
@@ -90,7 +99,7 @@ Test(appcore, forget_drops_the_out_buffer_and_keeps_the_messages)
 	struct appcore k;
 	uint64_t token, bytes;
 
-	opened(&k, 0);
+	opened(&k);
 	send_text(&k, "{\"a\": 1}");
 	cr_assert_eq(appcore_sync(&k, &token), 0);
 	cr_assert_gt(appcore_frame_len(&k, SIZE_MAX), 0);
@@ -105,24 +114,17 @@ Test(appcore, forget_drops_the_out_buffer_and_keeps_the_messages)
 Test(appcore, resume_sends_again_what_the_daemon_lacks)
 {
 	struct appcore k;
-	Cut__V1__AppHelloReply r = CUT__V1__APP_HELLO_REPLY__INIT;
+	Cut__V1__AppHelloReply r;
 	char *peers[] = {"p1"};
 	uint64_t sent[] = {1}, seqs[8];
 	size_t n;
 
-	opened(&k, 0);
+	opened(&k);
 	cr_assert_eq(send_text(&k, "{\"a\": 1}"), 1);
 	cr_assert_eq(send_text(&k, "{\"a\": 2}"), 2);
 	cr_assert_eq(send_text(&k, "{\"a\": 3}"), 3);
 	appcore_forget(&k);
-	r.node = "p0";
-	r.version = CUTPROTO_APP_VERSION;
-	r.cluster = "test";
-	r.n_peers = 1;
-	r.peers = peers;
-	r.max_message_size = 65536;
-	r.n_sent = 1;
-	r.sent = sent; /* the daemon holds message 1 */
+	reply_to(&r, peers, sent); /* the daemon holds message 1 */
 	cr_assert_eq(appcore_resumed(&k, &r), 0);
 	credit(&k, 65536);
 	n = queued_seqs(&k, seqs, 8);
