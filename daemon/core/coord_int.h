@@ -293,11 +293,6 @@ struct coord {
 	} out_batch[OUTCOMES_KEEP], out_retry[OUTCOMES_KEEP];
 	size_t nout_batch, nout_retry;
 	int64_t out_retry_ms; /* when they were last tried again */
-	/* Snapshots whose outcome came before any marker did (another
-	 * node's marker may still be on its way): they are over, and a
-	 * late marker does not start them here (snap_marker()). */
-	char ended[OUTCOMES_KEEP][ENGINE_ID_MAX + 1];
-	size_t ended_next;
 	int retain_due, reclaim_due;
 	int64_t retain_ms, reclaim_ms;
 	int64_t forget_ms; /* pending deletions last sent again */

@@ -333,6 +333,8 @@ resend_outcomes(struct coord *c, size_t node)
 	}
 }
 
+static void note_forgotten(struct coord *c, const char *id);
+
 /* Keeps outcome r, which a failed write lost, to store it again once the
  * database works. */
 static void
@@ -368,8 +370,7 @@ store_outcome(struct coord *c, const struct outcome_rec *r)
 		                     c->degraded[0] != '\0'))
 			keep_outcome(c, r);
 		else if (held == NULL)
-			snprintf(c->ended[c->ended_next++ % OUTCOMES_KEEP],
-			         sizeof(c->ended[0]), "%s", r->id);
+			note_forgotten(c, r->id);
 		return rv;
 	}
 	if (rv == E_INVAL || rv == E_STATE)
@@ -503,8 +504,9 @@ forget_everywhere(struct coord *c, const char *id)
 	return 0;
 }
 
-/* Another node's snapshot id is deleted here: nothing writes its row
- * again (sched_was_forgotten()). */
+/* Another node's snapshot id is deleted here, or its outcome came before
+ * any of its markers: it is over here, and nothing writes its row again
+ * (sched_was_forgotten()). */
 static void
 note_forgotten(struct coord *c, const char *id)
 {

@@ -545,11 +545,8 @@ snap_marker(struct coord *c, size_t from, const char *id, uint64_t n,
 	if ((s = snap_find(c, id)) == NULL) {
 		if ((size_t)init == c->self)
 			return E_STATE; /* ours, but long forgotten */
-		for (size_t i = 0; i < OUTCOMES_KEEP; i++)
-			if (strcmp(c->ended[i], id) == 0)
-				return E_STATE; /* its outcome came first */
 		if (sched_was_forgotten(c, id))
-			return E_STATE; /* deleted here already */
+			return E_STATE; /* deleted here, or its outcome came first */
 		s = snap_new(c, id, (size_t)init,
 		             timeout_ms ? timeout_ms : c->cfg->deadline_ms);
 		if (s == NULL)
