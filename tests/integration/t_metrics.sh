@@ -101,15 +101,23 @@ eq 1 cutd_app_queue_messages 0
 [ "$(m 0 cutd_database_size_bytes)" -gt 0 ] || fail "p0: no database size"
 
 # An application that does not answer: aborted, class "app".
-kill -STOP $APP_1
-out=$(ctl 0 snapshot --wait --deadline 800 2>&1)
-kill -CONT $APP_1
-case "$out" in
-*aborted*"application"*) ;;
-*) fail "expected an abort by the application, got: $out" ;;
-esac
+# p1 gives up on its application at 80 % of the deadline and tells p0;
+# on a busy machine that word can come after p0's own deadline (p0 then
+# blames p1's silence): tried again with a longer deadline.
+tries=0
+for dl in 800 3000 8000; do
+	tries=$((tries + 1))
+	kill -STOP $APP_1
+	out=$(ctl 0 snapshot --wait --deadline $dl 2>&1)
+	kill -CONT $APP_1
+	case "$out" in
+	*aborted*"application"*) break ;;
+	*"p1: no part and no word by the deadline"*) [ $dl = 8000 ] || continue ;;
+	esac
+	fail "expected an abort by the application, got: $out"
+done
 scrape 0
-eq 0 cutd_snapshots_started_total $((K + 1))
+eq 0 cutd_snapshots_started_total $((K + tries))
 eq 0 cutd_snapshots_completed_total $K
 eq 0 cutd_snapshots_aborted_total 1 reason=app
 eq 0 cutd_snapshot_duration_seconds_count $K
