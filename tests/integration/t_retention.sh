@@ -26,7 +26,7 @@ started() {
 size() { stat -c %s "$T/p$1.db" "$T/p$1.db-wal" 2>/dev/null | awk '{s += $1} END {print s}'; }
 reached() { [ "$(started)" -ge "$1" ]; }
 
-retry 60 reached 12 || fail "the schedule started $(started) snapshots in 60 s"
+retry 60 reached 12 || fail "the schedule started $(started) snapshots in $((60 * WAIT_SCALE)) s"
 # Keep an early one of p1's: it must outlive retention everywhere.  The
 # newest complete one, which retention leaves for 5 more of p1's; should
 # it still be gone by the time keep reaches p1 (a busy machine), the next.
