@@ -17,8 +17,9 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/cutd-test.XXXXXX")
 # The tests call python3 many times, often in loops: when python3 is a
 # version manager's shim (pyenv, asdf), each call first runs the manager,
 # which costs ten times the interpreter's start (0.8 s on a busy machine).
-# $T/bin/python3 is the interpreter the shim picks, found once.
-if py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) &&
+# $T/bin/python3 is the interpreter the shim picks: CUT_PYTHON, which CMake
+# found once for the suite, or found here.
+if py=${CUT_PYTHON:-$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)} &&
 	[ -x "$py" ] && mkdir -p "$T/bin" && ln -s "$py" "$T/bin/python3"; then
 	PATH=$T/bin:$PATH
 	export PATH
