@@ -17,8 +17,9 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/cutd-test.XXXXXX")
 # The tests call python3 many times, often in loops: when python3 is a
 # version manager's shim (pyenv, asdf), each call first runs the manager,
 # which costs ten times the interpreter's start (0.8 s on a busy machine).
-# $T/bin/python3 is the interpreter the shim picks, found once.
-if py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) &&
+# $T/bin/python3 is the interpreter the shim picks: CUT_PYTHON, which CMake
+# found once for the suite, or found here.
+if py=${CUT_PYTHON:-$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)} &&
 	[ -x "$py" ] && mkdir -p "$T/bin" && ln -s "$py" "$T/bin/python3"; then
 	PATH=$T/bin:$PATH
 	export PATH
@@ -259,9 +260,15 @@ start_streams() {
 	done
 }
 
+# The waits below (wait_for, retry, wait_done) end as soon as what they
+# wait for is there; they give up after their SECONDS times WAIT_SCALE,
+# so that a busy machine (a second copy of the suite) slows a test down
+# instead of failing it.
+WAIT_SCALE=${CUT_WAIT_SCALE:-3}
+
 # wait_for COMMAND SECONDS: retries COMMAND until it succeeds.
 wait_for() {
-	end=$(($(date +%s) + $2))
+	end=$(($(date +%s) + $2 * WAIT_SCALE))
 	while [ "$(date +%s)" -le "$end" ]; do
 		if sh -c "$1" >/dev/null 2>&1; then return 0; fi
 		sleep 0.1
@@ -304,7 +311,7 @@ sql() {
 # wait_done I ID SECONDS: waits until snapshot ID is no longer in progress
 # in pI's database; prints its status.
 wait_done() {
-	end=$(($(date +%s) + $3))
+	end=$(($(date +%s) + $3 * WAIT_SCALE))
 	while [ "$(date +%s)" -le "$end" ]; do
 		s=$(sql "$1" "SELECT status FROM snapshots WHERE id = '$2'" 2>/dev/null)
 		case "$s" in
@@ -419,7 +426,7 @@ print(v if isinstance(v, str) else json.dumps(v))' "$2"
 # retry SECONDS COMMAND...: runs COMMAND (a shell function may do) every
 # 0.1 s until it succeeds; fails after SECONDS.
 retry() {
-	end=$(($(date +%s) + $1))
+	end=$(($(date +%s) + $1 * WAIT_SCALE))
 	shift
 	until "$@"; do
 		[ "$(date +%s)" -le "$end" ] || return 1

@@ -33,9 +33,9 @@ sql = SELECT 1 WHERE :snapshot IS NOT NULL
 INI
 http_keys $((BASE + 4))
 start_daemons
-start_app 0 18 --rate 200
-start_app 1 14 --rate 200
-start_app 2 12 --rate 200
+start_app 0 18 --rate 50
+start_app 1 14 --rate 50
+start_app 2 12 --rate 50
 sleep 1
 ids=""
 for k in 1 2 3; do

@@ -10,9 +10,9 @@
 COND=$(dirname "$0")/../../examples/conditions
 cluster 3
 start_daemons
-start_app 0 18 --rate 200
-start_app 1 14 --rate 200
-start_app 2 12 --rate 200
+start_app 0 18 --rate 50
+start_app 1 14 --rate 50
+start_app 2 12 --rate 50
 sleep 1
 count() { sql 0 "SELECT count(*) FROM snapshots"; }
 

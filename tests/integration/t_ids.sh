@@ -8,9 +8,9 @@
 . "$(dirname "$0")/lib.sh"
 cluster 3
 start_daemons
-start_app 0 18 --rate 200
-start_app 1 14 --rate 200
-start_app 2 12 --rate 200
+start_app 0 18 --rate 50
+start_app 1 14 --rate 50
+start_app 2 12 --rate 50
 sleep 1
 ids=""
 for k in 1 2 3; do
@@ -28,7 +28,7 @@ kill "$DAEMON_0"
 wait "$DAEMON_0"
 start_daemon 0
 wait_for "$CUTCTL --control ipc://$T/p0.ctl status" 10 || fail "p0 restart"
-start_app 0 18 --rate 200
+start_app 0 18 --rate 50
 wait_for "$CUTCTL --control ipc://$T/p0.ctl status | grep -q '^application: connected'" 10 ||
 	fail "the application did not connect"
 # A snapshot started before the peers' first messages reach the new run

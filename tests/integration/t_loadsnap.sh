@@ -6,7 +6,10 @@
 . "$(dirname "$0")/lib.sh"
 BENCH=$BIN/tests/bench/cutbench
 DURATION_MS=${DURATION_MS:-6000}
-DEADLINE_MS=10000
+# Consistency under load is the subject, not how fast: on a busy machine
+# (a second suite beside this one) markers behind full windows on 8 nodes
+# can take more than 10 s.
+DEADLINE_MS=30000
 cluster 8
 start_daemons
 all="p0,p1,p2,p3,p4,p5,p6,p7"

@@ -79,7 +79,14 @@ eq 0 cutd_channel_sent_bytes_total $((sent * SIZE)) channel="p0->p1"
 eq 1 cutd_channel_messages_received_total $sent channel="p0->p1"
 eq 1 cutd_channel_received_bytes_total $((sent * SIZE)) channel="p0->p1"
 eq 1 cutd_channel_messages_taken_total $sent channel="p0->p1"
-eq 1 cutd_channel_duplicates_dropped_total 0 channel="p0->p1"
+# Duplicates come only from resends after a reconnect: none unless a link
+# was dialed again (on a busy machine a silent spell of 2.5 s does that).
+reconn=$(($(m 0 cutd_link_reconnects_total peer=p1) + $(m 1 cutd_link_reconnects_total peer=p0)))
+if [ "$reconn" = 0 ]; then
+	eq 1 cutd_channel_duplicates_dropped_total 0 channel="p0->p1"
+else
+	echo "note: $reconn reconnects (a busy machine): $(m 1 cutd_channel_duplicates_dropped_total channel="p0->p1") duplicates dropped"
+fi
 eq 0 cutd_channel_inflight_messages 0 channel="p0->p1"
 eq 1 cutd_channel_messages_sent_total 0 channel="p1->p0"
 eq 0 cutd_snapshots_started_total $K
@@ -95,28 +102,44 @@ eq 1 cutd_recorded_messages_total $recorded
 eq 1 cutd_recorded_bytes_total $((recorded * SIZE))
 eq 0 cutd_recorded_messages_total 0
 eq 0 cutd_database_commit_failures_total 0
-eq 0 cutd_link_up 1 peer=p1
-eq 0 cutd_link_unacked_items 0 peer=p1
+# (Scraped again until they hold: a reconnect may be under way.)
+retry 15 sh -c "curl -sf $(url 0) | grep -q '^cutd_link_up{node=\"p0\",peer=\"p1\"} 1\$'" ||
+	fail "p0: cutd_link_up peer=p1 is not 1"
+retry 15 sh -c "curl -sf $(url 0) | grep -q '^cutd_link_unacked_items{node=\"p0\",peer=\"p1\"} 0\$'" ||
+	fail "p0: cutd_link_unacked_items peer=p1 is not 0"
 eq 1 cutd_app_queue_messages 0
 [ "$(m 0 cutd_database_size_bytes)" -gt 0 ] || fail "p0: no database size"
 
 # An application that does not answer: aborted, class "app".
-kill -STOP $APP_1
-out=$(ctl 0 snapshot --wait --deadline 800 2>&1)
-kill -CONT $APP_1
-case "$out" in
-*aborted*"application"*) ;;
-*) fail "expected an abort by the application, got: $out" ;;
-esac
+# p1 gives up on its application at 80 % of the deadline and tells p0;
+# on a busy machine that word can come after p0's own deadline (p0 then
+# blames p1's silence): tried again with a longer deadline.
+tries=0
+for dl in 800 3000 8000; do
+	tries=$((tries + 1))
+	kill -STOP $APP_1
+	out=$(ctl 0 snapshot --wait --deadline $dl 2>&1)
+	kill -CONT $APP_1
+	case "$out" in
+	*aborted*"application"*) break ;;
+	*"p1: no part and no word by the deadline"*) [ $dl = 8000 ] || continue ;;
+	esac
+	fail "expected an abort by the application, got: $out"
+done
 scrape 0
-eq 0 cutd_snapshots_started_total $((K + 1))
+eq 0 cutd_snapshots_started_total $((K + tries))
 eq 0 cutd_snapshots_completed_total $K
 eq 0 cutd_snapshots_aborted_total 1 reason=app
 eq 0 cutd_snapshot_duration_seconds_count $K
 
-# SIGUSR1 closes p0's connections: the link to p1 reconnects.
-eq 0 cutd_link_reconnects_total 0 peer=p1
+# SIGUSR1 closes p0's connections: the link to p1 reconnects, one more
+# than it counted (none on a quiet machine).
+scrape 0
+r0=$(m 0 cutd_link_reconnects_total peer=p1)
 kill -USR1 "$DAEMON_0"
-retry 15 sh -c "curl -sf $(url 0) | grep -q '^cutd_link_reconnects_total{node=\"p0\",peer=\"p1\"} [1-9]'" ||
-	fail "p0 did not count a reconnect to p1"
+more_reconnects() {
+	scrape 0
+	[ "$(m 0 cutd_link_reconnects_total peer=p1)" -gt "$r0" ]
+}
+retry 15 more_reconnects || fail "p0 did not count a reconnect to p1 ($r0 before)"
 pass "metrics"

@@ -98,8 +98,8 @@ id3=$(snapshot 0)
 check_snapshot 0 "$id3" 44
 # Traffic goes on after the restore: p1 received messages since.
 before=$(wc -l <"$T/recv-p1.txt")
-sleep 0.5
-[ "$(wc -l <"$T/recv-p1.txt")" -gt "$before" ] || fail "no traffic after the restore"
+grew() { [ "$(wc -l <"$T/recv-p1.txt")" -gt "$before" ]; }
+retry 5 grew || fail "no traffic after the restore"
 echo "ok: after the restore, $id2 and $id3 total 44"
 
 # 2. Refusals, each leaving the cluster as it was.
@@ -126,7 +126,9 @@ for n in 0 1; do
 	[ "$(sql "$n" "SELECT count(*) FROM restores")" = 1 ] || fail "p$n recorded a failed restore"
 done
 kill -STOP "$DAEMON_2"
-sleep 3.5
+# Until p0 finds p2 silent (2.5 s without a word).
+p2_gone() { [ "$(peer_field 0 p2 connected)" = false ]; }
+retry 10 p2_gone || { kill -CONT "$DAEMON_2"; fail "p0 still shows p2 connected"; }
 timeout 60 "$CUTCTL" --control "ipc://$T/p0.ctl" restore "$id3" >"$T/out" 2>"$T/err" &&
 	{ kill -CONT "$DAEMON_2"; fail "restore with p2 stopped succeeded"; }
 grep -q "p2 is not reachable" "$T/err" ||
@@ -142,7 +144,14 @@ start_daemons
 start_app 0 18 --rate 20000
 start_app 1 14 --rate 20000
 start_app 2 12 --rate 20000
-sleep 1.5
+# Every application connected (a restore needs them all) and sending.
+apps_up() {
+	for n in 0 1 2; do
+		[ "$(status_field "$n" app_connected)" = true ] || return 1
+	done
+}
+retry 10 apps_up || fail "the applications did not connect"
+sleep 0.5
 ctl 0 --json restore "$id3" >"$T/restore.json" ||
 	fail "restore of $id3 after a restart: $(cat "$T/restore.json") $(cat "$T/err" 2>/dev/null)"
 grep -q '"generation": 2' "$T/restore.json" || fail "restore reply: $(cat "$T/restore.json")"

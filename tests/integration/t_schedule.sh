@@ -17,7 +17,7 @@ start_app 2 12 --rate 100
 
 own() { sql 0 "SELECT count(*) FROM snapshots WHERE role = 'initiator' AND status = '$1'"; }
 at_least() { [ "$(own complete)" -ge "$1" ]; }
-retry 30 at_least 3 || fail "fewer than 3 scheduled snapshots in 30 s"
+retry 30 at_least 3 || fail "fewer than 3 scheduled snapshots in $((30 * WAIT_SCALE)) s"
 id=$(sql 0 "SELECT id FROM snapshots WHERE role = 'initiator' AND status = 'complete' ORDER BY started_ms LIMIT 1")
 check_snapshot 0 "$id" 44
 [ "$(sched_field 1 configured)" = true ] || fail "p1 does not see the schedule"

@@ -35,8 +35,11 @@ for i in 0 1; do
 done
 retry 20 grep -q "TLS: this node's listener takes no connection" "$T/cutd-p0.log" ||
 	fail "p0 did not find its listener deaf: $(cat "$T/cutd-p0.log")"
-[ "$(restarts 0)" = 1 ] || fail "p0's tls_listener_restarts: $(restarts 0)"
-ctl 0 status | grep -q "^tls: listener started again 1 times" || fail "status text: $(ctl 0 status)"
+# At least once: on a busy machine a later probe may find the new
+# listener slow as well (part 1 checks that a healthy one is left alone).
+n=$(restarts 0)
+[ "$n" -ge 1 ] || fail "p0's tls_listener_restarts: $n"
+ctl 0 status | grep -q "^tls: listener started again [1-9][0-9]* times" || fail "status text: $(ctl 0 status)"
 retry 20 auth 0 1 || fail "p0 does not authenticate p1 after listening again: $(ctl 0 status)"
 start_app 0 22 --rate 100
 start_app 1 22 --rate 100
