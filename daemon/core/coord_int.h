@@ -70,6 +70,9 @@ struct peer {
 	 * taken of the new numbering. */
 	size_t old_items;
 	uint64_t dups; /* messages dropped as already had */
+	/* An outcome from p was lost (keep_outcome()): ask p for its
+	 * outcomes again once the database stores them. */
+	int ask_outcomes;
 	uint64_t sent_bytes, recv_bytes, ups; /* metrics (coord_stats.c) */
 };
 
@@ -470,6 +473,7 @@ void sched_tell_outcome(struct coord *c, const struct snap *s, int complete,
                         const char *reason, int consistent,
                         const char *audit_reason);
 int sched_outcome(struct coord *c, size_t from, const Cut__V1__PeerOutcome *o);
+void sched_outcome_ask(struct coord *c, size_t from);
 /* Deletes stored snapshot id: this node's own everywhere, another's
  * here only. */
 int sched_delete(struct coord *c, const char *id);

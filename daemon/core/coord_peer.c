@@ -426,6 +426,9 @@ dispatch(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it)
 	case CUT__V1__PEER_ITEM__ITEM_OUTCOME:
 		rv = sched_outcome(c, p->node, it->outcome);
 		break;
+	case CUT__V1__PEER_ITEM__ITEM_OUTCOME_ASK:
+		sched_outcome_ask(c, p->node);
+		break;
 	case CUT__V1__PEER_ITEM__ITEM_FORGET:
 		rv = sched_forget(c, p->node, it->forget);
 		break;
@@ -476,6 +479,8 @@ item_seq(const Cut__V1__PeerItem *it)
 		return it->renumber->seq;
 	case CUT__V1__PEER_ITEM__ITEM_OUTCOME:
 		return it->outcome->seq;
+	case CUT__V1__PEER_ITEM__ITEM_OUTCOME_ASK:
+		return it->outcome_ask->seq;
 	case CUT__V1__PEER_ITEM__ITEM_FORGET:
 		return it->forget->seq;
 	case CUT__V1__PEER_ITEM__ITEM_FORGOTTEN:

@@ -341,9 +341,13 @@ static void
 keep_outcome(struct coord *c, const struct outcome_rec *r)
 {
 	if (c->nout_retry == OUTCOMES_KEEP) {
+		long from = snap_initiator_of(c, r->id);
 		log_warnx("snapshot %s: its outcome was lost with a failed "
-		          "write, and too many others wait to be stored again",
+		          "write, and too many others wait to be stored "
+		          "again; its initiator will be asked for it again",
 		          r->id);
+		if (from >= 0 && (size_t)from != c->self)
+			c->peers[from].ask_outcomes = 1;
 		return;
 	}
 	c->out_retry[c->nout_retry++] = *r;
@@ -428,14 +432,32 @@ static void
 retry_outcomes(struct coord *c)
 {
 	size_t n = c->nout_retry;
-
 	struct outcome_rec again[OUTCOMES_KEEP];
 
+	if (c->degraded[0] != '\0')
+		return;
+	/* The initiators whose outcomes a full list lost tell them again
+	 * once this node stores again and the list has room for them. */
+	for (size_t v = 0; n == 0 && !c->write_failed && v < c->cfg->nnodes;
+	     v++) {
+		Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
+		Cut__V1__PeerOutcomeAsk a = CUT__V1__PEER_OUTCOME_ASK__INIT;
+		if (!c->peers[v].ask_outcomes)
+			continue;
+		a.seq = peer_next_seq(c, v);
+		item.item_case = CUT__V1__PEER_ITEM__ITEM_OUTCOME_ASK;
+		item.outcome_ask = &a;
+		if (peer_push_item(c, v, &item) == 0) {
+			c->peers[v].ask_outcomes = 0;
+			log_info("outcomes asked of %s again: some were lost "
+			         "with failed writes",
+			         c->cfg->nodes[v].name);
+		}
+	}
 	/* In the turn's batch, before it commits (after it, the batch it
 	 * opened would hold the peers' frames back a turn); once a second,
 	 * since one may wait for its row for a while. */
-	if (n == 0 || c->degraded[0] != '\0' ||
-	    c->now - c->out_retry_ms < 1000)
+	if (n == 0 || c->now - c->out_retry_ms < 1000)
 		return;
 	c->out_retry_ms = c->now;
 	/* A write that fails again keeps its outcome again. */
@@ -644,6 +666,15 @@ resend_forgets(struct coord *c, size_t node)
 	if (r.sent > 0)
 		log_info("%zu deletions sent again to %s", r.sent,
 		         c->cfg->nodes[node].name);
+}
+
+/* Node `from` lost outcomes this node sent (keep_outcome()). */
+void
+sched_outcome_ask(struct coord *c, size_t from)
+{
+	log_info("%s asks for the outcomes of this node's snapshots again",
+	         c->cfg->nodes[from].name);
+	resend_outcomes(c, from);
 }
 
 void

@@ -357,6 +357,18 @@ pb_forget(struct pb *b, uint64_t seq, const char *id, int forgotten)
 }
 
 void
+pb_outcome_ask(struct pb *b, uint64_t seq)
+{
+	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;
+	Cut__V1__PeerOutcomeAsk a = CUT__V1__PEER_OUTCOME_ASK__INIT;
+
+	a.seq = seq;
+	it.item_case = CUT__V1__PEER_ITEM__ITEM_OUTCOME_ASK;
+	it.outcome_ask = &a;
+	pb_item(b, &it);
+}
+
+void
 pb_renumber(struct pb *b, uint64_t seq)
 {
 	Cut__V1__PeerItem it = CUT__V1__PEER_ITEM__INIT;

@@ -124,6 +124,7 @@ void pb_renumber(struct pb *b, uint64_t seq);
 void pb_outcome(struct pb *b, uint64_t seq, const char *id, int complete,
                 const char *reason, int consistent, uint32_t parts);
 void pb_forget(struct pb *b, uint64_t seq, const char *id, int forgotten);
+void pb_outcome_ask(struct pb *b, uint64_t seq);
 void pb_part(struct pb *b, uint64_t seq, const char *id, const char *state,
              size_t nchans, const struct h_chan *chans);
 void pb_part_messages(struct pb *b, uint64_t seq, const char *id,

@@ -2721,6 +2721,7 @@ Test(batch, initiator_part_not_stored)
 /* ---- sched: schedules, outcomes, deletions, retention (coord_sched.c) ---- */
 
 #define ITEM_OUTCOME   CUT__V1__PEER_ITEM__ITEM_OUTCOME
+#define ITEM_OUTCOME_ASK CUT__V1__PEER_ITEM__ITEM_OUTCOME_ASK
 #define ITEM_FORGET    CUT__V1__PEER_ITEM__ITEM_FORGET
 #define ITEM_FORGOTTEN CUT__V1__PEER_ITEM__ITEM_FORGOTTEN
 
@@ -2923,6 +2924,89 @@ Test(sched, participant_stores_the_outcome)
 	want_row(h, P1_SNAP, STORE_ABORTED, &row);
 	cr_assert_str_eq(row.reason, "p1: storage: disk full");
 	cr_assert_eq(row.part_status, STORE_COMPLETE);
+	h_free(h);
+}
+
+/* A participant whose write of an outcome fails keeps it to store again,
+ * up to a bound; one past the bound is lost, and once the database stores
+ * again the participant asks the initiator for its outcomes (seed 362). */
+Test(sched, participant_asks_for_lost_outcomes)
+{
+	struct h *h = ready(NULL);
+	struct store_snapshot row;
+	struct h_items it = {0};
+	struct pb b;
+	uint64_t seq = 2;
+
+	h_marker(h, "p1", 1, P1_SNAP, 0);
+	h_reply(h, P1_SNAP, "{\"b\": 1}", 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
+	h_commit(h);
+	h_drain(h);
+	h_fail(h, STORE_OP_SET_OUTCOME, E_IO, -1);
+	for (int i = 0; i < 33; i++) {
+		pb_init(&b, "p1");
+		pb_outcome(&b, seq++, P1_SNAP, 1, NULL, 1, 3);
+		h_peer(h, H_C1, &b);
+		h_commit(h);
+	}
+	h_fail(h, STORE_OP_SET_OUTCOME, 0, 0);
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_OUTCOME_ASK), 0,
+	             "not while the database fails");
+	/* The 32 kept are stored again first; the ask comes after. */
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	want_row(h, P1_SNAP, STORE_COMPLETE, &row);
+	cr_assert_eq(row.consistent, 1);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_OUTCOME_ASK), 0);
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_OUTCOME_ASK), 1);
+	seq = h_find(&it, ITEM_OUTCOME_ASK, 0)->outcome_ask->seq;
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 2, &it);
+	cr_assert_eq(h_count(&it, ITEM_OUTCOME_ASK), 0, "p2 lost nothing");
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	for (size_t i = 0; i < h_count(&it, ITEM_OUTCOME_ASK); i++)
+		cr_assert_eq(h_find(&it, ITEM_OUTCOME_ASK, i)->outcome_ask->seq,
+		             seq, "asked once (the link may send it again)");
+	h_free(h);
+}
+
+/* An initiator asked for its outcomes tells them again to that node. */
+Test(sched, initiator_tells_outcomes_when_asked)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct h_items it = {0};
+	struct pb b;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	complete_own(h, sid, 1);
+	h_drain(h);
+	pb_init(&b, "p1");
+	pb_outcome_ask(&b, 3);
+	h_peer(h, H_C1, &b);
+	h_commit(h);
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_OUTCOME), 1);
+	cr_assert_str_eq(h_find(&it, ITEM_OUTCOME, 0)->outcome->snapshot_id,
+	                 sid);
+	cr_assert(h_find(&it, ITEM_OUTCOME, 0)->outcome->complete);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 2, &it);
+	cr_assert_eq(h_count(&it, ITEM_OUTCOME), 0, "only to who asked");
 	h_free(h);
 }
 
