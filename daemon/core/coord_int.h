@@ -272,6 +272,9 @@ struct coord {
 	int batch_open, begin_failed, write_failed;
 	char lost_why[256];
 	uint64_t unfinished;
+	/* The parts an earlier run ended by stopping are still to be told
+	 * to their initiators (snap_tell_stopped()). */
+	int tell_stopped;
 	uint64_t batch_gen;
 	char degraded[256];
 	int64_t retry_ms;

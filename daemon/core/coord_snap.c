@@ -175,6 +175,7 @@ snap_init(struct coord *c, struct errinfo *e)
 		           "daemon restarted",
 		           aborted);
 	c->unfinished = c->batch_gen; /* until this batch commits */
+	c->tell_stopped = 1;
 	return 0;
 }
 
@@ -928,11 +929,65 @@ expire(struct coord *c, struct snap *s)
 	abort_snap(c, s, reason);
 }
 
+/* Parts told to their initiators at a start: the newest this many rows. */
+#define STOPPED_TELL 64
+
+struct stopped {
+	struct coord *c;
+	size_t seen, told;
+};
+
+static int
+tell_one(const struct store_snapshot *row, void *arg)
+{
+	struct stopped *st = arg;
+	struct coord *c = st->c;
+	char reason[400];
+	long init;
+
+	if (st->seen++ == STOPPED_TELL)
+		return 1;
+	if (row->is_initiator || row->status != STORE_ABORTED ||
+	    row->outcome_ms != 0 ||
+	    (init = snap_initiator_of(c, row->id)) < 0 ||
+	    (size_t)init == c->self || snap_find(c, row->id) != NULL)
+		return 0;
+	snprintf(reason, sizeof(reason), "%s: %.300s", c->name, row->reason);
+	if (send_abort(c, (size_t)init, row->id, reason, 1) == 0)
+		st->told++;
+	return 0;
+}
+
+/* The parts an earlier run of this daemon ended by stopping or crashing
+ * (aborted, their outcome not heard) are told to their initiators, as a
+ * part given up while running is: a running snapshot ends sooner, and an
+ * initiator that deleted the snapshot meanwhile (a marker held back by a
+ * partition recorded it here again) deletes this copy again
+ * (sched_forget_late()).  Once, when the start's batch has committed. */
+static void
+tell_stopped(struct coord *c)
+{
+	struct stopped st = {.c = c};
+	int rv;
+
+	if (!c->tell_stopped || c->unfinished != 0 || c->degraded[0] != '\0')
+		return;
+	c->tell_stopped = 0;
+	rv = DB(c, list, tell_one, &st);
+	if (rv != 0 && rv != 1)
+		log_warnx("cannot read the parts the last run ended: %s",
+		          DB_ERR(c));
+	else if (st.told > 0)
+		log_info("%zu parts the last run ended told to their initiators",
+		         st.told);
+}
+
 void
 snap_timers(struct coord *c)
 {
 	struct snap *s, *next;
 
+	tell_stopped(c);
 	for (s = c->snaps; s != NULL; s = next) {
 		next = s->next;
 		if ((s->state == SNAP_RUNNING || s->state == SNAP_WAITING) &&

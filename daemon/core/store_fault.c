@@ -41,6 +41,7 @@ static const struct {
     [STORE_OP_GET] = {"get", 0},
     [STORE_OP_RESTORE_PUT] = {"restore_put", 1},
     [STORE_OP_RESTORE_GENERATION] = {"restore_generation", 0},
+    [STORE_OP_LIST] = {"list", 0},
 };
 
 const char *
@@ -324,6 +325,12 @@ p_retain_foreach(void *fdb, store_retain_fn fn, void *arg)
 }
 
 static int
+p_list(void *fdb, store_list_fn fn, void *arg)
+{
+	CALL(STORE_OP_LIST, inner->list(db, fn, arg));
+}
+
+static int
 p_reclaim(void *fdb)
 {
 	CALL(STORE_OP_RECLAIM, inner->reclaim(db));
@@ -377,6 +384,7 @@ static const struct store_port_ops ops = {
     .forget_foreach = p_forget_foreach,
     .forget_count = p_forget_count,
     .retain_foreach = p_retain_foreach,
+    .list = p_list,
     .reclaim = p_reclaim,
     .get = p_get,
     .restore_put = p_restore_put,

@@ -72,6 +72,7 @@ typedef int (*store_channel_fn)(const struct store_channel *ch, void *arg);
 typedef int (*store_forget_fn)(const char *node, const char *id, void *arg);
 typedef int (*store_retain_fn)(const char *id, int complete, int keep,
                                int64_t ended_ms, void *arg);
+typedef int (*store_list_fn)(const struct store_snapshot *snap, void *arg);
 typedef int (*store_message_fn)(uint64_t seq, const char *content_type,
                                 const void *payload, size_t len, void *arg);
 
@@ -128,6 +129,8 @@ struct store_port_ops {
 	int (*retain_foreach)(void *db, store_retain_fn fn, void *arg);
 	int (*reclaim)(void *db);
 	int (*get)(void *db, const char *id, struct store_snapshot *ret);
+	/* Every snapshot, newest first (store_list()). */
+	int (*list)(void *db, store_list_fn fn, void *arg);
 	/* Restores applied here. */
 	int (*restore_put)(void *db, uint64_t generation, const char *id,
 	                   const char *restorer, int64_t applied_ms,

@@ -1503,6 +1503,12 @@ port_retain_foreach(void *db, store_retain_fn fn, void *arg)
 }
 
 static int
+port_list(void *db, store_list_fn fn, void *arg)
+{
+	return store_list(db, fn, arg);
+}
+
+static int
 port_get(void *db, const char *id, struct store_snapshot *ret)
 {
 	return store_get(db, id, ret);
@@ -1645,6 +1651,7 @@ static const struct store_port_ops port_ops = {
     .forget_foreach = port_forget_foreach,
     .forget_count = port_forget_count,
     .retain_foreach = port_retain_foreach,
+    .list = port_list,
     .reclaim = port_reclaim,
     .get = port_get,
     .restore_put = port_restore_put,

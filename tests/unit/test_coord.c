@@ -2984,6 +2984,49 @@ Test(sched, participant_asks_for_lost_outcomes)
 	h_free(h);
 }
 
+/* A part a restart ended (aborted, "daemon restarted", no outcome heard)
+ * is told to its initiator once the new run's first batch commits: one
+ * that deleted the snapshot meanwhile deletes this copy again (seed
+ * 40008). */
+Test(sched, restart_tells_the_initiator_of_ended_parts)
+{
+	struct h *h = ready(NULL);
+	struct store_snapshot row;
+	struct h_items it = {0};
+	const Cut__V1__PeerAbort *a;
+	uint64_t seq;
+
+	h_marker(h, "p1", 1, P1_SNAP, 0);
+	h_commit(h);
+	want_row(h, P1_SNAP, STORE_IN_PROGRESS, &row);
+	h_restart(h, H_EPOCH);
+	want_row(h, P1_SNAP, STORE_ABORTED, &row);
+	h_link(h);
+	coord_timers(h->c);
+	h_commit(h);
+	h_pull_items(h, 1, &it);
+	cr_assert_eq(h_count(&it, ITEM_ABORT), 1);
+	a = h_find(&it, ITEM_ABORT, 0)->abort;
+	cr_assert_str_eq(a->snapshot_id, P1_SNAP);
+	cr_assert_str_eq(a->reason, "p0: daemon restarted");
+	seq = a->seq;
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 2, &it);
+	cr_assert_eq(h_count(&it, ITEM_ABORT), 0, "only to its initiator");
+	/* Once: a second turn tells nothing new. */
+	h_time(h, 100);
+	coord_timers(h->c);
+	h_commit(h);
+	memset(&it, 0, sizeof(it));
+	h_pull_items(h, 1, &it);
+	for (size_t i = 0; i < h_count(&it, ITEM_ABORT); i++)
+		cr_assert_eq(h_find(&it, ITEM_ABORT, i)->abort->seq, seq,
+		             "told once (the link may send it again): %s %s",
+		             h_find(&it, ITEM_ABORT, i)->abort->snapshot_id,
+		             h_find(&it, ITEM_ABORT, i)->abort->reason);
+	h_free(h);
+}
+
 /* An initiator asked for its outcomes tells them again to that node. */
 Test(sched, initiator_tells_outcomes_when_asked)
 {
