@@ -109,6 +109,7 @@ app_deliver(struct coord *c, size_t from, const char *content_type,
 {
 	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
 	Cut__V1__AppDeliver dl = CUT__V1__APP_DELIVER__INIT;
+	struct peer *p = &c->peers[from];
 	size_t size;
 	void *buf;
 
@@ -118,15 +119,33 @@ app_deliver(struct coord *c, size_t from, const char *content_type,
 	dl.payload.len = len;
 	dl.has_seq = 1;
 	dl.seq = seq;
+	dl.has_renumbered = dl.renumbered = p->renum_next != 0;
 	it.item_case = CUT__V1__APP_ITEM__ITEM_DELIVER;
 	it.deliver = &dl;
 	/* Packed once, straight into the queue: no allocation of its own. */
 	size = cut__v1__app_item__get_packed_size(&it);
-	buf = fifo_push_space(&c->down, size, seq, DOWN_TAG(from, len));
+	buf = fifo_push_space(&c->down, size, seq,
+	                      DOWN_TAG(from, len) |
+	                          (dl.renumbered ? DOWN_RENUM : 0));
 	if (buf == NULL)
 		return E_NOMEM;
 	cut__v1__app_item__pack(&it, buf);
+	if (dl.renumbered) {
+		p->renum_next = 0;
+		p->renum_unseen = 1;
+	}
 	return 0;
+}
+
+/* The application took (or had) down-stream record r. */
+static void
+down_taken(struct coord *c, const struct fifo_rec *r)
+{
+	size_t from = TAG_NODE(r->tag2);
+
+	peer_taken(c, from, r->tag, TAG_LEN(r->tag2));
+	if (r->tag2 & DOWN_RENUM)
+		c->peers[from].renum_unseen = 0;
 }
 
 void
@@ -138,6 +157,8 @@ app_restore_reset(struct coord *c)
 		free(r->upto);
 		free(r);
 	}
+	for (size_t v = 0; v < c->cfg->nnodes; v++)
+		c->peers[v].renum_next = c->peers[v].renum_unseen = 0;
 	c->down_head_abs += fifo_count(&c->down);
 	fifo_clear(&c->down);
 	c->down_sent = 0;
@@ -232,9 +253,8 @@ take_upto(struct coord *c, uint64_t handed)
 	k = (size_t)(handed - c->down_base);
 	for (size_t i = 0; i < k; i++) {
 		const struct fifo_rec *r = fifo_rec(&c->down, i);
-		size_t from = TAG_NODE(r->tag2);
 
-		peer_taken(c, from, r->tag, TAG_LEN(r->tag2));
+		down_taken(c, r);
 		c->down_sent_bytes -= TAG_LEN(r->tag2);
 	}
 	fifo_pop(&c->down, k);
@@ -315,19 +335,31 @@ bad(struct coord *c, uint32_t conn, uint32_t code, const char *what)
 /* Drops the queued deliveries from node `from` up to app_seq upto, which
  * the application already has (it was handed them by this daemon on an
  * earlier connection, or by an earlier run of it): they count as taken.
- * Aligned requests keep their place among the rest. */
+ * Across a delivery marked renumbered (DOWN_RENUM): HAD_OLD, upto counts
+ * the numbering before it, which stays with all after it; HAD_NEW, upto
+ * counts the numbering it begins, and all before it went too.  Aligned
+ * requests keep their place among the rest. */
+enum had { HAD_ANY, HAD_OLD, HAD_NEW };
+
 static void
-drop_had(struct coord *c, size_t from, uint64_t upto)
+drop_had(struct coord *c, size_t from, uint64_t upto, enum had how)
 {
 	struct fifo kept;
 	size_t n = fifo_count(&c->down), dropped = 0;
+	int old = 1, mine, drop;
 
 	fifo_init(&kept);
 	for (size_t i = 0; i < n; i++) {
 		const struct fifo_rec *r = fifo_rec(&c->down, i);
-		if (TAG_NODE(r->tag2) == from && r->tag <= upto) {
+		mine = TAG_NODE(r->tag2) == from;
+		if (mine && (r->tag2 & DOWN_RENUM))
+			old = 0;
+		drop = mine && (how == HAD_OLD   ? old && r->tag <= upto
+		                : how == HAD_NEW ? old || r->tag <= upto
+		                                 : r->tag <= upto);
+		if (drop) {
 			uint64_t abs = c->down_head_abs + i - dropped;
-			peer_taken(c, from, r->tag, TAG_LEN(r->tag2));
+			down_taken(c, r);
 			for (struct appreq *q = c->reqs; q != NULL; q = q->next)
 				if (q->at > abs)
 					q->at--;
@@ -363,13 +395,22 @@ resume(struct coord *c, const Cut__V1__AppHello *h)
 			if (r->out_taken > sent)
 				snap_resume_out(c, (size_t)node, r->out_taken);
 		}
+		if (p->in_chan >= 0 && r->has_in_taken && p->renum_unseen &&
+		    !(r->has_in_renumbered && r->in_renumbered)) {
+			/* libcut was not handed the first delivery of the
+			 * channel's new numbering: in_taken counts the old
+			 * one, of which only what is still queued matters. */
+			drop_had(c, (size_t)node, r->in_taken, HAD_OLD);
+			continue;
+		}
 		if (p->in_chan >= 0 && r->has_in_taken) {
 			if (r->in_taken >
 			    engine_delivered_count(c->eng, (size_t)p->in_chan))
 				snap_resume_in(c, (size_t)node, r->in_taken);
 			else
 				p->in_known = 1;
-			drop_had(c, (size_t)node, r->in_taken);
+			drop_had(c, (size_t)node, r->in_taken,
+			         p->renum_unseen ? HAD_NEW : HAD_ANY);
 			/* What a snapshot counts as taken (m), and what the
 			 * sender may forget. */
 			if (r->in_taken > p->taken) {

@@ -69,6 +69,12 @@ struct peer {
 	 * down stream (the first ones of p there): taken, they are nothing
 	 * taken of the new numbering. */
 	size_t old_items;
+	/* renum_next: the next delivery from p is the first of its new
+	 * numbering (marked AppDeliver.renumbered, DOWN_RENUM); renum_unseen:
+	 * one so marked is queued or was sent, and the application has not
+	 * been heard to take it (then libcut's resume may count the old
+	 * numbering: resume() in coord_app.c). */
+	int renum_next, renum_unseen;
 	uint64_t dups; /* messages dropped as already had */
 	/* An outcome from p was lost (keep_outcome()): ask p for its
 	 * outcomes again once the database stores them. */
@@ -331,6 +337,7 @@ struct coord {
  * either side.) */
 #define DOWN_TAG(node, len) ((uint64_t)(node) | ((uint64_t)(len) << 32))
 #define TAG_NODE(t)         ((size_t)((t)&0xffff))
+#define DOWN_RENUM          ((uint64_t)1 << 16) /* in tag2: renumbered */
 #define TAG_LEN(t)          ((size_t)((t) >> 32))
 
 /* The content type to store for ctype as it came in: NULL or "" become

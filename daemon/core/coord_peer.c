@@ -453,6 +453,7 @@ dispatch(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it)
 		           from);
 		rv = snap_resume_in(c, p->node, 0);
 		p->old_items = app_queued_from(c, p->node);
+		p->renum_next = 1;
 		break;
 	default:
 		rv = E_INVAL;

@@ -597,7 +597,9 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 		a->first[a->life][from] = pos;
 	a->last[a->life][from] = pos;
 	/* recv.c's handed(). */
-	if (appcore_handed(&a->k, d->from, d->seq, d->payload.len, s->now))
+	if (appcore_handed(&a->k, d->from, d->seq,
+	                   d->has_renumbered && d->renumbered, d->payload.len,
+	                   s->now))
 		report(a);
 }
 

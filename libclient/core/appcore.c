@@ -262,6 +262,8 @@ appcore_hello(const struct appcore *k, const char *node, int resume,
 			r[n].node = k->src[i].name;
 			r[n].has_in_taken = 1;
 			r[n].in_taken = k->src[i].taken;
+			r[n].has_in_renumbered = k->src[i].renumbered;
+			r[n].in_renumbered = k->src[i].renumbered != 0;
 			rp[n] = &r[n];
 		}
 		hello.n_resume = n;
@@ -347,6 +349,9 @@ appcore_resumed(struct appcore *k, const Cut__V1__AppHelloReply *r)
 			ch->sent += h.charge;
 		}
 	}
+	/* The daemon has read where each incoming channel stands. */
+	for (size_t i = 0; i < k->nsrc; i++)
+		k->src[i].renumbered = 0;
 	return 0;
 }
 
@@ -487,6 +492,7 @@ appcore_credit(struct appcore *k, const Cut__V1__AppCredit *cr)
 static void
 src_note(struct appcore *k, const char *from, uint64_t seq, int set)
 {
+	/* set: a new numbering begins at seq (AppDeliver.renumbered). */
 	size_t i;
 
 	for (i = 0; i < k->nsrc; i++)
@@ -503,16 +509,18 @@ src_note(struct appcore *k, const char *from, uint64_t seq, int set)
 	}
 	if (set || seq > k->src[i].taken)
 		k->src[i].taken = seq;
+	if (set)
+		k->src[i].renumbered = 1;
 }
 
 int
-appcore_handed(struct appcore *k, const char *from, uint64_t seq, size_t len,
-               int64_t now)
+appcore_handed(struct appcore *k, const char *from, uint64_t seq,
+               int renumbered, size_t len, int64_t now)
 {
 	k->handed++;
 	k->unreported += appcore_charge(k, len);
 	if (seq > 0)
-		src_note(k, from, seq, 0);
+		src_note(k, from, seq, renumbered);
 	if (k->unreported >= k->window / 8)
 		return 1;
 	if (k->taken_at == APPCORE_NEVER)

@@ -1910,6 +1910,55 @@ Test(app, renumber_from_peer)
 	h_free(h);
 }
 
+/* The first delivery of p1's new numbering is marked renumbered.  An
+ * application that comes back before it was handed that one counts the
+ * old numbering in its resume: only the old deliveries up to it are
+ * dropped, and the new ones all come (seed 14 of reboot,applink lost
+ * them); one that says it was handed it counts the new numbering. */
+Test(app, resume_across_a_renumber)
+{
+	struct h_resume old = {.node = "p1", .has_in_taken = 1, .in_taken = 3};
+	struct h_resume renum = {.node = "p1", .has_in_taken = 1, .in_taken = 1,
+	                         .in_renumbered = 1};
+	for (int seen = 0; seen <= 1; seen++) {
+		struct h *h = ready(NULL);
+		struct h_app_items ai = {0};
+		uint32_t conn;
+		struct pb b;
+		struct ab a;
+
+		h_data(h, "p1", 1, 1, "{\"old\": 1}");
+		h_data(h, "p1", 2, 2, "{\"old\": 2}");
+		h_data(h, "p1", 3, 3, "{\"old\": 3}");
+		pb_init(&b, "p1");
+		pb_renumber(&b, 4);
+		pb_data(&b, 5, 1, "{\"new\": 1}");
+		pb_data(&b, 6, 2, "{\"new\": 2}");
+		h_peer(h, H_C1, &b);
+		h_app_items(h, &ai);
+		cr_assert_eq(h_app_count(&ai, APP_DELIVER), 5);
+		cr_assert(!h_app_find(&ai, APP_DELIVER, 2)->deliver->renumbered);
+		cr_assert(h_app_find(&ai, APP_DELIVER, 3)->deliver->has_renumbered &&
+		          h_app_find(&ai, APP_DELIVER, 3)->deliver->renumbered);
+		cr_assert(!h_app_find(&ai, APP_DELIVER, 4)->deliver->renumbered);
+		/* The application was handed none of it as the daemon heard;
+		 * it comes back. */
+		coord_app_closed(h->c, H_APP);
+		ab_init(&a);
+		ab_hello(&a, "p0", CUTPROTO_APP_VERSION, 1, seen ? &renum : &old);
+		h_app(h, H_APP + 1, &a);
+		cr_assert_not_null(h_app_reply(h, &conn));
+		memset(&ai, 0, sizeof(ai));
+		h_app_items(h, &ai);
+		cr_assert_eq(h_app_count(&ai, APP_DELIVER), seen ? 1 : 2);
+		cr_assert_eq(h_app_find(&ai, APP_DELIVER, 0)->deliver->seq,
+		             seen ? 2 : 1);
+		cr_assert(payload_is(h_app_find(&ai, APP_DELIVER, 0)->deliver,
+		                     seen ? "{\"new\": 2}" : "{\"new\": 1}"));
+		h_free(h);
+	}
+}
+
 /* Frames from the application that do not decode are answered. */
 Test(app, bad_frame)
 {
