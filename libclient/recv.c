@@ -52,7 +52,7 @@ struct cut_msg {
 	uint8_t *data;
 	size_t len;
 	uint64_t seq;
-	int renumbered; /* AppDeliver.renumbered */
+	uint64_t numbering; /* AppDeliver.numbering, or 0 */
 };
 
 struct cut_buf {
@@ -114,7 +114,7 @@ new_msg(const Cut__V1__AppDeliver *d)
 	m->content_type = clen > 0 ? memcpy(p, d->content_type, clen) : NULL;
 	m->len = d->payload.len;
 	m->seq = d->has_seq ? d->seq : 0;
-	m->renumbered = d->has_renumbered && d->renumbered;
+	m->numbering = d->has_numbering ? d->numbering : 0;
 	return m;
 }
 
@@ -315,7 +315,7 @@ static void
 handed(struct cut *c, const struct cut_msg *m)
 {
 	pthread_mutex_lock(&c->taken_mu);
-	if (appcore_handed(&c->k, m->from, m->seq, m->renumbered, m->len, 0)) {
+	if (appcore_handed(&c->k, m->from, m->seq, m->numbering, m->len, 0)) {
 		report_locked(c);
 	} else if (!c->taken_armed && c->taken_aio != NULL) {
 		c->taken_armed = 1;

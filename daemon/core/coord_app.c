@@ -119,18 +119,19 @@ app_deliver(struct coord *c, size_t from, const char *content_type,
 	dl.payload.len = len;
 	dl.has_seq = 1;
 	dl.seq = seq;
-	dl.has_renumbered = dl.renumbered = p->renum_next != 0;
+	dl.has_numbering = p->renum_next != 0;
+	dl.numbering = dl.has_numbering ? p->renum_epoch : 0;
 	it.item_case = CUT__V1__APP_ITEM__ITEM_DELIVER;
 	it.deliver = &dl;
 	/* Packed once, straight into the queue: no allocation of its own. */
 	size = cut__v1__app_item__get_packed_size(&it);
 	buf = fifo_push_space(&c->down, size, seq,
 	                      DOWN_TAG(from, len) |
-	                          (dl.renumbered ? DOWN_RENUM : 0));
+	                          (dl.has_numbering ? DOWN_RENUM : 0));
 	if (buf == NULL)
 		return E_NOMEM;
 	cut__v1__app_item__pack(&it, buf);
-	if (dl.renumbered) {
+	if (dl.has_numbering) {
 		p->renum_next = 0;
 		p->renum_unseen = 1;
 	}
@@ -395,11 +396,14 @@ resume(struct coord *c, const Cut__V1__AppHello *h)
 			if (r->out_taken > sent)
 				snap_resume_out(c, (size_t)node, r->out_taken);
 		}
-		if (p->in_chan >= 0 && r->has_in_taken && p->renum_unseen &&
-		    !(r->has_in_renumbered && r->in_renumbered)) {
+		if (p->in_chan >= 0 && r->has_in_taken &&
+		    (p->renum_next || p->renum_unseen) &&
+		    !(r->has_in_numbering &&
+		      r->in_numbering == p->renum_epoch)) {
 			/* libcut was not handed the first delivery of the
-			 * channel's new numbering: in_taken counts the old
-			 * one, of which only what is still queued matters. */
+			 * channel's new numbering (none may have come yet):
+			 * in_taken counts an older one, of which only what
+			 * is still queued matters. */
 			drop_had(c, (size_t)node, r->in_taken, HAD_OLD);
 			continue;
 		}

@@ -69,12 +69,13 @@ struct peer {
 	 * down stream (the first ones of p there): taken, they are nothing
 	 * taken of the new numbering. */
 	size_t old_items;
-	/* renum_next: the next delivery from p is the first of its new
-	 * numbering (marked AppDeliver.renumbered, DOWN_RENUM); renum_unseen:
-	 * one so marked is queued or was sent, and the application has not
-	 * been heard to take it (then libcut's resume may count the old
-	 * numbering: resume() in coord_app.c). */
+	/* renum_next: the next delivery from p is the first of the numbering
+	 * p's run renum_epoch began (AppDeliver.numbering, DOWN_RENUM);
+	 * renum_unseen: one so marked is queued or was sent, and the
+	 * application has not been heard to take it (then libcut's resume
+	 * may count the old numbering: resume() in coord_app.c). */
 	int renum_next, renum_unseen;
+	uint64_t renum_epoch;
 	uint64_t dups; /* messages dropped as already had */
 	/* An outcome from p was lost (keep_outcome()): ask p for its
 	 * outcomes again once the database stores them. */

@@ -454,6 +454,7 @@ dispatch(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it)
 		rv = snap_resume_in(c, p->node, 0);
 		p->old_items = app_queued_from(c, p->node);
 		p->renum_next = 1;
+		p->renum_epoch = p->epoch != 0 ? p->epoch : 1;
 		break;
 	default:
 		rv = E_INVAL;

@@ -598,7 +598,7 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 	a->last[a->life][from] = pos;
 	/* recv.c's handed(). */
 	if (appcore_handed(&a->k, d->from, d->seq,
-	                   d->has_renumbered && d->renumbered, d->payload.len,
+	                   d->has_numbering ? d->numbering : 0, d->payload.len,
 	                   s->now))
 		report(a);
 }

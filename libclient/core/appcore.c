@@ -262,8 +262,8 @@ appcore_hello(const struct appcore *k, const char *node, int resume,
 			r[n].node = k->src[i].name;
 			r[n].has_in_taken = 1;
 			r[n].in_taken = k->src[i].taken;
-			r[n].has_in_renumbered = k->src[i].renumbered;
-			r[n].in_renumbered = k->src[i].renumbered != 0;
+			r[n].has_in_numbering = k->src[i].numbering != 0;
+			r[n].in_numbering = k->src[i].numbering;
 			rp[n] = &r[n];
 		}
 		hello.n_resume = n;
@@ -349,9 +349,6 @@ appcore_resumed(struct appcore *k, const Cut__V1__AppHelloReply *r)
 			ch->sent += h.charge;
 		}
 	}
-	/* The daemon has read where each incoming channel stands. */
-	for (size_t i = 0; i < k->nsrc; i++)
-		k->src[i].renumbered = 0;
 	return 0;
 }
 
@@ -490,9 +487,9 @@ appcore_credit(struct appcore *k, const Cut__V1__AppCredit *cr)
 /* Sets the position of incoming channel `from` to seq (raise only, unless
  * set). */
 static void
-src_note(struct appcore *k, const char *from, uint64_t seq, int set)
+src_note(struct appcore *k, const char *from, uint64_t seq, uint64_t numbering)
 {
-	/* set: a new numbering begins at seq (AppDeliver.renumbered). */
+	/* numbering: a new numbering begins at seq (AppDeliver.numbering). */
 	size_t i;
 
 	for (i = 0; i < k->nsrc; i++)
@@ -507,20 +504,20 @@ src_note(struct appcore *k, const char *from, uint64_t seq, int set)
 		k->src[k->nsrc].name = name;
 		k->src[k->nsrc++].taken = 0;
 	}
-	if (set || seq > k->src[i].taken)
+	if (numbering != 0 || seq > k->src[i].taken)
 		k->src[i].taken = seq;
-	if (set)
-		k->src[i].renumbered = 1;
+	if (numbering != 0)
+		k->src[i].numbering = numbering;
 }
 
 int
 appcore_handed(struct appcore *k, const char *from, uint64_t seq,
-               int renumbered, size_t len, int64_t now)
+               uint64_t numbering, size_t len, int64_t now)
 {
 	k->handed++;
 	k->unreported += appcore_charge(k, len);
 	if (seq > 0)
-		src_note(k, from, seq, renumbered);
+		src_note(k, from, seq, numbering);
 	if (k->unreported >= k->window / 8)
 		return 1;
 	if (k->taken_at == APPCORE_NEVER)

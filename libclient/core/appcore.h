@@ -91,8 +91,8 @@ struct appcore {
 	struct {
 		char *name;
 		uint64_t taken;
-		int renumbered; /* handed one marked renumbered since the last
-		                   resume was answered */
+		uint64_t numbering; /* AppDeliver.numbering of the last
+		                       delivery that named one, or 0 */
 	} src[APPCORE_MAX_SOURCES];
 	size_t nsrc;
 };
@@ -194,14 +194,14 @@ void appcore_frame_taken(struct appcore *k, size_t n);
 
 /*
  * Notes that a delivery (len payload bytes, the seq'th from node from;
- * renumbered: AppDeliver.renumbered, the channel numbers from 1 again
- * there) was handed to the application at time now.  Returns 1 if the
+ * numbering: its AppDeliver.numbering, or 0: the channel numbers from 1
+ * again there) was handed to the application at time now.  Returns 1 if the
  * handed count should be reported at once (an eighth of a window
  * unreported); otherwise the taken timer runs (taken_at), armed if it was
  * not.
  */
 int appcore_handed(struct appcore *k, const char *from, uint64_t seq,
-                   int renumbered, size_t len, int64_t now);
+                   uint64_t numbering, size_t len, int64_t now);
 
 /* Queues AppTaken if the handed count changed since it was last
  * reported, and stops the taken timer.  0, or CUT_ENOMEM. */

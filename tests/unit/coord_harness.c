@@ -693,8 +693,8 @@ ab_hello(struct ab *b, const char *node, uint32_t version, size_t nresume,
 		rs[i].in_taken = resume[i].in_taken;
 		rs[i].has_out_sent = resume[i].has_out_sent;
 		rs[i].out_sent = resume[i].out_sent;
-		rs[i].has_in_renumbered = resume[i].in_renumbered;
-		rs[i].in_renumbered = resume[i].in_renumbered != 0;
+		rs[i].has_in_numbering = resume[i].in_numbering != 0;
+		rs[i].in_numbering = resume[i].in_numbering;
 		rsp[i] = &rs[i];
 	}
 	hl.node = (char *)node;

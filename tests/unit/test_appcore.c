@@ -135,9 +135,9 @@ Test(appcore, resume_sends_again_what_the_daemon_lacks)
 }
 
 /* The resume's position on incoming channel from p1 (AppResume), and
- * whether it says in_renumbered. */
+ * the numbering it names (0: none). */
 static uint64_t
-resume_in(const struct appcore *k, int *ret_renumbered)
+resume_in(const struct appcore *k, uint64_t *ret_numbering)
 {
 	Cut__V1__AppBatch *b;
 	uint8_t *buf;
@@ -148,12 +148,13 @@ resume_in(const struct appcore *k, int *ret_renumbered)
 	b = (Cut__V1__AppBatch *)cutproto_unpack(
 	    &cut__v1__app_batch__descriptor, len, buf);
 	cr_assert_not_null(b);
-	*ret_renumbered = -1;
+	*ret_numbering = 0;
 	for (size_t i = 0; i < b->items[0]->hello->n_resume; i++) {
 		const Cut__V1__AppResume *r = b->items[0]->hello->resume[i];
 		if (strcmp(r->node, "p1") == 0 && r->has_in_taken) {
 			taken = r->in_taken;
-			*ret_renumbered = r->has_in_renumbered && r->in_renumbered;
+			*ret_numbering =
+			    r->has_in_numbering ? r->in_numbering : 0;
 		}
 	}
 	cut__v1__app_batch__free_unpacked(b, NULL);
@@ -161,33 +162,31 @@ resume_in(const struct appcore *k, int *ret_renumbered)
 	return taken;
 }
 
-/* A delivery marked renumbered sets the channel's position (lower than
- * the old numbering's), and the resume says it counts the new numbering
- * until the daemon has answered it. */
+/* A delivery that names a new numbering sets the channel's position
+ * (lower than the old numbering's), and every resume names it. */
 Test(appcore, renumbered_delivery_sets_the_position)
 {
 	struct appcore k;
 	Cut__V1__AppHelloReply r;
 	char *peers[] = {"p1"};
-	uint64_t held[] = {0};
-	int renumbered;
+	uint64_t held[] = {0}, numbering;
 
 	opened(&k);
 	appcore_handed(&k, "p1", 1, 0, 10, 0);
 	appcore_handed(&k, "p1", 2, 0, 10, 0);
 	appcore_handed(&k, "p1", 3, 0, 10, 0);
-	cr_assert_eq(resume_in(&k, &renumbered), 3);
-	cr_assert_eq(renumbered, 0);
-	appcore_handed(&k, "p1", 1, 1, 10, 0);
-	cr_assert_eq(resume_in(&k, &renumbered), 1, "set, not raised");
-	cr_assert_eq(renumbered, 1);
+	cr_assert_eq(resume_in(&k, &numbering), 3);
+	cr_assert_eq(numbering, 0);
+	appcore_handed(&k, "p1", 1, 42, 10, 0);
+	cr_assert_eq(resume_in(&k, &numbering), 1, "set, not raised");
+	cr_assert_eq(numbering, 42);
 	appcore_handed(&k, "p1", 2, 0, 10, 0);
-	cr_assert_eq(resume_in(&k, &renumbered), 2);
-	cr_assert_eq(renumbered, 1);
+	cr_assert_eq(resume_in(&k, &numbering), 2);
+	cr_assert_eq(numbering, 42);
 	appcore_forget(&k);
 	reply_to(&r, peers, held);
 	cr_assert_eq(appcore_resumed(&k, &r), 0);
-	cr_assert_eq(resume_in(&k, &renumbered), 2);
-	cr_assert_eq(renumbered, 0, "the daemon has read it");
+	cr_assert_eq(resume_in(&k, &numbering), 2);
+	cr_assert_eq(numbering, 42, "named until another begins");
 	appcore_fini(&k);
 }

@@ -1910,16 +1910,18 @@ Test(app, renumber_from_peer)
 	h_free(h);
 }
 
-/* The first delivery of p1's new numbering is marked renumbered.  An
- * application that comes back before it was handed that one counts the
- * old numbering in its resume: only the old deliveries up to it are
- * dropped, and the new ones all come (seed 14 of reboot,applink lost
- * them); one that says it was handed it counts the new numbering. */
+/* The first delivery of p1's new numbering names it (p1's epoch).  An
+ * application that comes back before it was handed that one counts an
+ * older numbering in its resume (none, or another: the one that began
+ * with p1's first run): only the old deliveries up to it are dropped, and
+ * the new ones all come (seeds 14 and 36 of reboot,applink lost them);
+ * one that names the new numbering counts it. */
 Test(app, resume_across_a_renumber)
 {
-	struct h_resume old = {.node = "p1", .has_in_taken = 1, .in_taken = 3};
+	struct h_resume old = {.node = "p1", .has_in_taken = 1, .in_taken = 3,
+	                       .in_numbering = 77};
 	struct h_resume renum = {.node = "p1", .has_in_taken = 1, .in_taken = 1,
-	                         .in_renumbered = 1};
+	                         .in_numbering = H_E1};
 	for (int seen = 0; seen <= 1; seen++) {
 		struct h *h = ready(NULL);
 		struct h_app_items ai = {0};
@@ -1937,10 +1939,11 @@ Test(app, resume_across_a_renumber)
 		h_peer(h, H_C1, &b);
 		h_app_items(h, &ai);
 		cr_assert_eq(h_app_count(&ai, APP_DELIVER), 5);
-		cr_assert(!h_app_find(&ai, APP_DELIVER, 2)->deliver->renumbered);
-		cr_assert(h_app_find(&ai, APP_DELIVER, 3)->deliver->has_renumbered &&
-		          h_app_find(&ai, APP_DELIVER, 3)->deliver->renumbered);
-		cr_assert(!h_app_find(&ai, APP_DELIVER, 4)->deliver->renumbered);
+		cr_assert(!h_app_find(&ai, APP_DELIVER, 2)->deliver->has_numbering);
+		cr_assert(h_app_find(&ai, APP_DELIVER, 3)->deliver->has_numbering);
+		cr_assert_eq(h_app_find(&ai, APP_DELIVER, 3)->deliver->numbering,
+		             H_E1);
+		cr_assert(!h_app_find(&ai, APP_DELIVER, 4)->deliver->has_numbering);
 		/* The application was handed none of it as the daemon heard;
 		 * it comes back. */
 		coord_app_closed(h->c, H_APP);
