@@ -243,9 +243,9 @@ void cut_set_live(struct cut *c, nng_pipe p);
  * sentence becomes the last error. */
 int cut_hello_refused(struct cut *c, const struct appcore_answer *a);
 
-/* While resuming: takes frame msg (consumed) in if it holds the reply to
- * the hello, and returns 1; drops it (from the lost connection) and
- * returns 0 otherwise.  q_mu held. */
+/* While resuming: takes frame msg (consumed) in if it holds the answer
+ * to the hello (appcore_hello_answer()), and returns 1; drops it (from
+ * the lost connection) and returns 0 otherwise.  q_mu held. */
 int cut_resume_frame(struct cut *c, nng_msg *msg);
 /* Queues AppRestorable (whether a restore callback is registered) after
  * the items queued before it: after every hello.  send_mu held; 0 or the
