@@ -163,51 +163,40 @@ send_hello(struct cut *c, const char *node, int timeout_ms)
 }
 
 int
-cut_hello_refused(struct cut *c, const Cut__V1__AppError *e)
+cut_hello_refused(struct cut *c, const struct appcore_answer *a)
 {
-	cut_set_error(c, "the daemon refused the hello: %s", e->message);
-	return rpc_app_error(e->code);
+	cut_set_error(c, "the daemon refused the hello: %s", a->message);
+	return rpc_app_error(a->code);
 }
 
 /* take_frame() found no hello reply in a frame: keep waiting. */
 #define NOT_YET (-1)
 
 /*
- * Looks for the answer to our hello in a frame from the daemon.  The
- * daemon sends nothing to a new application before the hello reply, but
- * frames it had queued for an application before us may still come first:
- * those items are not ours and are skipped.  Returns 0 when the reply was
+ * Looks for the answer to our hello in a frame from the daemon
+ * (appcore_hello_answer(): frames it had queued for an application before
+ * us may still come first, and are skipped).  Returns 0 when the reply was
  * taken, NOT_YET, or the error of a refused hello or a bad reply.
  */
 static int
 take_frame(struct cut *c, nng_msg *msg, const char *node, int *bad)
 {
-	Cut__V1__AppBatch *b;
-	Cut__V1__AppItem *it;
-	size_t k;
-	int rv = NOT_YET;
+	struct appcore_answer a;
 
-	b = (Cut__V1__AppBatch *)cutproto_unpack(
-	    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
-	    nng_msg_body(msg));
-	if (b == NULL) {
+	switch (appcore_hello_answer(&c->k, nng_msg_body(msg),
+	                             nng_msg_len(msg), node, &a)) {
+	case APPCORE_ANSWER_OPENED:
+	case APPCORE_ANSWER_RESUMED: /* not before the first */
+		return a.rv;
+	case APPCORE_ANSWER_REFUSED:
+		return cut_hello_refused(c, &a);
+	case APPCORE_ANSWER_BAD:
 		*bad = 1;
 		return NOT_YET;
+	case APPCORE_ANSWER_NONE:
+		break;
 	}
-	for (k = 0; k < b->n_items && rv == NOT_YET; k++) {
-		it = b->items[k];
-		if (it->item_case == CUT__V1__APP_ITEM__ITEM_HELLO_REPLY)
-			rv = appcore_open(&c->k, it->hello_reply, node);
-		else if (it->item_case == CUT__V1__APP_ITEM__ITEM_ERROR &&
-		         (it->error->code ==
-		              CUT__V1__APP_ERROR__CODE__WRONG_NODE ||
-		          it->error->code == CUT__V1__APP_ERROR__CODE__VERSION))
-			rv = cut_hello_refused(c, it->error);
-	}
-	/* The daemon sends its reply alone and nothing before it: any
-	 * item beside it belonged to an application before us. */
-	protobuf_c_message_free_unpacked(&b->base, NULL);
-	return rv;
+	return NOT_YET;
 }
 
 /* The code for a hello that got no answer in time. */

@@ -224,8 +224,9 @@ int cut_queue_item_locked(struct cut *c, const Cut__V1__AppItem *item);
  * the hello, before the send machinery runs), waiting up to timeout_ms. */
 int cut_send_now(struct cut *c, const void *buf, size_t len, int timeout_ms);
 
-/* Applies an AppCredit (with send_mu taken inside). */
-void cut_credit(struct cut *c, const Cut__V1__AppCredit *cr);
+/* Wakes the senders waiting for room: an AppCredit raised a limit
+ * (appcore_urgent()).  send_mu held. */
+void cut_credit_grew(struct cut *c);
 
 /* Starts the receiving completion loop (after the hello). */
 int cut_recv_start(struct cut *c);
@@ -238,12 +239,13 @@ void cut_report_taken(struct cut *c);
 void cut_kick(struct cut *c);
 /* Marks pipe p as the one the hello went over. */
 void cut_set_live(struct cut *c, nng_pipe p);
-/* The code for an AppError received instead of a hello reply. */
-int cut_hello_refused(struct cut *c, const Cut__V1__AppError *e);
+/* The code for the refusal of a hello (appcore_hello_answer()), whose
+ * sentence becomes the last error. */
+int cut_hello_refused(struct cut *c, const struct appcore_answer *a);
 
-/* While resuming: takes frame msg (consumed) in if it holds the reply to
- * the hello, and returns 1; drops it (from the lost connection) and
- * returns 0 otherwise.  q_mu held. */
+/* While resuming: takes frame msg (consumed) in if it holds the answer
+ * to the hello (appcore_hello_answer()), and returns 1; drops it (from
+ * the lost connection) and returns 0 otherwise.  q_mu held. */
 int cut_resume_frame(struct cut *c, nng_msg *msg);
 /* Queues AppRestorable (whether a restore callback is registered) after
  * the items queued before it: after every hello.  send_mu held; 0 or the

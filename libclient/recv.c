@@ -70,10 +70,7 @@ struct restore {
 	uint8_t *state;
 	size_t len;
 	size_t nch;
-	struct restore_ch {
-		char *node;
-		uint64_t out_sent, in_taken;
-	} ch[];
+	struct appcore_pos ch[]; /* the nodes' names are in the allocation */
 };
 
 /* What taking one item off the queue gave. */
@@ -118,35 +115,18 @@ new_msg(const Cut__V1__AppDeliver *d)
 	return m;
 }
 
-/* 1 if s is a snapshot id: 1 to CUT_SNAPSHOT_ID_MAX - 1 printable bytes. */
-static int
-id_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n > 0 && n < CUT_SNAPSHOT_ID_MAX && appcore_text_ok(s);
-}
-
-/* Copies a restore into one allocation that the caller frees, or returns
- * NULL (*bad set if the restore itself is bad). */
+/* Copies a restore (checked by appcore_judge()) into one allocation that
+ * the caller frees, or returns NULL. */
 static struct restore *
-new_restore(const Cut__V1__AppRestore *r, int *bad)
+new_restore(const Cut__V1__AppRestore *r)
 {
 	size_t clen = r->content_type != NULL ? strlen(r->content_type) + 1 : 0;
 	size_t names = 0, size;
 	struct restore *rs;
 	char *p;
 
-	*bad = 1;
-	if (!id_ok(r->snapshot_id) || !appcore_text_ok(r->content_type))
-		return NULL;
-	for (size_t i = 0; i < r->n_channels; i++) {
-		if (r->channels[i]->node[0] == '\0' ||
-		    !appcore_text_ok(r->channels[i]->node))
-			return NULL;
+	for (size_t i = 0; i < r->n_channels; i++)
 		names += strlen(r->channels[i]->node) + 1;
-	}
-	*bad = 0;
 	size = sizeof(*rs) + r->n_channels * sizeof(rs->ch[0]) + names + clen +
 	       r->state.len + 1;
 	if ((rs = malloc(size)) == NULL)
@@ -172,49 +152,33 @@ new_restore(const Cut__V1__AppRestore *r, int *bad)
 	return rs;
 }
 
-/* The one switch over items from the daemon: checks it and says what to do
+/* Checks an item from the daemon (appcore_judge()) and says what to do
  * with it in *ret.  Returns 0 or CUT_ENOMEM. */
 static int
 judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
 {
 	const ProtobufCEnumValue *v;
+	const char *why;
 
-	ret->kind = ITEM_BAD;
-	switch (it->item_case) {
-	case CUT__V1__APP_ITEM__ITEM_DELIVER:
-		if (it->deliver->from[0] == '\0' ||
-		    !appcore_text_ok(it->deliver->from) ||
-		    !appcore_text_ok(it->deliver->content_type))
-			break;
+	switch (appcore_judge(it, &why)) {
+	case APPCORE_SKIP:
+		ret->kind = ITEM_SKIP;
+		return 0;
+	case APPCORE_DELIVER:
 		if ((ret->msg = new_msg(it->deliver)) == NULL)
 			return CUT_ENOMEM;
 		ret->kind = ITEM_DELIVER;
 		return 0;
-	case CUT__V1__APP_ITEM__ITEM_CREDIT:
-		ret->kind = ITEM_SKIP; /* applied on arrival */
-		return 0;
-	case CUT__V1__APP_ITEM__ITEM_STATE_REQUEST:
-		if (!id_ok(it->state_request->snapshot_id))
-			break;
-		if (it->state_request->overtake) {
-			ret->kind = ITEM_SKIP; /* queued ahead on arrival */
-			return 0;
-		}
+	case APPCORE_STATE:
 		strcpy(ret->id, it->state_request->snapshot_id);
 		ret->kind = ITEM_STATE;
 		return 0;
-	case CUT__V1__APP_ITEM__ITEM_RESTORE: {
-		int bad;
-		if ((ret->rs = new_restore(it->restore, &bad)) != NULL) {
-			ret->kind = ITEM_RESTORE;
-			return 0;
-		}
-		if (!bad)
+	case APPCORE_RESTORE:
+		if ((ret->rs = new_restore(it->restore)) == NULL)
 			return CUT_ENOMEM;
-		cut_set_error(c, "the daemon sent a bad restore");
+		ret->kind = ITEM_RESTORE;
 		return 0;
-	}
-	case CUT__V1__APP_ITEM__ITEM_ERROR:
+	case APPCORE_REFUSED:
 		v = protobuf_c_enum_descriptor_get_value(
 		    &cut__v1__app_error__code__descriptor,
 		    (int)it->error->code);
@@ -222,11 +186,12 @@ judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
 		              v != NULL ? v->name : "?", it->error->message);
 		ret->kind = ITEM_ERROR;
 		return 0;
-	default:
+	case APPCORE_BAD_ITEM:
 		break;
 	}
-	cut_set_error(c, "the daemon sent a bad item (kind %d)",
+	cut_set_error(c, "the daemon sent %s (kind %d)", why,
 	              (int)it->item_case);
+	ret->kind = ITEM_BAD;
 	return 0;
 }
 
@@ -253,8 +218,10 @@ take_packed(struct cut *c, struct batch *q, struct item *ret)
 		ret->kind = ITEM_SKIP;
 		return 0;
 	}
+	/* Taken on arrival (appcore_urgent()); appcore_judge() would say
+	 * so too: this only spares decoding them again. */
 	if (len > 0 && (p[0] == KIND_CREDIT || p[0] == KIND_SYNCED)) {
-		ret->kind = ITEM_SKIP; /* taken on arrival */
+		ret->kind = ITEM_SKIP;
 		return 0;
 	}
 	/* Taken off the queue now: unaligned requests that came after it
@@ -441,50 +408,23 @@ poke(int fd)
 		return; /* already at its maximum: readable anyway */
 }
 
-/* Takes in an item that cannot wait for the application: credit, a
- * sync's answer, and an unaligned state request, which goes ahead of
- * every queued delivery.  Says which it was.  Called with q_mu. */
-enum { URGENT_NOT, URGENT_CREDIT, URGENT_STATE };
-
-static int
-urgent(struct cut *c, const uint8_t *p, size_t len)
+/* Queues an unaligned state request for id ahead of every queued
+ * delivery.  Called with q_mu. */
+static void
+overtake(struct cut *c, const char *id)
 {
-	Cut__V1__AppItem *it;
-	int taken = URGENT_NOT;
+	struct overtake *o = calloc(1, sizeof(*o));
 
-	if (!appcore_maybe_urgent(p, len))
-		return URGENT_NOT;
-	it = (Cut__V1__AppItem *)cutproto_unpack(&cut__v1__app_item__descriptor,
-	                                         len, p);
-	if (it == NULL)
-		return URGENT_NOT; /* judged, and refused, in its turn */
-	if (it->item_case == CUT__V1__APP_ITEM__ITEM_CREDIT) {
-		cut_credit(c, it->credit);
-		taken = URGENT_CREDIT;
-	} else if (it->item_case == CUT__V1__APP_ITEM__ITEM_SYNCED) {
-		pthread_mutex_lock(&c->send_mu);
-		appcore_synced(&c->k, it->synced->token);
-		pthread_cond_broadcast(&c->send_cv);
-		pthread_mutex_unlock(&c->send_mu);
-		taken = URGENT_CREDIT;
-	} else if (it->item_case == CUT__V1__APP_ITEM__ITEM_STATE_REQUEST &&
-	           it->state_request->overtake &&
-	           id_ok(it->state_request->snapshot_id)) {
-		struct overtake *o = calloc(1, sizeof(*o));
-		/* Without memory the request goes unanswered and the
-		 * daemon's deadline aborts that snapshot. */
-		if (o != NULL) {
-			strcpy(o->id, it->state_request->snapshot_id);
-			if (c->ovt_tail != NULL)
-				c->ovt_tail->link = o;
-			else
-				c->ovt = o;
-			c->ovt_tail = o;
-		}
-		taken = URGENT_STATE;
-	}
-	protobuf_c_message_free_unpacked(&it->base, NULL);
-	return taken;
+	/* Without memory the request goes unanswered and the daemon's
+	 * deadline aborts that snapshot. */
+	if (o == NULL)
+		return;
+	strcpy(o->id, id);
+	if (c->ovt_tail != NULL)
+		c->ovt_tail->link = o;
+	else
+		c->ovt = o;
+	c->ovt_tail = o;
 }
 
 /* Takes in frame msg (consumed): checks its framing, handles its urgent
@@ -494,17 +434,16 @@ static int
 ingest(struct cut *c, nng_msg *msg)
 {
 	const uint8_t *body = nng_msg_body(msg), *p;
-	size_t len = nng_msg_len(msg), off = 0, n, keep = 0, restore_at;
-	int urgent_state = 0, restore, rv;
+	size_t len = nng_msg_len(msg), off, n, keep = 0, start;
+	int urgent_state = 0, restore;
+	struct appcore_event ev;
 	struct batch *q;
 
 	if (c->resuming)
 		return cut_resume_frame(c, msg);
 
-	/* All of a frame or none of it: the framing is checked first. */
-	while ((rv = appcore_frame_item(body, len, &off, &p, &n)) == 1)
-		;
-	if (rv < 0) {
+	/* All of a frame or none of it. */
+	if ((restore = appcore_frame_start(body, len, &start)) < 0) {
 		cut_set_error(c,
 		              "the daemon sent a frame that does not decode "
 		              "(%zu bytes)",
@@ -518,7 +457,6 @@ ingest(struct cut *c, nng_msg *msg)
 	 * frame (it comes first; credit before it was for the old
 	 * positions too) and in the queue.  The restore itself is
 	 * processed in its turn, by the application's thread. */
-	restore_at = appcore_restore_at(body, len, &restore);
 	if (restore) {
 		struct overtake *o;
 		cut_queue_free(c);
@@ -531,19 +469,29 @@ ingest(struct cut *c, nng_msg *msg)
 		atomic_store(&c->restore_arrived, 1);
 		pthread_cond_broadcast(&c->send_cv);
 	}
-	for (off = restore_at;
-	     appcore_frame_item(body, len, &off, &p, &n) == 1;) {
-		switch (urgent(c, p, n)) {
-		case URGENT_NOT:
+	/* Credit, syncs' answers and unaligned requests now, the rest in
+	 * its turn. */
+	pthread_mutex_lock(&c->send_mu);
+	for (off = start; appcore_frame_item(body, len, &off, &p, &n) == 1;) {
+		switch (appcore_urgent(&c->k, p, n, &ev)) {
+		case APPCORE_LATER:
+		case APPCORE_BAD: /* refused in its turn (judge()) */
 			keep++;
 			break;
-		case URGENT_STATE:
-			urgent_state = 1;
+		case APPCORE_CREDIT:
+			if (ev.grew)
+				cut_credit_grew(c);
 			break;
-		default:
+		case APPCORE_SYNCED:
+			pthread_cond_broadcast(&c->send_cv);
+			break;
+		case APPCORE_OVERTAKE:
+			overtake(c, ev.id);
+			urgent_state = 1;
 			break;
 		}
 	}
+	pthread_mutex_unlock(&c->send_mu);
 	if (keep == 0) {
 		nng_msg_free(msg);
 		return urgent_state;
@@ -556,7 +504,7 @@ ingest(struct cut *c, nng_msg *msg)
 		return 1;
 	}
 	q->msg = msg;
-	q->off = restore_at;
+	q->off = start;
 	if (c->tail != NULL)
 		c->tail->link = q;
 	else
@@ -668,15 +616,19 @@ answer(struct cut *c, const char *id)
 int
 cut_restorable_locked(struct cut *c)
 {
-	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
-	Cut__V1__AppRestorable r = CUT__V1__APP_RESTORABLE__INIT;
+	int yes;
 
 	pthread_mutex_lock(&c->mu);
-	r.yes = c->restore_fn != NULL;
+	yes = c->restore_fn != NULL;
 	pthread_mutex_unlock(&c->mu);
-	item.item_case = CUT__V1__APP_ITEM__ITEM_RESTORABLE;
-	item.restorable = &r;
-	return cut_queue_item_locked(c, &item);
+	if (atomic_load(&c->lost))
+		return CUT_ECLOSED;
+	if (c->send_err != 0)
+		return c->send_err;
+	if (appcore_restorable(&c->k, yes) != 0)
+		return CUT_ENOMEM;
+	cut_kick(c);
+	return 0;
 }
 
 int
@@ -713,29 +665,18 @@ static int
 restore_step(struct cut *c, const struct restore *rs, int rv,
              const char *reason)
 {
-	struct appcore_pos *pos = calloc(rs->nch + 1, sizeof(*pos));
-	int qrv;
+	int lost, qrv;
 
-	if (pos == NULL)
-		return CUT_ENOMEM;
-	for (size_t k = 0; k < rs->nch; k++) {
-		pos[k].node = rs->ch[k].node;
-		pos[k].in_taken = rs->ch[k].in_taken;
-		pos[k].out_sent = rs->ch[k].out_sent;
-	}
 	pthread_mutex_lock(&c->taken_mu);
 	pthread_mutex_lock(&c->send_mu);
 	atomic_store(&c->restore_arrived, 0);
-	/* On a lost link the daemon sends the restore again after the
-	 * hello: it is taken again then. */
-	appcore_restore(&c->k, pos, rs->nch);
-	qrv = 0;
-	if (!atomic_load(&c->lost) && c->send_err == 0 &&
-	    (qrv = appcore_restored(&c->k, rs->id, rv, reason)) == 0)
+	lost = atomic_load(&c->lost) || c->send_err != 0;
+	qrv = appcore_restore_step(&c->k, rs->id, rs->ch, rs->nch, rv, reason,
+	                           lost);
+	if (qrv == 0 && !lost)
 		cut_kick(c);
 	pthread_mutex_unlock(&c->send_mu);
 	pthread_mutex_unlock(&c->taken_mu);
-	free(pos);
 	return qrv == CUT_ENOMEM ? CUT_ENOMEM : 0;
 }
 

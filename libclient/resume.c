@@ -99,64 +99,60 @@ send_resume_hello(struct cut *c, uint32_t pipe, int wait_ms)
 	return rv;
 }
 
-/* Applies the reply to a resuming hello (consumed), on the receiving
- * thread before any frame after it, so that the credit behind it counts.
- * Returns 0, or the error of a refused hello or a reply that does not fit
- * this handle.  q_mu held. */
-static int
-take_resume_reply(struct cut *c, nng_msg *msg)
-{
-	Cut__V1__AppBatch *b = (Cut__V1__AppBatch *)cutproto_unpack(
-	    &cut__v1__app_batch__descriptor, nng_msg_len(msg),
-	    nng_msg_body(msg));
-	const Cut__V1__AppHelloReply *r = NULL;
-	int rv = CUT_EPROTO, restorable;
-
-	for (size_t k = 0; b != NULL && k < b->n_items; k++) {
-		const Cut__V1__AppItem *it = b->items[k];
-		if (it->item_case == CUT__V1__APP_ITEM__ITEM_HELLO_REPLY)
-			r = it->hello_reply;
-		else if (it->item_case == CUT__V1__APP_ITEM__ITEM_ERROR)
-			rv = cut_hello_refused(c, it->error);
-	}
-	if (r != NULL) {
-		pthread_mutex_lock(&c->send_mu);
-		if ((rv = appcore_resumed(&c->k, r)) == CUT_EPROTO)
-			cut_set_error(c, "the restarted daemon serves another "
-			                 "node, cluster or set of peers");
-		if (rv == 0) {
-			c->resuming = 0;
-			atomic_store(&c->lost, 0);
-			/* Lost again already?  Then set_live says so. */
-			cut_set_live(c, nng_msg_get_pipe(msg));
-			/* The new connection knows of no restore callback
-			 * until told, after the hello. */
-			pthread_mutex_lock(&c->mu);
-			restorable = c->restore_fn != NULL;
-			pthread_mutex_unlock(&c->mu);
-			if (restorable)
-				(void)cut_restorable_locked(c);
-			cut_kick(c);
-			pthread_cond_broadcast(&c->send_cv);
-		}
-		pthread_mutex_unlock(&c->send_mu);
-	}
-	if (b != NULL)
-		protobuf_c_message_free_unpacked(&b->base, NULL);
-	nng_msg_free(msg);
-	return rv;
-}
-
+/* Applies the answer to a resuming hello in frame msg (consumed), on the
+ * receiving thread before any frame after it, so that the credit behind
+ * it counts.  Returns 1 if the frame held it, with the result in
+ * resume_rv: 0, or the error of a refused hello or a reply that does not
+ * fit this handle.  q_mu held. */
 int
 cut_resume_frame(struct cut *c, nng_msg *msg)
 {
-	if (appcore_is_answer(nng_msg_body(msg), nng_msg_len(msg))) {
-		c->resume_rv = take_resume_reply(c, msg);
-		c->resume_done = 1;
-		return 1;
+	struct appcore_answer a;
+	int rv, restorable;
+
+	pthread_mutex_lock(&c->send_mu);
+	switch (appcore_hello_answer(&c->k, nng_msg_body(msg),
+	                             nng_msg_len(msg), NULL, &a)) {
+	case APPCORE_ANSWER_NONE: /* the lost connection's */
+		pthread_mutex_unlock(&c->send_mu);
+		nng_msg_free(msg);
+		return 0;
+	case APPCORE_ANSWER_BAD:
+		cut_set_error(c, "the daemon sent a frame that does not "
+		                 "decode");
+		rv = CUT_EPROTO;
+		break;
+	case APPCORE_ANSWER_REFUSED:
+		rv = cut_hello_refused(c, &a);
+		break;
+	case APPCORE_ANSWER_OPENED: /* never: a resume follows an open */
+	case APPCORE_ANSWER_RESUMED:
+	default:
+		if ((rv = a.rv) == CUT_EPROTO)
+			cut_set_error(c, "the restarted daemon serves another "
+			                 "node, cluster or set of peers");
+		break;
 	}
+	if (rv == 0) {
+		c->resuming = 0;
+		atomic_store(&c->lost, 0);
+		/* Lost again already?  Then set_live says so. */
+		cut_set_live(c, nng_msg_get_pipe(msg));
+		/* The new connection knows of no restore callback until
+		 * told, after the hello. */
+		pthread_mutex_lock(&c->mu);
+		restorable = c->restore_fn != NULL;
+		pthread_mutex_unlock(&c->mu);
+		if (restorable)
+			(void)cut_restorable_locked(c);
+		cut_kick(c);
+		pthread_cond_broadcast(&c->send_cv);
+	}
+	pthread_mutex_unlock(&c->send_mu);
 	nng_msg_free(msg);
-	return 0;
+	c->resume_rv = rv;
+	c->resume_done = 1;
+	return 1;
 }
 
 int

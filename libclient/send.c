@@ -52,16 +52,6 @@ cut_send_now(struct cut *c, const void *buf, size_t len, int timeout_ms)
 	return 0;
 }
 
-/* The largest frame libcut sends: the daemon accepts max_message plus
- * 64 KiB, and one item is at most max_message plus its small fields. */
-static size_t
-frame_max(const struct cut *c)
-{
-	size_t m = c->k.max_message + (32u << 10);
-
-	return m < CUT_OUT_FRAME_MAX ? m : CUT_OUT_FRAME_MAX;
-}
-
 /* Starts sending what the out buffer holds, whole items up to a frame,
  * unless a frame is in flight; its completion sends the next.  send_mu
  * held. */
@@ -76,7 +66,7 @@ cut_kick(struct cut *c)
 	if (c->sending || c->closing || c->k.out_len == 0 || c->send_err != 0 ||
 	    atomic_load(&c->lost))
 		return;
-	n = appcore_frame_len(&c->k, frame_max(c));
+	n = appcore_frame_len(&c->k, appcore_frame_max(&c->k));
 	if (nng_msg_alloc(&msg, n) != 0)
 		return; /* kept; the next call or completion retries */
 	memcpy(nng_msg_body(msg), c->k.out, n);
@@ -152,20 +142,16 @@ cut_queue_item(struct cut *c, const Cut__V1__AppItem *item)
 }
 
 void
-cut_credit(struct cut *c, const Cut__V1__AppCredit *cr)
+cut_credit_grew(struct cut *c)
 {
 	uint64_t one = 1;
 
-	pthread_mutex_lock(&c->send_mu);
-	if (appcore_credit(&c->k, cr)) {
-		pthread_cond_broadcast(&c->send_cv);
-		if (c->want_credit) {
-			c->want_credit = 0;
-			/* Fails only at the counter's maximum: readable. */
-			(void)!write(c->send_efd, &one, sizeof(one));
-		}
+	pthread_cond_broadcast(&c->send_cv);
+	if (c->want_credit) {
+		c->want_credit = 0;
+		/* Fails only at the counter's maximum: readable. */
+		(void)!write(c->send_efd, &one, sizeof(one));
 	}
-	pthread_mutex_unlock(&c->send_mu);
 }
 
 int

@@ -190,7 +190,8 @@ struct sim_app {
 	/* The outgoing channels' nodes, by index in the hello reply. */
 	size_t peer[SIM_MAX_NODES];
 	/* The down stream: items waiting for the application (packed
-	 * AppItems), unaligned requests ahead of them (recv.c's queue). */
+	 * AppItems), unaligned requests ahead of them (the sim's port of
+	 * recv.c's queue). */
 	struct fifo q;
 	char ovt[16][ENGINE_ID_MAX + 1];
 	size_t novt;

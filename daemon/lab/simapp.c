@@ -3,14 +3,18 @@
  * core (libclient/core/appcore.c) under a token bank.
  *
  * Everything libcut decides about the protocol is appcore's, and runs
- * here as it runs in libcut: the hellos and their replies, numbering,
- * credit, the kept messages and their resend after a resume, the taken
- * reports and their timer, state replies.  What stays here is what
- * libcut's threaded shell does around it (cut.c, recv.c, resume.c), in
- * one thread: taking frames in (credit and unaligned requests at once,
- * the rest queued), cutting the out buffer into frames, resuming on the
- * next receive after a lost connection; and what an application decides:
- * what to send and when, when to read, and when to die.
+ * here as it runs in libcut: the hellos and the answers to them
+ * (appcore_hello_answer()), numbering, credit, the kept messages and
+ * their resend after a resume, which items of a frame are taken at once
+ * and which wait (appcore_frame_start(), appcore_urgent()), what a queued
+ * item is (appcore_judge()), the taken reports and their timer, state
+ * replies, the restore's step.  What stays here is the sim's port of
+ * libcut's threaded shell (cut.c, recv.c, resume.c, send.c), in one
+ * thread and simulated time: a queue of items, frames cut from the out
+ * buffer onto the simulated connection, resuming on the next receive
+ * after a lost connection; what an application decides: what to send and
+ * when, when to read, and when to die; and the simulation's own checks
+ * and bookkeeping.
  *
  * The token bank: each application starts with a balance, sends random
  * amounts ({"amount": k}, sometimes padded) to random peers it has a
@@ -24,11 +28,10 @@
  *
  * Restores (with --faults restore): most lives register a restore
  * callback (AppRestorable after every hello reply, as libcut says it);
- * an AppRestore drops what came before it, as recv.c's ingest() does,
- * and is taken in its place in the stream: the callback sets the
- * recorded balance, then appcore_restore() and AppRestored (recv.c's
- * restore()).  The state then says which era of the bank it is from
- * ({"balance": N, "life": L, "era": E}).
+ * an AppRestore drops what came before it (appcore_frame_start()), and is
+ * taken in its place in the stream: the callback sets the recorded
+ * balance, then appcore_restore_step().  The state then says which era
+ * of the bank it is from ({"balance": N, "life": L, "era": E}).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -70,20 +73,15 @@ simapp_init(struct sim *s, struct sim_app *a, size_t node, int64_t balance)
 		a->restorable = sim_rand(s, 20) != 0;
 }
 
-/* cut_set_restore_callback() after cut_open(), and resume.c after a
- * resume: the daemon learns of the callback after each hello. */
+/* The application's cut_set_restore_callback() after cut_open(), and
+ * libcut's after each resume: the daemon learns of the callback after
+ * each hello reply (appcore_restorable()). */
 static void
 say_restorable(struct sim *s, struct sim_app *a)
 {
-	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
-	Cut__V1__AppRestorable r = CUT__V1__APP_RESTORABLE__INIT;
-
 	if (!(s->o->faults & SIM_F_RESTORE) || !a->restorable)
 		return;
-	r.yes = 1;
-	it.item_case = CUT__V1__APP_ITEM__ITEM_RESTORABLE;
-	it.restorable = &r;
-	if (appcore_queue(&a->k, &it) != 0)
+	if (appcore_restorable(&a->k, 1) != 0)
 		abort();
 }
 
@@ -108,26 +106,25 @@ up_frame(struct sim *s, struct sim_app *a, const void *p, size_t len)
 	return f;
 }
 
-/* cut_kick(): what the out buffer holds goes, in frames of whole items
- * of at most a frame's size (one larger item goes alone).  libcut sends
- * one frame at a time; each leaves as soon as the one before it has, so
- * in simulated time they all go now. */
+/* The sim's port of cut_kick(): what the out buffer holds goes, in
+ * frames of whole items of at most appcore_frame_max() bytes (one larger
+ * item goes alone).  libcut sends one frame at a time; each leaves as
+ * soon as the one before it has, so in simulated time they all go now. */
 static void
 kick(struct sim *s, struct sim_app *a)
 {
-	size_t max = a->k.max_message + (32u << 10), n;
+	size_t n;
 
-	if (max > APPCORE_FRAME_MAX)
-		max = APPCORE_FRAME_MAX;
 	if (a->conn == 0 || a->lost)
 		return;
-	while ((n = appcore_frame_len(&a->k, max)) > 0) {
+	while ((n = appcore_frame_len(&a->k, appcore_frame_max(&a->k))) > 0) {
 		up_frame(s, a, a->k.out, n);
 		appcore_frame_taken(&a->k, n);
 	}
 }
 
-/* cut_send_now(): a hello in a frame of its own, at once. */
+/* The sim's port of cut_send_now(): a hello in a frame of its own, at
+ * once. */
 static void
 send_hello(struct sim *s, struct sim_app *a, int resume)
 {
@@ -144,15 +141,12 @@ send_hello(struct sim *s, struct sim_app *a, int resume)
 
 /* ---- The hello and its reply ---- */
 
-/* cut.c's take_frame(): the first reply, taken by appcore_open(). */
+/* The reply to the first hello, taken (appcore_hello_answer()): the
+ * simulation's checks of the numbering the daemon gave. */
 static void
-take_first_reply(struct sim *s, struct sim_app *a,
-                 const Cut__V1__AppHelloReply *r)
+opened(struct sim *s, struct sim_app *a, int rv)
 {
-	int rv;
-
-	if (r->n_peers > SIM_MAX_NODES ||
-	    (rv = appcore_open(&a->k, r, name_of(s, a))) != 0) {
+	if (rv != 0 || a->k.npeers > SIM_MAX_NODES) {
 		sim_fail(s, SIM_C_ONCE, "%s: a bad hello reply", name_of(s, a));
 		return;
 	}
@@ -189,56 +183,44 @@ take_first_reply(struct sim *s, struct sim_app *a,
 	say_restorable(s, a);
 }
 
-/* resume.c's take_resume_reply(): appcore_resumed() queues again what
- * the daemon lacks. */
+/* A frame before the answer to our hello: the answer taken
+ * (appcore_hello_answer()), and the sim's port of what libcut's shell
+ * does then (cut.c's open_app(), resume.c's cut_resume_frame()); frames
+ * without one dropped, as there. */
 static void
-take_resume_reply(struct sim *s, struct sim_app *a,
-                  const Cut__V1__AppHelloReply *r)
-{
-	if (appcore_resumed(&a->k, r) != 0) {
-		sim_fail(s, SIM_C_ONCE,
-		         "%s: the daemon answered the resume with another "
-		         "node or set of peers",
-		         name_of(s, a));
-		return;
-	}
-	a->resuming = 0;
-	a->lost = 0;
-	say_restorable(s, a);
-	kick(s, a);
-}
-
-/* The frame of a hello's answer: its reply taken, or its refusal a
- * failure.  Returns 1 if the frame held one. */
-static int
 hello_answer(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 {
-	Cut__V1__AppBatch *b = (Cut__V1__AppBatch *)cutproto_unpack(
-	    &cut__v1__app_batch__descriptor, len, buf);
-	int found = 0;
+	struct appcore_answer ans;
 
-	for (size_t k = 0; b != NULL && k < b->n_items && !found; k++) {
-		const Cut__V1__AppItem *it = b->items[k];
-		if (it->item_case == CUT__V1__APP_ITEM__ITEM_HELLO_REPLY) {
-			found = 1;
-			if (a->k.opened)
-				take_resume_reply(s, a, it->hello_reply);
-			else
-				take_first_reply(s, a, it->hello_reply);
-		} else if (it->item_case == CUT__V1__APP_ITEM__ITEM_ERROR) {
-			found = 1;
+	switch (appcore_hello_answer(&a->k, buf, len, name_of(s, a), &ans)) {
+	case APPCORE_ANSWER_OPENED:
+		opened(s, a, ans.rv);
+		break;
+	case APPCORE_ANSWER_RESUMED:
+		if (ans.rv != 0) {
 			sim_fail(s, SIM_C_ONCE,
-			         "%s: the daemon refused the hello: %s",
-			         name_of(s, a), it->error->message);
+			         "%s: the daemon answered the resume with "
+			         "another node or set of peers",
+			         name_of(s, a));
+			break;
 		}
+		a->resuming = 0;
+		a->lost = 0;
+		say_restorable(s, a);
+		kick(s, a);
+		break;
+	case APPCORE_ANSWER_REFUSED:
+		sim_fail(s, SIM_C_ONCE, "%s: the daemon refused the hello: %s",
+		         name_of(s, a), ans.message);
+		break;
+	case APPCORE_ANSWER_NONE:
+	case APPCORE_ANSWER_BAD:
+		break;
 	}
-	if (b != NULL)
-		protobuf_c_message_free_unpacked(&b->base, NULL);
-	return found;
 }
 
-/* resume.c's cut_resume(…, 0): forgets the lost connection, once, and
- * says hello on each new one. */
+/* The sim's port of resume.c's cut_resume(…, 0): forgets the lost
+ * connection, once, and says hello on each new one. */
 static void
 resume(struct sim *s, struct sim_app *a)
 {
@@ -272,12 +254,16 @@ resume(struct sim *s, struct sim_app *a)
 
 /* ---- Credit, deliveries, state ---- */
 
+/* The sim's port of recv.c's ingest(): the frame's decisions are
+ * appcore's (appcore_frame_start(), appcore_urgent()); here they act on
+ * the simulated queue. */
 void
 simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 {
 	const uint8_t *p;
-	size_t off = 0, n, restore_at;
-	int restore, rv;
+	size_t off, n, start;
+	struct appcore_event ev;
+	int restore;
 
 	if (!a->k.opened || a->resuming) {
 		/* Frames before the answer to our hello belong to an
@@ -285,51 +271,38 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 		hello_answer(s, a, buf, len);
 		return;
 	}
-	while ((rv = appcore_frame_item(buf, len, &off, &p, &n)) == 1)
-		;
-	if (rv < 0) {
+	if ((restore = appcore_frame_start(buf, len, &start)) < 0) {
 		sim_fail(s, SIM_C_ONCE,
 		         "%s: a frame from the daemon does not decode",
 		         name_of(s, a));
 		return;
 	}
 	/* A restore drops what came before it, in the queue and in its
-	 * frame (appcore_restore_at(), as libcut's shell); requests after it
-	 * wait for it. */
-	restore_at = appcore_restore_at(buf, len, &restore);
+	 * frame; requests after it wait for it. */
 	if (restore) {
 		fifo_clear(&a->q);
 		a->novt = 0;
 		a->restore_pending = 1;
 	}
-	for (off = restore_at;
-	     appcore_frame_item(buf, len, &off, &p, &n) == 1;) {
-		Cut__V1__AppItem *it;
-		/* Credit and unaligned requests now, the rest in its turn
-		 * (a lost connection's items are then forgotten if the
-		 * resume comes first): appcore_maybe_urgent(), as libcut's
-		 * shell decides. */
-		if (!appcore_maybe_urgent(p, n)) {
+	/* Credit and unaligned requests now, the rest in its turn (a lost
+	 * connection's items are then forgotten if the resume comes
+	 * first). */
+	for (off = start; appcore_frame_item(buf, len, &off, &p, &n) == 1;) {
+		switch (appcore_urgent(&a->k, p, n, &ev)) {
+		case APPCORE_LATER:
 			if (fifo_push(&a->q, p, n, 0, 0) != 0)
 				abort();
-			continue;
-		}
-		it = (Cut__V1__AppItem *)cutproto_unpack(
-		    &cut__v1__app_item__descriptor, n, p);
-		if (it == NULL) {
+			break;
+		case APPCORE_BAD:
 			sim_fail(s, SIM_C_ONCE,
 			         "%s: an item from the daemon does not decode",
 			         name_of(s, a));
-			continue;
-		}
-		switch (it->item_case) {
-		case CUT__V1__APP_ITEM__ITEM_CREDIT:
-			(void)appcore_credit(&a->k, it->credit);
 			break;
-		case CUT__V1__APP_ITEM__ITEM_SYNCED:
+		case APPCORE_CREDIT:
+			break;
+		case APPCORE_SYNCED:
 			/* cut_flush() returns: the daemon holds what was
 			 * sent before the sync. */
-			appcore_synced(&a->k, it->synced->token);
 			if (a->sync_token != 0 &&
 			    appcore_is_synced(&a->k, a->sync_token)) {
 				for (size_t i = 0; i < a->k.npeers; i++)
@@ -337,25 +310,20 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 				a->sync_token = 0;
 			}
 			break;
-		case CUT__V1__APP_ITEM__ITEM_STATE_REQUEST:
-			if (!it->state_request->overtake) {
-				if (fifo_push(&a->q, p, n, 0, 0) != 0)
-					abort();
-			} else if (a->novt <
-			           sizeof(a->ovt) / sizeof(a->ovt[0])) {
+		case APPCORE_OVERTAKE:
+			/* Ids are at most ENGINE_ID_MAX bytes. */
+			if (a->novt < sizeof(a->ovt) / sizeof(a->ovt[0]))
 				snprintf(a->ovt[a->novt++], sizeof(a->ovt[0]),
-				         "%s", it->state_request->snapshot_id);
-			}
-			break;
-		default:
+				         "%.*s", (int)sizeof(a->ovt[0]) - 1,
+				         ev.id);
 			break;
 		}
-		protobuf_c_message_free_unpacked(&it->base, NULL);
 	}
 }
 
-/* recv.c's report_locked(): AppTaken if the handed count moved; on a
- * lost link the resuming hello says it. */
+/* The sim's port of recv.c's report_locked(): AppTaken if the handed
+ * count moved (appcore_report()); on a lost link the resuming hello says
+ * it. */
 static void
 report(struct sim_app *a)
 {
@@ -365,7 +333,9 @@ report(struct sim_app *a)
 		abort();
 }
 
-/* recv.c's answer() with the bank's state callback. */
+/* The bank's state callback, and the sim's port of recv.c's answer():
+ * the reply is recorded after the deliveries handed so far; on a lost
+ * link none goes (the daemon asks again after the hello). */
 static void
 answer(struct sim *s, struct sim_app *a, const char *id)
 {
@@ -596,16 +566,16 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 	if (a->first[a->life][from] == 0)
 		a->first[a->life][from] = pos;
 	a->last[a->life][from] = pos;
-	/* recv.c's handed(). */
+	/* Reported at once, or when the taken timer runs out
+	 * (appcore_handed()). */
 	if (appcore_handed(&a->k, d->from, d->seq,
 	                   d->has_numbering ? d->numbering : 0, d->payload.len,
 	                   s->now))
 		report(a);
 }
 
-/* recv.c's restore(): the callback (simops.c checks the restore and
- * sets the recorded balance), then the step for both streams and
- * AppRestored. */
+/* The bank's restore callback (simops.c checks the restore and sets the
+ * recorded balance), then the restore's step (appcore_restore_step()). */
 static void
 take_restore(struct sim *s, struct sim_app *a, const Cut__V1__AppRestore *r)
 {
@@ -627,19 +597,21 @@ take_restore(struct sim *s, struct sim_app *a, const Cut__V1__AppRestore *r)
 		pos[n].in_taken = r->channels[i]->in_taken;
 		n++;
 	}
-	appcore_restore(&a->k, pos, n);
-	if (!a->lost && appcore_restored(&a->k, r->snapshot_id, 0, NULL) != 0)
+	if (appcore_restore_step(&a->k, r->snapshot_id, pos, n, 0, NULL,
+	                         a->lost) != 0)
 		abort();
 	kick(s, a);
 }
 
-/* recv.c's take_item(): an unaligned request first, then the queue.
- * Returns 0 when there was nothing. */
+/* The sim's port of recv.c's take_item(): an unaligned request first
+ * (unless a restore is queued), then the queue, each item as
+ * appcore_judge() says.  Returns 0 when there was nothing. */
 static int
 take_item(struct sim *s, struct sim_app *a)
 {
 	Cut__V1__AppItem *it;
 	const struct fifo_rec *r;
+	const char *why;
 
 	if (a->novt > 0 && !a->restore_pending) {
 		char id[ENGINE_ID_MAX + 1];
@@ -661,28 +633,38 @@ take_item(struct sim *s, struct sim_app *a)
 		         name_of(s, a));
 		return 1;
 	}
-	if (it->item_case == CUT__V1__APP_ITEM__ITEM_DELIVER)
+	switch (appcore_judge(it, &why)) {
+	case APPCORE_SKIP:
+		break;
+	case APPCORE_DELIVER:
 		hand(s, a, it->deliver);
-	else if (it->item_case == CUT__V1__APP_ITEM__ITEM_STATE_REQUEST)
+		break;
+	case APPCORE_STATE:
 		answer(s, a, it->state_request->snapshot_id);
-	else if (it->item_case == CUT__V1__APP_ITEM__ITEM_RESTORE)
+		break;
+	case APPCORE_RESTORE:
 		take_restore(s, a, it->restore);
-	else if (it->item_case == CUT__V1__APP_ITEM__ITEM_ERROR)
+		break;
+	case APPCORE_REFUSED:
 		/* libcut never earns one (it numbers without gaps, sends
 		 * within credit, answers what was asked): cut_recv() would
 		 * return CUT_EREFUSED. */
 		sim_fail(s, SIM_C_ONCE,
 		         "%s: the daemon refused an item (code %u): %s",
 		         name_of(s, a), it->error->code, it->error->message);
-	else if (it->item_case == CUT__V1__APP_ITEM__ITEM_HELLO_REPLY)
+		break;
+	case APPCORE_BAD_ITEM:
 		/* cut_recv() would return CUT_EPROTO. */
-		sim_fail(s, SIM_C_ONCE,
-		         "%s: a hello reply in the middle of the stream",
-		         name_of(s, a));
-	else
-		sim_fail(s, SIM_C_ONCE,
-		         "%s: an item of kind %d in the down stream",
-		         name_of(s, a), (int)it->item_case);
+		if (it->item_case == CUT__V1__APP_ITEM__ITEM_HELLO_REPLY)
+			sim_fail(s, SIM_C_ONCE,
+			         "%s: a hello reply in the middle of the stream",
+			         name_of(s, a));
+		else
+			sim_fail(s, SIM_C_ONCE,
+			         "%s: %s (kind %d) in the down stream",
+			         name_of(s, a), why, (int)it->item_case);
+		break;
+	}
 	protobuf_c_message_free_unpacked(&it->base, NULL);
 	return 1;
 }
@@ -813,7 +795,8 @@ simapp_step(struct sim *s, struct sim_app *a)
 				send_hello(s, a, 0);
 		}
 	}
-	/* recv.c's taken_due(). */
+	/* The sim's port of recv.c's taken timer (taken_due()), in
+	 * simulated time: appcore_handed() armed it. */
 	if (a->k.taken_at <= s->now) {
 		a->k.taken_at = APPCORE_NEVER;
 		report(a);

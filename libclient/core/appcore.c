@@ -16,6 +16,7 @@
  * channel (AppHelloReply.sent): the kept messages past that go again, in
  * order.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -670,23 +671,11 @@ appcore_frame_item(const uint8_t *p, size_t len, size_t *off,
 	return 0;
 }
 
-int
-appcore_is_answer(const uint8_t *p, size_t len)
-{
-	const uint8_t *it;
-	size_t off = 0, n;
-
-	while (appcore_frame_item(p, len, &off, &it, &n) == 1)
-		if (n > 0 &&
-		    (it[0] ==
-		         APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_HELLO_REPLY) ||
-		     it[0] == APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_ERROR)))
-			return 1;
-	return 0;
-}
-
-size_t
-appcore_restore_at(const uint8_t *p, size_t len, int *ret_found)
+/* Where the items of a frame that still count begin: at its last
+ * AppRestore, or 0; *ret_found says whether it holds one.  The framing
+ * must have been checked. */
+static size_t
+restore_at(const uint8_t *p, size_t len, int *ret_found)
 {
 	const uint8_t *it;
 	size_t off = 0, at = 0, n, restore_at = 0;
@@ -701,11 +690,194 @@ appcore_restore_at(const uint8_t *p, size_t len, int *ret_found)
 	return restore_at;
 }
 
-int
-appcore_maybe_urgent(const uint8_t *p, size_t n)
+/* Whether an item may have to be taken in at once, ahead of the queue:
+ * credit, a sync's answer, or a state request (only an unaligned one is;
+ * it must be decoded to see). */
+static int
+maybe_urgent(const uint8_t *p, size_t n)
 {
 	return n > 0 &&
 	       (p[0] == APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_CREDIT) ||
 	        p[0] == APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_STATE_REQUEST) ||
 	        p[0] == APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_SYNCED));
+}
+
+int
+appcore_id_ok(const char *s)
+{
+	size_t n = s != NULL ? strlen(s) : 0;
+
+	return n > 0 && n < CUT_SNAPSHOT_ID_MAX && appcore_text_ok(s);
+}
+
+/* ---- Taking the down stream in ---- */
+
+enum appcore_answer_kind
+appcore_hello_answer(struct appcore *k, const uint8_t *p, size_t len,
+                     const char *node, struct appcore_answer *ret)
+{
+	Cut__V1__AppBatch *b = (Cut__V1__AppBatch *)cutproto_unpack(
+	    &cut__v1__app_batch__descriptor, len, p);
+
+	memset(ret, 0, sizeof(*ret));
+	ret->what = b != NULL ? APPCORE_ANSWER_NONE : APPCORE_ANSWER_BAD;
+	for (size_t i = 0; b != NULL && i < b->n_items; i++) {
+		const Cut__V1__AppItem *it = b->items[i];
+		if (it->item_case == CUT__V1__APP_ITEM__ITEM_HELLO_REPLY) {
+			if (k->opened) {
+				ret->what = APPCORE_ANSWER_RESUMED;
+				ret->rv = appcore_resumed(k, it->hello_reply);
+			} else {
+				ret->what = APPCORE_ANSWER_OPENED;
+				ret->rv = appcore_open(k, it->hello_reply, node);
+			}
+			break;
+		}
+		if (it->item_case == CUT__V1__APP_ITEM__ITEM_ERROR &&
+		    (it->error->code == CUT__V1__APP_ERROR__CODE__WRONG_NODE ||
+		     it->error->code == CUT__V1__APP_ERROR__CODE__VERSION)) {
+			ret->what = APPCORE_ANSWER_REFUSED;
+			ret->code = it->error->code;
+			snprintf(ret->message, sizeof(ret->message), "%s",
+			         it->error->message);
+			break;
+		}
+	}
+	if (b != NULL)
+		protobuf_c_message_free_unpacked(&b->base, NULL);
+	return ret->what;
+}
+
+int
+appcore_frame_start(const uint8_t *p, size_t len, size_t *ret_start)
+{
+	const uint8_t *it;
+	size_t off = 0, n;
+	int rv, found;
+
+	*ret_start = 0;
+	while ((rv = appcore_frame_item(p, len, &off, &it, &n)) == 1)
+		;
+	if (rv < 0)
+		return -1;
+	*ret_start = restore_at(p, len, &found);
+	return found;
+}
+
+enum appcore_urgency
+appcore_urgent(struct appcore *k, const uint8_t *p, size_t n,
+               struct appcore_event *ev)
+{
+	Cut__V1__AppItem *it;
+
+	ev->what = APPCORE_LATER;
+	ev->grew = 0;
+	ev->id[0] = '\0';
+	if (!maybe_urgent(p, n))
+		return ev->what;
+	it = (Cut__V1__AppItem *)cutproto_unpack(&cut__v1__app_item__descriptor,
+	                                         n, p);
+	if (it == NULL)
+		return ev->what = APPCORE_BAD;
+	switch (it->item_case) {
+	case CUT__V1__APP_ITEM__ITEM_CREDIT:
+		ev->what = APPCORE_CREDIT;
+		ev->grew = appcore_credit(k, it->credit);
+		break;
+	case CUT__V1__APP_ITEM__ITEM_SYNCED:
+		ev->what = APPCORE_SYNCED;
+		appcore_synced(k, it->synced->token);
+		break;
+	case CUT__V1__APP_ITEM__ITEM_STATE_REQUEST:
+		if (!it->state_request->overtake)
+			break; /* aligned: in its place */
+		if (!appcore_id_ok(it->state_request->snapshot_id)) {
+			ev->what = APPCORE_BAD;
+			break;
+		}
+		ev->what = APPCORE_OVERTAKE;
+		strcpy(ev->id, it->state_request->snapshot_id);
+		break;
+	default:
+		break;
+	}
+	protobuf_c_message_free_unpacked(&it->base, NULL);
+	return ev->what;
+}
+
+/* Whether restore r is one libcut can take: a snapshot id, a content type
+ * and the nodes of its channels. */
+static int
+restore_ok(const Cut__V1__AppRestore *r)
+{
+	if (!appcore_id_ok(r->snapshot_id) ||
+	    !appcore_text_ok(r->content_type))
+		return 0;
+	for (size_t i = 0; i < r->n_channels; i++)
+		if (r->channels[i]->node[0] == '\0' ||
+		    !appcore_text_ok(r->channels[i]->node))
+			return 0;
+	return 1;
+}
+
+enum appcore_take
+appcore_judge(const Cut__V1__AppItem *it, const char **ret_why)
+{
+	*ret_why = "a bad item";
+	switch (it->item_case) {
+	case CUT__V1__APP_ITEM__ITEM_DELIVER:
+		if (it->deliver->from[0] == '\0' ||
+		    !appcore_text_ok(it->deliver->from) ||
+		    !appcore_text_ok(it->deliver->content_type))
+			break;
+		return APPCORE_DELIVER;
+	case CUT__V1__APP_ITEM__ITEM_CREDIT:
+	case CUT__V1__APP_ITEM__ITEM_SYNCED:
+		return APPCORE_SKIP; /* taken on arrival */
+	case CUT__V1__APP_ITEM__ITEM_STATE_REQUEST:
+		if (!appcore_id_ok(it->state_request->snapshot_id))
+			break;
+		/* An unaligned one was queued ahead on arrival. */
+		return it->state_request->overtake ? APPCORE_SKIP
+		                                   : APPCORE_STATE;
+	case CUT__V1__APP_ITEM__ITEM_RESTORE:
+		if (restore_ok(it->restore))
+			return APPCORE_RESTORE;
+		*ret_why = "a bad restore";
+		break;
+	case CUT__V1__APP_ITEM__ITEM_ERROR:
+		return APPCORE_REFUSED;
+	default:
+		break;
+	}
+	return APPCORE_BAD_ITEM;
+}
+
+int
+appcore_restore_step(struct appcore *k, const char *id,
+                     const struct appcore_pos *pos, size_t nch, int failed,
+                     const char *reason, int lost)
+{
+	appcore_restore(k, pos, nch);
+	return lost ? 0 : appcore_restored(k, id, failed, reason);
+}
+
+int
+appcore_restorable(struct appcore *k, int yes)
+{
+	Cut__V1__AppItem item = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppRestorable r = CUT__V1__APP_RESTORABLE__INIT;
+
+	r.yes = yes != 0;
+	item.item_case = CUT__V1__APP_ITEM__ITEM_RESTORABLE;
+	item.restorable = &r;
+	return appcore_queue(k, &item);
+}
+
+size_t
+appcore_frame_max(const struct appcore *k)
+{
+	size_t m = k->max_message + (32u << 10);
+
+	return m < APPCORE_FRAME_MAX ? m : APPCORE_FRAME_MAX;
 }

@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cut/cut.h"
 #include "cutproto.h"
 
 /* The sending nodes whose position is remembered for a resume. */
@@ -187,6 +188,11 @@ int appcore_credit(struct appcore *k, const Cut__V1__AppCredit *cr);
  * buffer, up to max bytes (one larger item alone); 0 if it is empty. */
 size_t appcore_frame_len(const struct appcore *k, size_t max);
 
+/* The largest frame of the up stream, for appcore_frame_len(): the
+ * daemon accepts max_message plus 64 KiB, and one item is at most
+ * max_message plus its small fields; never more than APPCORE_FRAME_MAX. */
+size_t appcore_frame_max(const struct appcore *k);
+
 /* Removes the first n bytes (a frame the caller took) of the out buffer. */
 void appcore_frame_taken(struct appcore *k, size_t n);
 
@@ -236,30 +242,149 @@ int appcore_restored(struct appcore *k, const char *id, int failed,
  * where it starts and its length, and advances *off.  Returns 1, 0 at the
  * end, or -1 if the framing is bad.
  */
-/* Where the items of a frame that still count begin: at its last
- * AppRestore, which drops everything before it (in the frame and in what
- * is queued), or 0; *ret_found says whether it holds one.  The framing
- * must have been checked. */
-size_t appcore_restore_at(const uint8_t *p, size_t len, int *ret_found);
-/* Whether an item (as appcore_frame_item() gives it) may have to be taken
- * in at once, ahead of the queue: credit, a sync's answer, or a state
- * request (only an unaligned one is; the caller decodes it to see). */
-int appcore_maybe_urgent(const uint8_t *p, size_t n);
-
 int appcore_frame_item(const uint8_t *p, size_t len, size_t *off,
                        const uint8_t **ret_item, size_t *ret_len);
-
-/* Whether frame p (len bytes) holds the answer to a hello: a hello reply
- * or an error. */
-int appcore_is_answer(const uint8_t *p, size_t len);
 
 /* 1 if s is valid text for a content type or name: at most
  * APPCORE_TEXT_MAX printable ASCII bytes.  NULL is valid (none). */
 int appcore_text_ok(const char *s);
 
+/* 1 if s is a snapshot id from the daemon: 1 to CUT_SNAPSHOT_ID_MAX - 1
+ * printable ASCII bytes. */
+int appcore_id_ok(const char *s);
+
 /* Packs item as field 1 of an AppBatch at dst, which has room for its
  * packed size plus 11; returns the bytes written. */
 size_t appcore_pack_field(uint8_t *dst, const Cut__V1__AppItem *item,
                           size_t len);
+
+/* ---- Taking the down stream in ----
+ *
+ * A shell takes each frame from the daemon in as it comes: before the
+ * answer to its hello with appcore_hello_answer(), after it with
+ * appcore_frame_start() and, item by item from where that says, with
+ * appcore_urgent(); the items it queues are taken later, in order, by the
+ * application's thread, each classified by appcore_judge().  An overtaking
+ * state request (appcore_urgent()) is answered before any queued item,
+ * except while a restore is queued: it is about the restored state.
+ */
+
+/* What a frame held in answer to our hello (appcore_hello_answer()). */
+enum appcore_answer_kind {
+	APPCORE_ANSWER_NONE,    /* no answer: its items were for a connection
+	                         * before ours, and are dropped */
+	APPCORE_ANSWER_BAD,     /* the frame does not decode */
+	APPCORE_ANSWER_OPENED,  /* the reply to the first hello, taken by
+	                         * appcore_open() with result rv */
+	APPCORE_ANSWER_RESUMED, /* the reply to a resuming hello, taken by
+	                         * appcore_resumed() with result rv */
+	APPCORE_ANSWER_REFUSED, /* the daemon refused the hello: code and
+	                         * message are its AppError's */
+};
+
+struct appcore_answer {
+	enum appcore_answer_kind what;
+	int rv;
+	uint32_t code;
+	char message[APPCORE_TEXT_MAX + 1]; /* cut short if longer */
+};
+
+/*
+ * Looks for the answer to our hello in frame p (len bytes from the
+ * daemon) and takes it: a hello reply, by appcore_open() (with node, see
+ * there) before k was opened and by appcore_resumed() after; or the
+ * hello's refusal, an AppError of code WRONG_NODE or VERSION (the only
+ * ones a hello earns).  The first answer in the frame counts.  The daemon
+ * sends nothing on a connection before its answer, so any other item in
+ * such a frame was for a connection before ours (an application before
+ * us, or our lost connection) and is skipped.  Says what it found in *ret
+ * and returns ret->what.
+ */
+enum appcore_answer_kind appcore_hello_answer(struct appcore *k,
+                                              const uint8_t *p, size_t len,
+                                              const char *node,
+                                              struct appcore_answer *ret);
+
+/*
+ * Checks the framing of frame p (len bytes from the daemon: all of a frame
+ * or none of it) and finds where its items that still count begin, in
+ * *ret_start: at its last AppRestore, which drops everything before it
+ * (in the frame, and what the caller queued from earlier frames and has
+ * not taken, overtaking requests included), or at 0.  Returns -1 if the
+ * framing is bad (nothing of it may be taken), 1 if it holds an
+ * AppRestore (the caller drops its queue; overtaking requests that come
+ * after it wait until the restore is taken), 0 otherwise.
+ */
+int appcore_frame_start(const uint8_t *p, size_t len, size_t *ret_start);
+
+/* What appcore_urgent() made of an item as its frame came. */
+enum appcore_urgency {
+	APPCORE_LATER,    /* not urgent: queue it, for appcore_judge() in
+	                   * its turn */
+	APPCORE_CREDIT,   /* an AppCredit, applied (appcore_credit()); grew
+	                   * says the limit grew: senders waiting may go */
+	APPCORE_SYNCED,   /* an AppSynced, applied (appcore_synced()) */
+	APPCORE_OVERTAKE, /* an unaligned state request for snapshot id: the
+	                   * caller answers it before any item queued */
+	APPCORE_BAD,      /* an item of those kinds that does not decode, or
+	                   * an unaligned request with a bad id: the caller
+	                   * refuses it now, or queues it for appcore_judge()
+	                   * to refuse in its turn */
+};
+
+struct appcore_event {
+	enum appcore_urgency what;
+	int grew;                    /* APPCORE_CREDIT */
+	char id[CUT_SNAPSHOT_ID_MAX]; /* APPCORE_OVERTAKE */
+};
+
+/*
+ * Takes in an item (n bytes at p, as appcore_frame_item() gives it) that
+ * cannot wait for the application: credit, so that a sender waiting for
+ * room wakes even in a program that is not receiving; a sync's answer;
+ * and an unaligned state request, which goes ahead of every queued
+ * delivery.  Everything else waits in the caller's queue.  Says what it
+ * was in *ev and returns ev->what.  The up stream's part of k changes
+ * (credit, syncs): the caller holds what guards it.
+ */
+enum appcore_urgency appcore_urgent(struct appcore *k, const uint8_t *p,
+                                    size_t n, struct appcore_event *ev);
+
+/* What a queued item is for the application (appcore_judge()). */
+enum appcore_take {
+	APPCORE_SKIP,    /* taken on arrival (appcore_urgent()): nothing */
+	APPCORE_DELIVER, /* it->deliver, checked: hand it over, then
+	                  * appcore_handed() */
+	APPCORE_STATE,   /* an aligned state request, its id checked: answer
+	                  * it here, between two deliveries */
+	APPCORE_RESTORE, /* it->restore, its id, content type and nodes
+	                  * checked: take it here (appcore_restore_step()) */
+	APPCORE_REFUSED, /* it->error: the daemon refused an item of ours */
+	APPCORE_BAD_ITEM, /* a bad item; *ret_why says what, for the error */
+};
+
+/*
+ * Checks an item the caller queued, decoded, and says what to do with it
+ * as the application's thread takes it, in order; for APPCORE_BAD_ITEM,
+ * *ret_why is "a bad restore" or "a bad item".
+ */
+enum appcore_take appcore_judge(const Cut__V1__AppItem *it,
+                                const char **ret_why);
+
+/*
+ * A restore's step for both streams, taken once the application's
+ * restore callback has run (or failed, with code failed and reason):
+ * appcore_restore() to the snapshot's positions (pos: nch of them), then
+ * AppRestored for id (appcore_restored()) unless the link is lost: the
+ * daemon then sends the restore again after the hello, and it is taken
+ * again.  0 or CUT_ENOMEM (the positions are taken even then).
+ */
+int appcore_restore_step(struct appcore *k, const char *id,
+                         const struct appcore_pos *pos, size_t nch,
+                         int failed, const char *reason, int lost);
+
+/* Queues AppRestorable: whether the application has a restore callback.
+ * The daemon learns it after every hello reply, and at every change. */
+int appcore_restorable(struct appcore *k, int yes);
 
 #endif /* CUT_APPCORE_H */

@@ -1,8 +1,10 @@
 /*
  * test_appcore.c - libcut's protocol core (libclient/core/appcore.c) on
  * its own: what a lost connection forgets and what the resume sends
- * again.  The core is also driven by test_libcut (through libcut's shell)
- * and by every cutlab sim run; these pin the rules a shell relies on.
+ * again; how a frame from the daemon is taken in (the hello's answer,
+ * the items taken on arrival, what a queued item is); the restore's step.
+ * The core is also driven by test_libcut (through libcut's shell) and by
+ * every cutlab sim run; these pin the rules both shells rely on.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -132,6 +134,460 @@ Test(appcore, resume_sends_again_what_the_daemon_lacks)
 	cr_assert_eq(seqs[0], 2);
 	cr_assert_eq(seqs[1], 3);
 	appcore_fini(&k);
+}
+
+/* ---- Taking the down stream in ---- */
+
+/* Packs one AppItem (as appcore_frame_item() gives it) into buf; returns
+ * its length. */
+static size_t
+pack_item(const Cut__V1__AppItem *it, uint8_t *buf, size_t cap)
+{
+	size_t n = protobuf_c_message_get_packed_size(&it->base);
+
+	cr_assert_leq(n, cap);
+	return protobuf_c_message_pack(&it->base, buf);
+}
+
+/* Packs a frame (an AppBatch) of n items into buf; returns its length. */
+static size_t
+pack_frame(Cut__V1__AppItem **items, size_t n, uint8_t *buf, size_t cap)
+{
+	Cut__V1__AppBatch b = CUT__V1__APP_BATCH__INIT;
+	size_t len;
+
+	b.n_items = n;
+	b.items = items;
+	len = protobuf_c_message_get_packed_size(&b.base);
+	cr_assert_leq(len, cap);
+	return protobuf_c_message_pack(&b.base, buf);
+}
+
+/* The items of the out buffer: their kinds, in order; their count. */
+static size_t
+queued_kinds(const struct appcore *k, int *kinds, size_t max)
+{
+	size_t n = 0, len = appcore_frame_len(k, SIZE_MAX);
+	Cut__V1__AppBatch *b;
+
+	if (len == 0)
+		return 0;
+	b = (Cut__V1__AppBatch *)cutproto_unpack(
+	    &cut__v1__app_batch__descriptor, len, k->out);
+	cr_assert_not_null(b, "the out buffer does not decode");
+	for (size_t i = 0; i < b->n_items && n < max; i++)
+		kinds[n++] = (int)b->items[i]->item_case;
+	cut__v1__app_batch__free_unpacked(b, NULL);
+	return n;
+}
+
+/* A state request for id; overtake for the unaligned cut. */
+static void
+request(Cut__V1__AppItem *it, Cut__V1__AppStateRequest *rq, const char *id,
+        int overtake)
+{
+	cut__v1__app_item__init(it);
+	cut__v1__app_state_request__init(rq);
+	rq->snapshot_id = (char *)id;
+	rq->has_overtake = 1;
+	rq->overtake = overtake != 0;
+	it->item_case = CUT__V1__APP_ITEM__ITEM_STATE_REQUEST;
+	it->state_request = rq;
+}
+
+/* A delivery of text from node from, the seq'th. */
+static void
+delivery(Cut__V1__AppItem *it, Cut__V1__AppDeliver *d, const char *from,
+         const char *text, uint64_t seq)
+{
+	cut__v1__app_item__init(it);
+	cut__v1__app_deliver__init(d);
+	d->from = (char *)from;
+	d->payload.data = (uint8_t *)text;
+	d->payload.len = strlen(text);
+	d->has_seq = 1;
+	d->seq = seq;
+	it->item_case = CUT__V1__APP_ITEM__ITEM_DELIVER;
+	it->deliver = d;
+}
+
+/* Credit is applied as it comes: a sender without room has room after
+ * it, and is told to wake; credit that grows nothing says so. */
+Test(appcore, urgent_credit_raises_the_window)
+{
+	struct appcore k;
+	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppCredit cr = CUT__V1__APP_CREDIT__INIT;
+	struct appcore_event ev;
+	char big[40000];
+	uint8_t buf[64];
+	size_t n;
+
+	opened(&k); /* a window's credit: 65536 */
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	send_text(&k, big);
+	cr_assert_not(appcore_room(&k, 0, appcore_charge(&k, sizeof(big))));
+	cr.peer = 0;
+	cr.limit = 65536 + 50000;
+	it.item_case = CUT__V1__APP_ITEM__ITEM_CREDIT;
+	it.credit = &cr;
+	n = pack_item(&it, buf, sizeof(buf));
+	cr_assert_eq(appcore_urgent(&k, buf, n, &ev), APPCORE_CREDIT);
+	cr_assert_eq(ev.what, APPCORE_CREDIT);
+	cr_assert(ev.grew, "a larger limit must wake the senders");
+	cr_assert_eq(k.ch[0].limit, 65536 + 50000);
+	cr_assert(appcore_room(&k, 0, appcore_charge(&k, sizeof(big))));
+	/* The same credit again: nothing grew. */
+	cr_assert_eq(appcore_urgent(&k, buf, n, &ev), APPCORE_CREDIT);
+	cr_assert_not(ev.grew);
+	appcore_fini(&k);
+}
+
+/* A sync's answer is taken on arrival: cut_flush() may return. */
+Test(appcore, urgent_synced_answers_the_sync)
+{
+	struct appcore k;
+	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
+	Cut__V1__AppSync sy = CUT__V1__APP_SYNC__INIT;
+	struct appcore_event ev;
+	uint64_t token;
+	uint8_t buf[32];
+	size_t n;
+
+	opened(&k);
+	cr_assert_eq(appcore_sync(&k, &token), 0);
+	cr_assert_not(appcore_is_synced(&k, token));
+	sy.token = token;
+	it.item_case = CUT__V1__APP_ITEM__ITEM_SYNCED;
+	it.synced = &sy;
+	n = pack_item(&it, buf, sizeof(buf));
+	cr_assert_eq(appcore_urgent(&k, buf, n, &ev), APPCORE_SYNCED);
+	cr_assert(appcore_is_synced(&k, token));
+	appcore_fini(&k);
+}
+
+/* An unaligned request goes ahead, with its id; an aligned one and a
+ * delivery wait in the queue; one with a bad id, or an item that does
+ * not decode, is bad. */
+Test(appcore, urgent_overtake_tells_its_id_and_the_rest_waits)
+{
+	struct appcore k;
+	Cut__V1__AppItem it;
+	Cut__V1__AppStateRequest rq;
+	Cut__V1__AppDeliver d;
+	struct appcore_event ev;
+	uint8_t buf[256];
+	size_t n;
+
+	opened(&k);
+	request(&it, &rq, "p0-17", 1);
+	n = pack_item(&it, buf, sizeof(buf));
+	cr_assert_eq(appcore_urgent(&k, buf, n, &ev), APPCORE_OVERTAKE);
+	cr_assert_str_eq(ev.id, "p0-17");
+
+	request(&it, &rq, "p0-18", 0);
+	n = pack_item(&it, buf, sizeof(buf));
+	cr_assert_eq(appcore_urgent(&k, buf, n, &ev), APPCORE_LATER);
+
+	delivery(&it, &d, "p1", "{\"a\": 1}", 1);
+	n = pack_item(&it, buf, sizeof(buf));
+	cr_assert_eq(appcore_urgent(&k, buf, n, &ev), APPCORE_LATER);
+	cr_assert_eq(k.handed, 0, "a delivery is not handed on arrival");
+
+	request(&it, &rq, "bad\nid", 1);
+	n = pack_item(&it, buf, sizeof(buf));
+	cr_assert_eq(appcore_urgent(&k, buf, n, &ev), APPCORE_BAD);
+	request(&it, &rq, "", 1);
+	n = pack_item(&it, buf, sizeof(buf));
+	cr_assert_eq(appcore_urgent(&k, buf, n, &ev), APPCORE_BAD);
+
+	/* A state request's kind, cut short: does not decode. */
+	request(&it, &rq, "p0-19", 1);
+	n = pack_item(&it, buf, sizeof(buf));
+	cr_assert_eq(appcore_urgent(&k, buf, n - 3, &ev), APPCORE_BAD);
+	appcore_fini(&k);
+}
+
+/* A frame's framing is checked whole; its items count from its last
+ * restore, which drops what came before it. */
+Test(appcore, frame_start_finds_the_last_restore)
+{
+	Cut__V1__AppItem a, b, r1, r2, *items[4];
+	Cut__V1__AppDeliver da, db;
+	Cut__V1__AppRestore rs1 = CUT__V1__APP_RESTORE__INIT,
+	                    rs2 = CUT__V1__APP_RESTORE__INIT;
+	uint8_t frame[512];
+	const uint8_t *p;
+	size_t len, start, off, n;
+
+	delivery(&a, &da, "p1", "{\"a\": 1}", 1);
+	delivery(&b, &db, "p1", "{\"a\": 2}", 2);
+	items[0] = &a;
+	items[1] = &b;
+	len = pack_frame(items, 2, frame, sizeof(frame));
+	cr_assert_eq(appcore_frame_start(frame, len, &start), 0);
+	cr_assert_eq(start, 0);
+
+	cut__v1__app_item__init(&r1);
+	cut__v1__app_item__init(&r2);
+	rs1.snapshot_id = "p0-1";
+	rs2.snapshot_id = "p0-2";
+	r1.item_case = r2.item_case = CUT__V1__APP_ITEM__ITEM_RESTORE;
+	r1.restore = &rs1;
+	r2.restore = &rs2;
+	items[0] = &a;
+	items[1] = &r1;
+	items[2] = &r2;
+	items[3] = &b;
+	len = pack_frame(items, 4, frame, sizeof(frame));
+	cr_assert_eq(appcore_frame_start(frame, len, &start), 1);
+	off = start;
+	cr_assert_eq(appcore_frame_item(frame, len, &off, &p, &n), 1);
+	cr_assert_eq(p[0], APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_RESTORE));
+	{
+		Cut__V1__AppItem *it = (Cut__V1__AppItem *)cutproto_unpack(
+		    &cut__v1__app_item__descriptor, n, p);
+		cr_assert_not_null(it);
+		cr_assert_str_eq(it->restore->snapshot_id, "p0-2",
+		                 "the items count from the last restore");
+		cut__v1__app_item__free_unpacked(it, NULL);
+	}
+
+	/* Cut short in its last item: none of it is taken. */
+	cr_assert_eq(appcore_frame_start(frame, len - 2, &start), -1);
+}
+
+/* What a queued item is, checked: deliveries, aligned requests,
+ * restores and refusals go on; bad ones are refused with the reason. */
+Test(appcore, judge_classifies_and_checks_queued_items)
+{
+	Cut__V1__AppItem it;
+	Cut__V1__AppDeliver d;
+	Cut__V1__AppStateRequest rq;
+	Cut__V1__AppRestore rs = CUT__V1__APP_RESTORE__INIT;
+	Cut__V1__AppRestoreChannel ch = CUT__V1__APP_RESTORE_CHANNEL__INIT,
+	                           *chs[1] = {&ch};
+	Cut__V1__AppError e = CUT__V1__APP_ERROR__INIT;
+	Cut__V1__AppHelloReply r;
+	const char *why;
+
+	delivery(&it, &d, "p1", "{\"a\": 1}", 1);
+	cr_assert_eq(appcore_judge(&it, &why), APPCORE_DELIVER);
+	d.from = "";
+	cr_assert_eq(appcore_judge(&it, &why), APPCORE_BAD_ITEM);
+	cr_assert_str_eq(why, "a bad item");
+	d.from = "p1";
+	d.content_type = "text/\x01";
+	cr_assert_eq(appcore_judge(&it, &why), APPCORE_BAD_ITEM);
+
+	request(&it, &rq, "p0-3", 0);
+	cr_assert_eq(appcore_judge(&it, &why), APPCORE_STATE);
+	request(&it, &rq, "p0-3", 1); /* queued ahead on arrival */
+	cr_assert_eq(appcore_judge(&it, &why), APPCORE_SKIP);
+	request(&it, &rq, "", 0);
+	cr_assert_eq(appcore_judge(&it, &why), APPCORE_BAD_ITEM);
+
+	cut__v1__app_item__init(&it);
+	rs.snapshot_id = "p0-4";
+	ch.node = "p1";
+	rs.n_channels = 1;
+	rs.channels = chs;
+	it.item_case = CUT__V1__APP_ITEM__ITEM_RESTORE;
+	it.restore = &rs;
+	cr_assert_eq(appcore_judge(&it, &why), APPCORE_RESTORE);
+	ch.node = "";
+	cr_assert_eq(appcore_judge(&it, &why), APPCORE_BAD_ITEM);
+	cr_assert_str_eq(why, "a bad restore");
+
+	cut__v1__app_item__init(&it);
+	e.code = CUT__V1__APP_ERROR__CODE__SEQ_GAP;
+	e.message = "gap";
+	it.item_case = CUT__V1__APP_ITEM__ITEM_ERROR;
+	it.error = &e;
+	cr_assert_eq(appcore_judge(&it, &why), APPCORE_REFUSED);
+
+	/* A hello reply in mid-stream is bad. */
+	cut__v1__app_item__init(&it);
+	cut__v1__app_hello_reply__init(&r);
+	it.item_case = CUT__V1__APP_ITEM__ITEM_HELLO_REPLY;
+	it.hello_reply = &r;
+	cr_assert_eq(appcore_judge(&it, &why), APPCORE_BAD_ITEM);
+}
+
+/* The first hello's answer: the reply opens the handle, even behind an
+ * error meant for an application before us; a refusal is told with its
+ * code and sentence; a frame without either is not the answer. */
+Test(appcore, hello_answer_opens_or_tells_the_refusal)
+{
+	struct appcore k;
+	Cut__V1__AppItem rep = CUT__V1__APP_ITEM__INIT,
+	                 err = CUT__V1__APP_ITEM__INIT, dl, *items[2];
+	Cut__V1__AppHelloReply r;
+	Cut__V1__AppError e = CUT__V1__APP_ERROR__INIT;
+	Cut__V1__AppDeliver d;
+	struct appcore_answer a;
+	char *peers[] = {"p1"};
+	uint64_t held[] = {4};
+	uint8_t frame[512];
+	size_t len;
+
+	appcore_init(&k);
+	delivery(&dl, &d, "p1", "{\"a\": 1}", 1);
+	items[0] = &dl;
+	len = pack_frame(items, 1, frame, sizeof(frame));
+	cr_assert_eq(appcore_hello_answer(&k, frame, len, "p0", &a),
+	             APPCORE_ANSWER_NONE);
+	cr_assert_eq(appcore_hello_answer(&k, frame, len - 1, "p0", &a),
+	             APPCORE_ANSWER_BAD);
+
+	/* Not a hello's refusal: an error for an application before us. */
+	e.code = CUT__V1__APP_ERROR__CODE__SEQ_GAP;
+	e.message = "gap";
+	err.item_case = CUT__V1__APP_ITEM__ITEM_ERROR;
+	err.error = &e;
+	reply_to(&r, peers, held);
+	rep.item_case = CUT__V1__APP_ITEM__ITEM_HELLO_REPLY;
+	rep.hello_reply = &r;
+	items[0] = &err;
+	items[1] = &rep;
+	len = pack_frame(items, 2, frame, sizeof(frame));
+	cr_assert_eq(appcore_hello_answer(&k, frame, len, "p0", &a),
+	             APPCORE_ANSWER_OPENED);
+	cr_assert_eq(a.rv, 0);
+	cr_assert(k.opened);
+	cr_assert_eq(k.ch[0].seq, 4, "numbers on from where the daemon is");
+	appcore_fini(&k);
+
+	/* Another node's daemon. */
+	appcore_init(&k);
+	cr_assert_eq(appcore_hello_answer(&k, frame, len, "p7", &a),
+	             APPCORE_ANSWER_OPENED);
+	cr_assert_eq(a.rv, CUT_ENOENT);
+	appcore_fini(&k);
+
+	appcore_init(&k);
+	e.code = CUT__V1__APP_ERROR__CODE__WRONG_NODE;
+	e.message = "this daemon serves another node";
+	items[0] = &err;
+	len = pack_frame(items, 1, frame, sizeof(frame));
+	cr_assert_eq(appcore_hello_answer(&k, frame, len, "p0", &a),
+	             APPCORE_ANSWER_REFUSED);
+	cr_assert_eq(a.code, CUT__V1__APP_ERROR__CODE__WRONG_NODE);
+	cr_assert_str_eq(a.message, "this daemon serves another node");
+	cr_assert_not(k.opened);
+	appcore_fini(&k);
+}
+
+/* A resuming hello's answer: the same node and peers resume, and the
+ * kept messages the daemon lacks are queued; a reply with other peers is
+ * refused and queues nothing. */
+Test(appcore, hello_answer_resumes_only_the_same_peers)
+{
+	struct appcore k;
+	Cut__V1__AppItem rep = CUT__V1__APP_ITEM__INIT, *items[1] = {&rep};
+	Cut__V1__AppHelloReply r;
+	struct appcore_answer a;
+	char *peers[] = {"p1"}, *others[] = {"p2"};
+	uint64_t sent[] = {1}, seqs[4];
+	uint8_t frame[512];
+	size_t len;
+
+	opened(&k);
+	send_text(&k, "{\"a\": 1}");
+	send_text(&k, "{\"a\": 2}");
+	appcore_forget(&k);
+	reply_to(&r, others, sent);
+	rep.item_case = CUT__V1__APP_ITEM__ITEM_HELLO_REPLY;
+	rep.hello_reply = &r;
+	len = pack_frame(items, 1, frame, sizeof(frame));
+	cr_assert_eq(appcore_hello_answer(&k, frame, len, NULL, &a),
+	             APPCORE_ANSWER_RESUMED);
+	cr_assert_eq(a.rv, CUT_EPROTO);
+	cr_assert_eq(appcore_frame_len(&k, SIZE_MAX), 0);
+
+	reply_to(&r, peers, sent);
+	len = pack_frame(items, 1, frame, sizeof(frame));
+	cr_assert_eq(appcore_hello_answer(&k, frame, len, NULL, &a),
+	             APPCORE_ANSWER_RESUMED);
+	cr_assert_eq(a.rv, 0);
+	cr_assert_eq(queued_seqs(&k, seqs, 4), 1);
+	cr_assert_eq(seqs[0], 2);
+	appcore_fini(&k);
+}
+
+/* The restore's step takes the snapshot's positions, and answers
+ * AppRestored unless the link is lost (the daemon sends it again). */
+Test(appcore, restore_step_answers_unless_lost)
+{
+	struct appcore k;
+	struct appcore_pos pos[] = {{"p1", 7, 3}};
+	uint64_t bytes;
+	int kinds[4];
+
+	opened(&k);
+	send_text(&k, "{\"a\": 1}");
+	appcore_frame_taken(&k, appcore_frame_len(&k, SIZE_MAX));
+	cr_assert_eq(appcore_restore_step(&k, "p0-5", pos, 1, 0, NULL, 1), 0);
+	cr_assert_eq(k.ch[0].seq, 7);
+	cr_assert_eq(appcore_kept(&k, 0, &bytes), 0, "kept messages forgotten");
+	cr_assert_eq(queued_kinds(&k, kinds, 4), 0, "answered on a lost link");
+
+	cr_assert_eq(appcore_restore_step(&k, "p0-5", pos, 1, 0, NULL, 0), 0);
+	cr_assert_eq(queued_kinds(&k, kinds, 4), 1);
+	cr_assert_eq(kinds[0], CUT__V1__APP_ITEM__ITEM_RESTORED);
+	cr_assert_eq(k.src[0].taken, 3, "resumes from the restored in_taken");
+	appcore_fini(&k);
+}
+
+/* AppRestorable says whether there is a callback. */
+Test(appcore, restorable_is_queued)
+{
+	struct appcore k;
+	Cut__V1__AppBatch *b;
+	size_t len;
+
+	opened(&k);
+	cr_assert_eq(appcore_restorable(&k, 1), 0);
+	len = appcore_frame_len(&k, SIZE_MAX);
+	b = (Cut__V1__AppBatch *)cutproto_unpack(
+	    &cut__v1__app_batch__descriptor, len, k.out);
+	cr_assert_not_null(b);
+	cr_assert_eq(b->n_items, 1);
+	cr_assert_eq(b->items[0]->item_case,
+	             CUT__V1__APP_ITEM__ITEM_RESTORABLE);
+	cr_assert(b->items[0]->restorable->yes);
+	cut__v1__app_batch__free_unpacked(b, NULL);
+	appcore_fini(&k);
+}
+
+/* Frames up go within what the daemon accepts, and never past the cap. */
+Test(appcore, frame_max_follows_the_message_limit)
+{
+	struct appcore k;
+
+	opened(&k); /* max_message 65536 */
+	cr_assert_eq(appcore_frame_max(&k), 65536 + (32u << 10));
+	k.max_message = 64u << 20;
+	cr_assert_eq(appcore_frame_max(&k), APPCORE_FRAME_MAX);
+	appcore_fini(&k);
+}
+
+/* Snapshot ids from the daemon: printable, not empty, not too long. */
+Test(appcore, id_ok)
+{
+	char long_id[CUT_SNAPSHOT_ID_MAX + 1];
+
+	cr_assert(appcore_id_ok("p0-1"));
+	cr_assert_not(appcore_id_ok(""));
+	cr_assert_not(appcore_id_ok(NULL));
+	cr_assert_not(appcore_id_ok("a\tb"));
+	memset(long_id, 'a', CUT_SNAPSHOT_ID_MAX - 1);
+	long_id[CUT_SNAPSHOT_ID_MAX - 1] = '\0';
+	cr_assert(appcore_id_ok(long_id));
+	long_id[CUT_SNAPSHOT_ID_MAX - 1] = 'a';
+	long_id[CUT_SNAPSHOT_ID_MAX] = '\0';
+	cr_assert_not(appcore_id_ok(long_id));
 }
 
 /* The resume's position on incoming channel from p1 (AppResume), and
