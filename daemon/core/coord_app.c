@@ -396,6 +396,9 @@ resume(struct coord *c, const Cut__V1__AppHello *h)
 			if (r->out_taken > sent)
 				snap_resume_out(c, (size_t)node, r->out_taken);
 		}
+		if (p->in_chan >= 0 && r->has_in_numbering &&
+		    p->in_numbering == 0)
+			p->in_numbering = r->in_numbering;
 		if (p->in_chan >= 0 && r->has_in_taken &&
 		    (p->renum_next || p->renum_unseen) &&
 		    !(r->has_in_numbering &&
@@ -428,26 +431,36 @@ resume(struct coord *c, const Cut__V1__AppHello *h)
 
 /* The first application of this run that knows nothing of a channel
  * (libcut resumed none) while this daemon sent nothing on it either:
- * nobody holds the old numbering, so it starts again from 1, and the
- * receiver is told (PeerRenumber) before the first message. */
+ * nobody holds the old numbering, so it starts again from 1 (numbering
+ * this run's epoch), and the receiver is told (PeerRenumber) before the
+ * first message.  One that resumes a numbering of which none was reported
+ * taken announces it again: the run that began it may have died before
+ * the receiver heard it (a receiver that did ignores it). */
 static void
 renumber(struct coord *c, const Cut__V1__AppHello *h)
 {
 	for (size_t i = 0; i < c->n_out; i++) {
 		size_t node = c->out_node[i];
 		struct peer *p = &c->peers[node];
-		int known = 0;
+		const Cut__V1__AppResume *known = NULL;
+		uint64_t numbering = c->epoch;
 
 		if (p->out_numbered)
 			continue;
 		p->out_numbered = 1;
 		for (size_t k = 0; k < h->n_resume; k++)
-			known |= h->resume[k]->has_out_taken &&
-			         strcmp(h->resume[k]->node,
-			                c->cfg->nodes[node].name) == 0;
-		if (known || engine_sent_count(c->eng, (size_t)p->out_chan) > 0)
+			if (h->resume[k]->has_out_taken &&
+			    strcmp(h->resume[k]->node,
+			           c->cfg->nodes[node].name) == 0)
+				known = h->resume[k];
+		if (known != NULL && known->has_out_numbering &&
+		    known->out_numbering != 0)
+			p->out_numbering = numbering = known->out_numbering;
+		if (engine_sent_count(c->eng, (size_t)p->out_chan) > 0 ||
+		    (known != NULL &&
+		     (known->out_taken > 0 || !known->has_out_numbering)))
 			continue;
-		if (snap_renumber(c, node) != 0)
+		if (snap_renumber(c, node, numbering) != 0)
 			log_err(
 			    "cannot tell %s that the channel numbers from 1",
 			    c->cfg->nodes[node].name);
@@ -511,7 +524,7 @@ hello(struct coord *c, uint32_t conn, const Cut__V1__AppHello *h)
 	Cut__V1__AppItem it = CUT__V1__APP_ITEM__INIT;
 	Cut__V1__AppHelloReply r = CUT__V1__APP_HELLO_REPLY__INIT;
 	char *peers[CONFIG_MAX_NODES];
-	uint64_t sent[CONFIG_MAX_NODES];
+	uint64_t sent[CONFIG_MAX_NODES], numbering[CONFIG_MAX_NODES];
 	size_t n = 0;
 
 	if (h->version != CUTPROTO_APP_VERSION) {
@@ -533,6 +546,7 @@ hello(struct coord *c, uint32_t conn, const Cut__V1__AppHello *h)
 	for (size_t i = 0; i < c->n_out; i++) {
 		struct peer *p = &c->peers[c->out_node[i]];
 		peers[n] = c->cfg->nodes[c->out_node[i]].name;
+		numbering[n] = p->out_numbering;
 		sent[n++] = engine_sent_count(c->eng, (size_t)p->out_chan);
 		p->resend_upto = 0;
 	}
@@ -551,6 +565,8 @@ hello(struct coord *c, uint32_t conn, const Cut__V1__AppHello *h)
 	r.n_peers = n;
 	r.sent = sent;
 	r.n_sent = n;
+	r.numbering = numbering;
+	r.n_numbering = n;
 	r.max_message_size = (uint32_t)c->cfg->max_message;
 	r.has_window_bytes = 1;
 	r.window_bytes = c->cfg->window;

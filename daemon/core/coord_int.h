@@ -76,6 +76,9 @@ struct peer {
 	 * may count the old numbering: resume() in coord_app.c). */
 	int renum_next, renum_unseen;
 	uint64_t renum_epoch;
+	/* The numberings of the channels to and from p (PeerRenumber
+	 * .numbering), 0 when not known. */
+	uint64_t out_numbering, in_numbering;
 	uint64_t dups; /* messages dropped as already had */
 	/* An outcome from p was lost (keep_outcome()): ask p for its
 	 * outcomes again once the database stores them. */
@@ -431,7 +434,7 @@ int snap_app_send(struct coord *c, const char *to, const char *content_type,
 int snap_resume_out(struct coord *c, size_t node, uint64_t count);
 int snap_resume_in(struct coord *c, size_t node, uint64_t count);
 /* Tells node that the channel to it numbers from 1 again. */
-int snap_renumber(struct coord *c, size_t node);
+int snap_renumber(struct coord *c, size_t node, uint64_t numbering);
 int snap_state_reply(struct coord *c, const char *id, const char *ctype,
                      const void *state, size_t len);
 int snap_data(struct coord *c, size_t from, uint64_t app_seq,

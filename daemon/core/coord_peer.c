@@ -447,15 +447,24 @@ dispatch(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it)
 	case CUT__V1__PEER_ITEM__ITEM_RESTORE_DONE:
 		rv = restore_done(c, p->node, it->restore_done);
 		break;
-	case CUT__V1__PEER_ITEM__ITEM_RENUMBER:
+	case CUT__V1__PEER_ITEM__ITEM_RENUMBER: {
+		uint64_t numbering = it->renumber->has_numbering
+		                         ? it->renumber->numbering
+		                         : p->epoch;
+		if (numbering != 0 && numbering == p->in_numbering) {
+			log_debug("the channel from %s numbers so already",
+			          from);
+			break;
+		}
 		log_notice("the channel from %s numbers from 1 again: its "
 		           "daemon and application both started afresh",
 		           from);
 		rv = snap_resume_in(c, p->node, 0);
 		p->old_items = app_queued_from(c, p->node);
 		p->renum_next = 1;
-		p->renum_epoch = p->epoch != 0 ? p->epoch : 1;
+		p->renum_epoch = p->in_numbering = numbering != 0 ? numbering : 1;
 		break;
+	}
 	default:
 		rv = E_INVAL;
 	}

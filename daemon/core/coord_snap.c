@@ -333,7 +333,7 @@ snap_resume_out(struct coord *c, size_t node, uint64_t count)
 }
 
 int
-snap_renumber(struct coord *c, size_t node)
+snap_renumber(struct coord *c, size_t node, uint64_t numbering)
 {
 	Cut__V1__PeerItem item = CUT__V1__PEER_ITEM__INIT;
 	Cut__V1__PeerRenumber r = CUT__V1__PEER_RENUMBER__INIT;
@@ -341,6 +341,8 @@ snap_renumber(struct coord *c, size_t node)
 	int rv;
 
 	r.seq = peer_next_seq(c, node);
+	r.has_numbering = 1;
+	r.numbering = numbering;
 	item.item_case = CUT__V1__PEER_ITEM__ITEM_RENUMBER;
 	item.renumber = &r;
 	if ((rv = peer_push_item(c, node, &item)) != 0)
@@ -350,6 +352,7 @@ snap_renumber(struct coord *c, size_t node)
 	 * window of messages not sent yet. */
 	c->peers[node].app_taken = 0;
 	c->peers[node].renumber_seq = r.seq;
+	c->peers[node].out_numbering = numbering;
 	return 0;
 }
 

@@ -256,6 +256,8 @@ appcore_hello(const struct appcore *k, const char *node, int resume,
 			r[n].has_out_taken = r[n].has_out_sent = 1;
 			r[n].out_taken = k->ch[i].taken;
 			r[n].out_sent = k->ch[i].seq;
+			r[n].has_out_numbering = k->ch[i].numbering != 0;
+			r[n].out_numbering = k->ch[i].numbering;
 			rp[n] = &r[n];
 		}
 		for (size_t i = 0; i < k->nsrc; i++, n++) {
@@ -317,6 +319,8 @@ appcore_open(struct appcore *k, const Cut__V1__AppHelloReply *r,
 		 * channels: number on from where the daemon stands. */
 		if (i < r->n_sent)
 			ch->seq = ch->taken = r->sent[i];
+		if (i < r->n_numbering)
+			ch->numbering = r->numbering[i];
 	}
 	k->max_message = r->max_message_size;
 	k->window = r->window_bytes;

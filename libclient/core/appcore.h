@@ -66,6 +66,7 @@ struct appcore_chan {
 	uint64_t taken; /* the receiving application took up to */
 	uint64_t sent;  /* window bytes charged since the last hello */
 	uint64_t limit; /* the daemon's credit limit, in the same bytes */
+	uint64_t numbering; /* AppHelloReply.numbering, or 0 */
 	struct appcore_keep keep;
 };
 
