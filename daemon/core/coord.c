@@ -267,6 +267,7 @@ coord_peer_stats(struct coord *c, size_t node, struct coord_peer_stats *ret)
 	ret->alive = coord_peer_alive(c, node);
 	ret->last_seen_ms = p->last_seen_ms;
 	ret->refused_conns = p->refused_conns;
+	ret->renumbering = p->renumber_seq != 0;
 	ret->dups = p->dups;
 	ret->link_next = link_next_seq(p->out);
 	ret->link_acked = link_acked(p->out);

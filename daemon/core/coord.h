@@ -201,6 +201,8 @@ struct coord_peer_stats {
 	/* The link to node: the seq its next item gets, and the last one
 	 * node acknowledged. */
 	uint64_t link_next, link_acked;
+	/* Our PeerRenumber to node waits for its ack. */
+	int renumbering;
 };
 void coord_peer_stats(struct coord *c, size_t node,
                       struct coord_peer_stats *ret);

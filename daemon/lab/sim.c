@@ -1291,11 +1291,18 @@ recovered(struct sim *s)
 		    coord_degraded(n->c)[0] != '\0' || n->app.lost ||
 		    !n->app.k.opened)
 			return 0;
-		for (size_t v = 0; v < s->n; v++)
-			if (v != i &&
-			    (!coord_peer_alive(n->c, v) ||
-			     coord_peer_epoch(n->c, v) != s->nodes[v].epoch))
+		for (size_t v = 0; v < s->n; v++) {
+			struct coord_peer_stats ps;
+			if (v == i)
+				continue;
+			/* A channel's new numbering reaching its receiver
+			 * aborts what that receiver records (README). */
+			coord_peer_stats(n->c, v, &ps);
+			if (!coord_peer_alive(n->c, v) ||
+			    coord_peer_epoch(n->c, v) != s->nodes[v].epoch ||
+			    ps.renumbering)
 				return 0;
+		}
 	}
 	return 1;
 }

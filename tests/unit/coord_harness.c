@@ -695,6 +695,8 @@ ab_hello(struct ab *b, const char *node, uint32_t version, size_t nresume,
 		rs[i].out_sent = resume[i].out_sent;
 		rs[i].has_in_numbering = resume[i].in_numbering != 0;
 		rs[i].in_numbering = resume[i].in_numbering;
+		rs[i].has_out_numbering = resume[i].out_numbering != 0;
+		rs[i].out_numbering = resume[i].out_numbering;
 		rsp[i] = &rs[i];
 	}
 	hl.node = (char *)node;

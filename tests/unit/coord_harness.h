@@ -189,7 +189,8 @@ struct h_resume {
 	const char *node;
 	int has_out_taken, has_in_taken, has_out_sent;
 	uint64_t out_taken, in_taken, out_sent;
-	uint64_t in_numbering; /* AppResume.in_numbering, sent when not 0 */
+	uint64_t in_numbering;  /* AppResume.in_numbering, sent when not 0 */
+	uint64_t out_numbering; /* AppResume.out_numbering, likewise */
 };
 
 void ab_init(struct ab *b);

@@ -1962,6 +1962,76 @@ Test(app, resume_across_a_renumber)
 	}
 }
 
+/* A PeerRenumber of the numbering the channel has already (sent again by
+ * a sender's next run) changes nothing: the next message is no gap. */
+Test(app, renumber_again_is_ignored)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	uint64_t bad = coord_bad_peer(h->c);
+	struct pb b;
+
+	h_data(h, "p1", 1, 1, "{\"old\": 1}");
+	pb_init(&b, "p1");
+	pb_renumber(&b, 2);
+	pb_data(&b, 3, 1, "{\"new\": 1}");
+	pb_renumber(&b, 4);
+	pb_data(&b, 5, 2, "{\"new\": 2}");
+	h_peer(h, H_C1, &b);
+	cr_assert_eq(coord_bad_peer(h->c), bad);
+	cr_assert_eq(h_stats(h, 1).delivered, 2);
+	h_app_items(h, &ai);
+	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 3);
+	cr_assert_eq(h_app_find(&ai, APP_DELIVER, 2)->deliver->seq, 2);
+	h_free(h);
+}
+
+/* The hello reply names each channel's numbering (this run's epoch, which
+ * began them).  A restarted daemon whose application resumes a numbering
+ * of which nothing was reported taken announces it again; one with
+ * messages taken does not. */
+Test(app, numbering_announced_again_after_a_restart)
+{
+	struct h_resume none = {.node = "p1", .has_out_taken = 1,
+	                        .out_taken = 0, .has_out_sent = 1,
+	                        .out_sent = 3, .out_numbering = 77};
+	struct h_resume some = none;
+	some.out_taken = 2;
+	for (int taken = 0; taken <= 1; taken++) {
+		struct h *h = linked(NULL);
+		const Cut__V1__AppHelloReply *r = h_hello(h, H_APP);
+		struct h_items it = {0};
+		uint32_t conn;
+		struct ab a;
+
+		cr_assert_eq(r->n_numbering, 2);
+		cr_assert_eq(r->numbering[0], H_EPOCH);
+		h_restart(h, H_EPOCH);
+		h_link(h);
+		ab_init(&a);
+		ab_hello(&a, "p0", CUTPROTO_APP_VERSION, 1,
+		         taken ? &some : &none);
+		h_app(h, H_APP + 1, &a);
+		cr_assert_not_null(h_app_reply(h, &conn));
+		h_pull_items(h, 1, &it);
+		if (taken) {
+			cr_assert_eq(h_count(&it, ITEM_RENUMBER), 0);
+		} else {
+			cr_assert_eq(h_count(&it, ITEM_RENUMBER), 1);
+			cr_assert_eq(h_find(&it, ITEM_RENUMBER, 0)
+			                 ->renumber->numbering,
+			             77);
+		}
+		memset(&it, 0, sizeof(it));
+		h_pull_items(h, 2, &it);
+		cr_assert_eq(h_count(&it, ITEM_RENUMBER), 1,
+		             "p2's channel: nothing resumed, a new numbering");
+		cr_assert_eq(h_find(&it, ITEM_RENUMBER, 0)->renumber->numbering,
+		             H_EPOCH);
+		h_free(h);
+	}
+}
+
 /* Frames from the application that do not decode are answered. */
 Test(app, bad_frame)
 {

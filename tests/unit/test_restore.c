@@ -2090,7 +2090,7 @@ Test(rapp, reconnect_gets_restore_again)
 	struct h_app_items ai = {0};
 	/* Its hello resumes positions from before the restore: p0 -> p2
 	 * taken 3, sent 5; p2 -> p0 taken 4. */
-	struct h_resume rs = {"p2", 1, 1, 1, 3, 4, 5, 0};
+	struct h_resume rs = {"p2", 1, 1, 1, 3, 4, 5, 0, 0};
 	struct ab b;
 	uint32_t to;
 
@@ -2177,7 +2177,7 @@ Test(rapp, pre_restore_resume_does_not_bypass_the_window)
 {
 	static char big[40001];
 	struct h *h = applied();
-	struct h_resume rs = {"p2", 0, 0, 1, 0, 0, 5, 0};
+	struct h_resume rs = {"p2", 0, 0, 1, 0, 0, 5, 0, 0};
 	struct h_app_items ai = {0};
 	struct ab b;
 	uint32_t to;
