@@ -93,12 +93,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "sim.h"
 
 #define EX_USAGE    64
 #define EX_SOFTWARE 70
+
+/* The condition every simulated cluster file has: 1, and the tokens the
+ * snapshot's states and in-flight messages hold (the README's
+ * conservation.sql without its expected total). */
+#define SIM_CONDITION                                                          \
+	"SELECT 1, (SELECT coalesce(sum(json_extract(state, '$.balance')), 0) " \
+	"FROM recorded_states WHERE snapshot_id = :snapshot) + "                \
+	"(SELECT coalesce(sum(json_extract(payload, '$.amount')), 0) "          \
+	"FROM in_transit WHERE snapshot_id = :snapshot)"
 
 /* See the top: how late past its deadline a snapshot may end. */
 #define SLACK_MS 5
@@ -301,6 +311,13 @@ make_config(struct sim *s, size_t n, int ring)
 	cfg->aligned = s->o->cut >= 0 ? s->o->cut : (int)sim_rand(s, 2);
 	cfg->socket_gid = cfg->admin_gid = -1;
 	cfg->max_inflight = 16;
+	/* A condition on every complete snapshot a node initiates: the
+	 * bank's total as the snapshot recorded it (check_condition()). */
+	if ((cfg->conds = calloc(1, sizeof(*cfg->conds))) == NULL)
+		abort();
+	cfg->conds[0].name = xstrdup("total");
+	cfg->conds[0].sql = xstrdup(SIM_CONDITION);
+	cfg->nconds = 1;
 	cfg->start_rate = 10;
 	cfg->start_burst = 20;
 	cfg->nnodes = n;
@@ -1022,6 +1039,51 @@ tally_channel(const struct store_channel *ch, void *arg)
 	                             tally_message, tc->t);
 }
 
+struct judged {
+	int found, held;
+	char detail[256];
+};
+
+static int
+judged_one(const char *name, int held, const char *detail, void *arg)
+{
+	struct judged *j = arg;
+
+	if (strcmp(name, "total") == 0) {
+		j->found = 1;
+		j->held = held;
+		snprintf(j->detail, sizeof(j->detail), "%s", detail);
+	}
+	return 0;
+}
+
+/* The initiator judged the condition on its complete, consistent
+ * snapshot id (store/judge.c, after the turn that wrote its end), and
+ * found the total the simulation counted from the same rows. */
+static void
+check_condition(struct sim *s, struct sim_node *n, const char *id,
+                int64_t sum)
+{
+	struct judged j = {0};
+	long long total;
+
+	if (store_foreach_condition(n->st, id, judged_one, &j) != 0) {
+		sim_fail(s, SIM_C_SIM, "snapshot %s: cannot read its "
+		         "conditions: %s", id, store_errmsg(n->st));
+		return;
+	}
+	s->st->judged += j.found;
+	if (!j.found)
+		sim_fail(s, SIM_C_SIM,
+		         "snapshot %s: its condition was never judged", id);
+	else if (j.held != 1 || sscanf(j.detail, "1|%lld", &total) != 1 ||
+	         total != sum)
+		sim_fail(s, SIM_C_SIM,
+		         "snapshot %s: its condition found %s (held %d), the "
+		         "snapshot holds %" PRId64 " tokens",
+		         id, j.detail, j.held, sum);
+}
+
 /* The bank's total in snapshot id, from the initiator's database. */
 static void
 conservation(struct sim *s, struct sim_node *n, const char *id)
@@ -1040,6 +1102,7 @@ conservation(struct sim *s, struct sim_node *n, const char *id)
 	s->st->recorded += t.msgs;
 	if (t.bad)
 		return;
+	check_condition(s, n, id, t.sum);
 	if (t.unknown) {
 		s->st->unverified++;
 		return;
@@ -1530,8 +1593,20 @@ run_init(struct sim *s)
 		nd->idx = i;
 		nd->name = s->cfg->nodes[i].name;
 		nd->restart_at = SIM_NEVER;
-		if (store_open(":memory:", &nd->st, err, sizeof(err)) != 0) {
+		struct errinfo e = {0};
+		static unsigned long dbs;
+		/* Named, so that the conditions' read-only connection opens
+		 * the same database in memory. */
+		snprintf(nd->dbpath, sizeof(nd->dbpath),
+		         "file:cutsim-%ld-%lu?mode=memory&cache=shared",
+		         (long)getpid(), dbs++);
+		if (store_open(nd->dbpath, &nd->st, err, sizeof(err)) != 0) {
 			fprintf(stderr, "cutlab: %s\n", err);
+			exit(EX_SOFTWARE);
+		}
+		if (cond_open(nd->dbpath, 2 * s->cfg->max_message + 65536,
+		              &nd->cond, &e) != 0) {
+			fprintf(stderr, "cutlab: %s\n", e.text);
 			exit(EX_SOFTWARE);
 		}
 		simdb_init(&nd->db, s, nd->st);
@@ -1553,6 +1628,8 @@ run_free(struct sim *s)
 	for (size_t i = 0; i < s->n; i++) {
 		struct sim_node *n = &s->nodes[i];
 		coord_free(n->c);
+		judge_free(&n->judge);
+		cond_close(n->cond);
 		store_close(n->st);
 		simapp_fini(&n->app);
 		free(n->live);
@@ -1845,9 +1922,10 @@ report(const struct sim_options *o, const struct sim_stats *st)
 	       st->runs - st->failed, st->failed);
 	printf(
 	    "  snapshots: %" PRIu64 " started (%" PRIu64 " refused), %" PRIu64
-	    " complete and consistent, %" PRIu64 " aborted with a reason; "
-	    "%" PRIu64 " after healing complete\n",
-	    st->started, st->refused, st->complete, st->aborted, st->final_ok);
+	    " complete and consistent (%" PRIu64 " conditions judged), %" PRIu64
+	    " aborted with a reason; %" PRIu64 " after healing complete\n",
+	    st->started, st->refused, st->complete, st->judged, st->aborted,
+	    st->final_ok);
 	printf("  aborts: ");
 	for (size_t k = 0; k < sizeof(reason_kinds) / sizeof(reason_kinds[0]);
 	     k++)

@@ -28,6 +28,7 @@
 #include "cutproto.h"
 #include "fifo.h"
 #include "lab.h"
+#include "judge.h"
 #include "store.h"
 #include "store_fault.h"
 #include "turn.h"
@@ -255,6 +256,12 @@ struct sim_node {
 	int64_t started; /* when it last started */
 	struct store *st;
 	struct sim_db db;
+	/* The conditions, judged after each turn's commit as cutd does
+	 * (store/judge.h), on a read-only connection to the same database
+	 * in memory (its URI in dbpath). */
+	struct cond *cond;
+	struct judge judge;
+	char dbpath[96];
 	int64_t restart_at;     /* while down: when it starts again */
 	int64_t wake;           /* its next timer */
 	uint32_t next_conn;     /* listener and application connection ids */
@@ -366,6 +373,7 @@ struct sim_stats {
 	uint64_t messages, crashes, stops, partitions, drops, storage, slow;
 	uint64_t applinks, appkills, kill_lost, kill_again, frames, turns,
 	    recorded, db_failures;
+	uint64_t judged; /* conditions judged on complete snapshots */
 	uint64_t reboots, reboot_lost;
 	int64_t sim_ms;
 	uint64_t reasons[10];

@@ -671,6 +671,39 @@ port_calls(void *ctx)
 		sim_start_snapshot(n->sim, n);
 }
 
+static int64_t
+judge_clock(void *arg)
+{
+	return ((struct sim_node *)arg)->sim->now;
+}
+
+static int64_t
+judge_wall(void *arg)
+{
+	return sim_wall(((struct sim_node *)arg)->sim);
+}
+
+/* After the commit: the conditions, as cutd's port does (shell/port.c).
+ * The budget's clock is simulated time, which a turn does not move. */
+static void
+port_committed(void *ctx, int rv, int64_t now)
+{
+	struct sim_node *n = ctx;
+	struct judge *j = &n->judge;
+
+	(void)rv;
+	(void)now;
+	j->cfg = n->sim->cfg;
+	j->coord = n->c;
+	j->store = n->st;
+	j->cond = n->cond;
+	j->now_ms = judge_clock;
+	j->wall_ms = judge_wall;
+	j->damaged = NULL;
+	j->arg = n;
+	judge_turn(j);
+}
+
 /* The link n -> v is whole within RECOVERY_MS whenever nothing stands in
  * its way: both daemons up and connected both ways (acks come back on
  * v's own connection), n knowing v's current run (only then do its items
@@ -764,6 +797,7 @@ static const struct turn_port sim_port = {
     .app_send = port_app_send,
     .app_reply = port_app_reply,
     .calls = port_calls,
+    .committed = port_committed,
 };
 
 void
@@ -823,6 +857,7 @@ simnet_crash(struct sim *s, struct sim_node *n)
 	turn_fini(&n->turn);
 	coord_free(n->c);
 	n->c = NULL;
+	judge_free(&n->judge);
 	simdb_crash(&n->db);
 	n->crashes++;
 }

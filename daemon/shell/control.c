@@ -1243,7 +1243,7 @@ status_conditions(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 	                   arena_alloc(a, n * sizeof(*rp->conditions))) == NULL)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		const struct cond_stat *st = &d->cond_stats[i];
+		const struct cond_stat *st = &d->judge.stats[i];
 		Cut__V1__ConditionStatus *cs = arena_alloc(a, sizeof(*cs));
 
 		if (cs == NULL)

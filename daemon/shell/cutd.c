@@ -197,6 +197,42 @@ run_id(void)
 	return id;
 }
 
+static int64_t
+judge_now(void *arg)
+{
+	(void)arg;
+	return cutd_now_ms();
+}
+
+static int64_t
+judge_wall(void *arg)
+{
+	(void)arg;
+	return cutd_wall_ms();
+}
+
+static void
+judge_damaged(void *arg, const char *why)
+{
+	control_storage_damaged(arg, why);
+}
+
+struct judge *
+cutd_judge(struct cutd *d)
+{
+	struct judge *j = &d->judge;
+
+	j->cfg = d->cfg;
+	j->coord = d->coord;
+	j->store = d->store;
+	j->cond = d->cond;
+	j->now_ms = judge_now;
+	j->wall_ms = judge_wall;
+	j->damaged = judge_damaged;
+	j->arg = d;
+	return j;
+}
+
 static int
 open_store(struct cutd *d)
 {
@@ -211,7 +247,7 @@ open_store(struct cutd *d)
 		 * read-only connection cannot create them. */
 		if ((rv = cond_open(path, 2 * d->cfg->max_message + 65536,
 		                    &d->cond, &e)) == 0)
-			return conds_check(d) ? EX_CONFIG : 0;
+			return judge_check(cutd_judge(d)) ? EX_CONFIG : 0;
 		log_err("%s", e.text);
 		return EX_CANTCREAT;
 	}
@@ -408,7 +444,7 @@ stop(struct cutd *d)
 	}
 	/* Before the database closes: what still waits is answered 503. */
 	http_stop(d);
-	conds_free(d);
+	judge_free(&d->judge);
 	cond_close(d->cond);
 	store_close(d->store);
 	d->store = NULL;

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "cond.h"
-#include "conds.h"
+#include "judge.h"
 #include "config.h"
 #include "coord.h"
 #include "cutproto.h"
@@ -137,11 +137,10 @@ struct cutd {
 	struct cond *cond;      /* read-only, for conditions (store/cond.h) */
 	char cond_damaged[256]; /* what cond found of a damaged database */
 	int damaged_logged;
-	/* The cluster file's conditions (conds.c): their counts, and the
-	 * snapshots started here not yet seen to end. */
-	struct cond_stat cond_stats[CONFIG_MAX_CONDITIONS];
-	char (*cond_pending)[ENGINE_ID_MAX + 1];
-	size_t ncond_pending, cond_cap;
+	/* The cluster file's conditions, judged after each turn
+	 * (store/judge.h): their counts, and the snapshots started here
+	 * not yet seen to end. */
+	struct judge judge;
 	struct tls *tls;   /* TLS configurations and the signed hello */
 	struct http *http; /* metrics, HTTP API, web view; NULL: off */
 	uint64_t bad_control;
@@ -172,6 +171,8 @@ void cutd_port(struct cutd *d);
 void cutd_port_in(struct turn_in *in, nng_msg *msg);
 
 /* Milliseconds since the epoch, and on the monotonic clock. */
+/* d's judge of conditions, wired to d's coordinator, store and clocks. */
+struct judge *cutd_judge(struct cutd *d);
 int64_t cutd_wall_ms(void);
 int64_t cutd_now_ms(void);
 

@@ -20,7 +20,6 @@
 #include "control.h"
 #include "http.h"
 #include "metrics.h"
-#include "conds.h"
 
 void
 mbuf_printf(struct mbuf *b, const char *fmt, ...)
@@ -410,7 +409,7 @@ conditions(struct cutd *d, struct mbuf *b, const char *node)
 	              "Evaluations of the cluster file's conditions on "
 	              "scheduled snapshots, by result.");
 	for (size_t i = 0; i < d->cfg->nconds; i++) {
-		const struct cond_stat *st = &d->cond_stats[i];
+		const struct cond_stat *st = &d->judge.stats[i];
 		const uint64_t v[] = {st->held, st->not_held, st->failed};
 		for (size_t k = 0; k < 3; k++) {
 			mbuf_printf(b,

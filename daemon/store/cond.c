@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "cond.h"
+#include "store.h"
 #include "text.h"
 
 /* VM steps between looks at the clock. */
@@ -138,7 +139,8 @@ cond_open(const char *path, size_t max_value, struct cond **ret,
 		return err_set(e, E_NOMEM, "out of memory");
 	rc = sqlite3_open_v2(path, &c->db,
 	                     SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX |
-	                         SQLITE_OPEN_EXRESCODE,
+	                         SQLITE_OPEN_EXRESCODE |
+	                         (store_in_memory(path) ? SQLITE_OPEN_URI : 0),
 	                     NULL);
 	if (rc != SQLITE_OK) {
 		err_set(e, E_IO, "cannot open %s read-only for conditions: %s",

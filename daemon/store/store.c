@@ -693,6 +693,14 @@ narrow_mode(struct store *st, const char *path, int create)
 	return 0;
 }
 
+int
+store_in_memory(const char *path)
+{
+	return strcmp(path, ":memory:") == 0 ||
+	       (strncmp(path, "file:", 5) == 0 &&
+	        strstr(path, "mode=memory") != NULL);
+}
+
 static int
 narrow_modes(struct store *st, const char *path)
 {
@@ -700,7 +708,7 @@ narrow_modes(struct store *st, const char *path)
 	char side[4096];
 	int rv;
 
-	if (strcmp(path, ":memory:") == 0 || path[0] == '\0')
+	if (store_in_memory(path) || path[0] == '\0')
 		return 0;
 	if ((rv = narrow_mode(st, path, 1)) != 0)
 		return rv;
@@ -724,7 +732,8 @@ connect_db(struct store *st, const char *path)
 		return rv;
 	rc = sqlite3_open_v2(path, &st->db,
 	                     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-	                         SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
+	                         SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE |
+	                         (store_in_memory(path) ? SQLITE_OPEN_URI : 0),
 	                     NULL);
 	if (rc != SQLITE_OK) /* st->db may be NULL: SQLite copes */
 		return db_fail(st, rc);
@@ -734,7 +743,7 @@ connect_db(struct store *st, const char *path)
 		return rv;
 	/* An in-memory database (cutlab sim opens one per node) has no file
 	 * for a WAL: its journal stays "memory", and nobody else reads it. */
-	if (strcmp(path, ":memory:") == 0)
+	if (store_in_memory(path))
 		return 0;
 	return fail(st, E_IO, "cannot use WAL journal mode");
 }

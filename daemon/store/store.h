@@ -40,6 +40,11 @@ struct store;
 int store_open(const char *path, struct store **ret_store, char *errbuf,
                size_t errlen);
 
+/* Whether path names a database in memory: ":memory:", or a URI
+ * "file:NAME?mode=memory&cache=shared" that another connection of this
+ * process (cond_open()) can open too, as cutlab sim's nodes do. */
+int store_in_memory(const char *path);
+
 /* Closes st, rolling back an unfinished batch.  Accepts NULL. */
 void store_close(struct store *st);
 
