@@ -268,6 +268,7 @@ coord_peer_stats(struct coord *c, size_t node, struct coord_peer_stats *ret)
 	ret->last_seen_ms = p->last_seen_ms;
 	ret->refused_conns = p->refused_conns;
 	ret->renumbering = p->renumber_seq != 0;
+	ret->in_known = p->in_known;
 	ret->dups = p->dups;
 	ret->link_next = link_next_seq(p->out);
 	ret->link_acked = link_acked(p->out);

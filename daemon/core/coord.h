@@ -203,6 +203,9 @@ struct coord_peer_stats {
 	uint64_t link_next, link_acked;
 	/* Our PeerRenumber to node waits for its ack. */
 	int renumbering;
+	/* The channel from node: where its numbering stands is known (from
+	 * libcut's resume, a PeerRenumber, or its first message). */
+	int in_known;
 };
 void coord_peer_stats(struct coord *c, size_t node,
                       struct coord_peer_stats *ret);

@@ -1358,12 +1358,14 @@ recovered(struct sim *s)
 			struct coord_peer_stats ps;
 			if (v == i)
 				continue;
-			/* A channel's new numbering reaching its receiver
-			 * aborts what that receiver records (README). */
+			/* A channel's new numbering reaching its receiver,
+			 * or a restarted receiver learning it from the first
+			 * message, aborts what that receiver records
+			 * (README). */
 			coord_peer_stats(n->c, v, &ps);
 			if (!coord_peer_alive(n->c, v) ||
 			    coord_peer_epoch(n->c, v) != s->nodes[v].epoch ||
-			    ps.renumbering)
+			    ps.renumbering || (ps.has_in && !ps.in_known))
 				return 0;
 		}
 	}
