@@ -5,7 +5,7 @@
  * The coordinator does no I/O: the rows it stores and reads back (its own
  * part, the parts it assembles, the audit's input) go through this table
  * of functions, which its caller supplies.  The daemon plugs in its SQLite
- * file (shell/store.c, store_port()); the simulation plugs in the same
+ * file (store/store.c, store_port()); the simulation plugs in the same
  * store on an in-memory SQLite database per node, where it can also make
  * writes fail.  Each function behaves as the store.h function of the same
  * name, with db in place of the store: 0 or an E_* code (cuterr.h), and

@@ -28,7 +28,7 @@
  * And nng 1.5.2's listener can stop accepting for good: a connection that
  * fails its negotiation with NNG_ECLOSED (the client closed it at the
  * wrong moment) makes the listener's accept callback take that for its
- * own close (core/listener.c, "no further action").  Later connections
+ * own close (nng's src/core/listener.c, "no further action").  Later connections
  * finish their TLS handshake and SP negotiation, which is all their
  * dialer sees, and then wait unread for an accept that never comes; no
  * peer that reconnects is heard again.  So the daemon dials its own

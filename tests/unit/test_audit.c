@@ -1,5 +1,5 @@
 /*
- * test_audit.c - unit tests of the consistency audit (daemon/audit.c).
+ * test_audit.c - unit tests of the consistency audit (daemon/core/audit.c).
  *
  * Each test starts from a consistent three-node cut, breaks exactly one
  * thing and checks every counter of the report (the ones it did not break

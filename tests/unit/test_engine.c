@@ -1,5 +1,5 @@
 /*
- * test_engine.c - unit tests of the snapshot engine (daemon/engine.c).
+ * test_engine.c - unit tests of the snapshot engine (daemon/core/engine.c).
  *
  * Every transition of the diagram at the top of engine.c is driven here in
  * both marker modes, and every event's actions are compared field by field

@@ -1,5 +1,5 @@
 /*
- * test_fifo.c - the record queue in one block (daemon/fifo.c): order and
+ * test_fifo.c - the record queue in one block (daemon/core/fifo.c): order and
  * contents through pushes and pops, empty records (also as the very first
  * push), records written in place, tags, compaction (the live bytes move
  * to the front without growing the block), growth of the block and of

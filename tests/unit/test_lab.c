@@ -1,7 +1,7 @@
 /*
- * Tests of the lab (daemon/lab.c), the audit grid (daemon/labaudit.c), the
- * script language (daemon/script.c) and the property runs
- * (daemon/labprops.c).
+ * Tests of the lab (daemon/lab/lab.c), the audit grid (daemon/lab/labaudit.c), the
+ * script language (daemon/lab/script.c) and the property runs
+ * (daemon/lab/labprops.c).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>

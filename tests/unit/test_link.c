@@ -1,5 +1,5 @@
 /*
- * Tests of the reliable link (daemon/link.c): sequence numbers, cumulative
+ * Tests of the reliable link (daemon/core/link.c): sequence numbers, cumulative
  * acks, resend after a rewind, duplicates and held gaps; items written in
  * place, peeking, the bytes held, and a long run against a model.
  */

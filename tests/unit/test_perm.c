@@ -1,5 +1,5 @@
 /*
- * test_perm.c - daemon/perm.c: which caller may call which control method
+ * test_perm.c - daemon/shell/perm.c: which caller may call which control method
  * (method, uid, gid, groups -> allow or deny, and the sentence that says
  * why), and the token bucket that bounds Start calls.
  */

@@ -1,5 +1,5 @@
 /*
- * test_tls.c - daemon/tls.c: what tls_open() refuses (keys others may read,
+ * test_tls.c - daemon/shell/tls.c: what tls_open() refuses (keys others may read,
  * missing files, a key that is not the certificate's) and what it does not
  * need (other nodes' keys), and the signed hello over a real nng TLS
  * connection on loopback: a good hello binds the pipe, and a hello for the
