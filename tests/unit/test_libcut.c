@@ -27,6 +27,10 @@
 #include "cut/cut.h"
 #include "cutproto.h"
 
+/* How long a test waits for what must come: a bound for a hang, not a
+ * timing check (a second suite beside this one can hold a sender off the
+ * cores for seconds). */
+#define HANG_MS 10000
 #define MAX_MSG 100
 
 /* The fake daemon. */
@@ -265,7 +269,7 @@ fake_next(int timeout_ms, int skip_taken)
 static Cut__V1__AppItem *
 expect_up(Cut__V1__AppItem__ItemCase kind)
 {
-	Cut__V1__AppItem *it = fake_next(2000, 1);
+	Cut__V1__AppItem *it = fake_next(HANG_MS, 1);
 
 	cr_assert_not_null(it, "nothing arrived at the fake daemon");
 	cr_assert_eq(it->item_case, kind, "item kind %d, not %d",
@@ -282,7 +286,7 @@ static void
 expect_taken(uint64_t handed)
 {
 	while (last_taken < handed) {
-		Cut__V1__AppItem *it = fake_next(2000, 0);
+		Cut__V1__AppItem *it = fake_next(HANG_MS, 0);
 
 		cr_assert_not_null(it, "no AppTaken of %llu (the last: %llu)",
 		                   (unsigned long long)handed,
@@ -450,7 +454,7 @@ sync_down(struct cut *c)
 	cr_assert_eq(cut_send_fd(c, &pfd.fd), 0);
 	cr_assert_eq(cut_try_send(c, "p2", filler, MAX_MSG, NULL), CUT_EAGAIN);
 	fake_send(d, 2);
-	cr_assert_eq(poll(&pfd, 1, 2000), 1, "the sync credit did not come");
+	cr_assert_eq(poll(&pfd, 1, HANG_MS), 1, "the sync credit did not come");
 }
 
 Test(libcut, hello)
@@ -620,7 +624,7 @@ Test(libcut, credit_wakes_send_fd)
 	cr_assert_eq(cut_try_send(c, "p1", "abc", 3, NULL), CUT_EAGAIN);
 	cr_assert_eq(poll(&pfd, 1, 100), 0, "readable before any credit");
 	fake_credit(0, 3);
-	cr_assert_eq(poll(&pfd, 1, 2000), 1, "credit did not wake the fd");
+	cr_assert_eq(poll(&pfd, 1, HANG_MS), 1, "credit did not wake the fd");
 	cr_assert_eq(cut_try_send(c, "p1", "abc", 3, NULL), 0);
 	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
 	cr_assert_str_eq(it->send->to, "p1");
@@ -647,7 +651,7 @@ Test(libcut, credit_never_shrinks)
 	cr_assert_eq(cut_send_fd(c, &pfd.fd), 0);
 	cr_assert_eq(cut_try_send(c, "p1", "0123456789", 10, NULL), CUT_EAGAIN);
 	fake_credit(0, 10);
-	cr_assert_eq(poll(&pfd, 1, 2000), 1);
+	cr_assert_eq(poll(&pfd, 1, HANG_MS), 1);
 	fake_send(lower, 2);
 	expect_msg(c, "p1", "A"); /* the lower credit has been applied */
 	cr_assert_eq(cut_try_send(c, "p1", "0123456789", 10, NULL), 0);
@@ -680,7 +684,7 @@ Test(libcut, credit_for_unknown_peer_is_ignored)
 	expect_no_up(100, "a send without credit reached the daemon");
 	/* A known index still works. */
 	fake_credit(1, 1);
-	cr_assert_eq(poll(&pfd, 1, 2000), 1);
+	cr_assert_eq(poll(&pfd, 1, HANG_MS), 1);
 	cr_assert_eq(cut_try_send(c, "p2", "x", 1, NULL), 0);
 	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
 	cr_assert_str_eq(it->send->to, "p2");
@@ -891,7 +895,7 @@ Test(libcut, larger_than_window_goes_alone)
 
 	/* 20 bytes of room: one byte fits, the large one does not. */
 	fake_credit(0, 100);
-	cr_assert_eq(poll(&pfd, 1, 2000), 1);
+	cr_assert_eq(poll(&pfd, 1, HANG_MS), 1);
 	cr_assert_eq(cut_try_send(c, "p1", big, sizeof(big), NULL), CUT_EAGAIN);
 	cr_assert_eq(cut_try_send(c, "p1", "y", 1, NULL), 0);
 	it = expect_up(CUT__V1__APP_ITEM__ITEM_SEND);
@@ -1475,7 +1479,7 @@ Test(libcut, fd_and_dispatch)
 	cr_assert_eq(cut_dispatch(c, on_msg, c), 0);
 	cr_assert_eq(dispatched, 0);
 	fake_send(d, 4);
-	cr_assert_eq(poll(&pfd, 1, 2000), 1);
+	cr_assert_eq(poll(&pfd, 1, HANG_MS), 1);
 	sync_down(c); /* the frame is in, whatever woke the descriptor */
 	cr_assert_eq(cut_dispatch(c, on_msg, c), 0);
 	cr_assert_eq(dispatched, 3);
@@ -1518,7 +1522,7 @@ Test(libcut, fd_readable_until_dispatched)
 	cr_assert_geq(pfd.fd, 0);
 	cr_assert_eq(poll(&pfd, 1, 100), 0, "readable with nothing queued");
 	fake_send(f1, 2);
-	cr_assert_eq(poll(&pfd, 1, 2000), 1, "a delivery did not wake it");
+	cr_assert_eq(poll(&pfd, 1, HANG_MS), 1, "a delivery did not wake it");
 	cr_assert_eq(cut_dispatch(c, collect, NULL), 0);
 	cr_assert_str_eq(collected, "p1:A,p2:B,");
 	cr_assert_eq(poll(&pfd, 1, 0), 0, "readable after cut_dispatch");
@@ -1530,7 +1534,7 @@ Test(libcut, fd_readable_until_dispatched)
 	fake_send(f3, 2);
 	for (rounds = 0; strlen(collected) < strlen(want); rounds++) {
 		cr_assert_lt(rounds, 3);
-		cr_assert_eq(poll(&pfd, 1, 2000), 1, "%s", collected);
+		cr_assert_eq(poll(&pfd, 1, HANG_MS), 1, "%s", collected);
 		cr_assert_eq(cut_dispatch(c, collect, NULL), 0);
 	}
 	cr_assert_str_eq(collected, want);
