@@ -8,6 +8,7 @@
  * connection would reach a daemon that has not seen our hello, so nothing
  * more is sent until resume.c has said hello on it again.
  */
+#include <poll.h>
 #include <stdarg.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -375,6 +376,72 @@ fail:
 	return rv;
 }
 
+/* Sends what the out buffer holds, synchronously (the send aio is
+ * stopped); gives up at the first frame that cannot leave soon. */
+static void
+flush_now(struct cut *c)
+{
+	uint8_t *frame;
+	size_t n;
+	int rv = 0;
+
+	pthread_mutex_lock(&c->send_mu);
+	while (rv == 0 && c->k.out_len > 0) {
+		n = appcore_frame_len(&c->k, appcore_frame_max(&c->k));
+		if ((frame = malloc(n)) == NULL)
+			break;
+		memcpy(frame, c->k.out, n);
+		appcore_frame_taken(&c->k, n);
+		rv = cut_send_now(c, frame, n, CUT_CLOSE_QUIET_MS / 4);
+		free(frame);
+	}
+	pthread_mutex_unlock(&c->send_mu);
+}
+
+/*
+ * Makes nng stop reading the application link before cut_close() closes
+ * it.  nng 1.5.2's IPC transport loses a receive when its connection is
+ * closed between reading a frame's header and asking for the frame's
+ * body (ipc_pipe_recv_cb() resubmits the read on the closed aio, which
+ * never completes): the reaper then waits in pair1_pipe_stop() forever,
+ * and nng_close(), waiting for the connection to be removed, never
+ * returns -- the application hangs on its way out whenever the daemon
+ * sends as it closes (daemon/shell/ipcprobe.h tells the daemon's side).
+ *
+ * pair1 reads the connection only while a receive is waiting or its
+ * receive buffer has room.  With the receive aio stopped and the buffer
+ * at 0, the first frame that arrives is held (the socket becomes
+ * readable) and nothing more is read: from then on closing cannot race
+ * a read.  So libcut asks the daemon for a frame (AppSync, always
+ * answered, behind whatever the out buffer still held) and waits up to
+ * CUT_CLOSE_QUIET_MS for the socket to become readable.  A daemon that
+ * does not answer (stopped) sends nothing either, and a lost link has no
+ * connection to race.
+ */
+static void
+quiesce(struct cut *c)
+{
+	struct pollfd pfd = {.events = POLLIN};
+	uint64_t token;
+	int rv;
+
+	if (atomic_load(&c->cur_pipe) == 0)
+		return;
+	if (nng_socket_set_int(c->app, NNG_OPT_RECVBUF, 0) != 0 ||
+	    nng_socket_get_int(c->app, NNG_OPT_RECVFD, &pfd.fd) != 0)
+		return;
+	if (poll(&pfd, 1, 0) == 1)
+		return; /* a frame is held already */
+	pthread_mutex_lock(&c->send_mu);
+	rv = c->send_err == 0 && !atomic_load(&c->lost)
+	         ? appcore_sync(&c->k, &token)
+	         : -1;
+	pthread_mutex_unlock(&c->send_mu);
+	if (rv == 0)
+		flush_now(c);
+	(void)poll(&pfd, 1, CUT_CLOSE_QUIET_MS);
+}
+
 void
 cut_close(struct cut *c)
 {
@@ -399,10 +466,7 @@ cut_close(struct cut *c)
 			pthread_mutex_unlock(&c->send_mu);
 			nng_aio_stop(c->send_aio);
 		}
-		/* nng 1.5.2 can hang in nng_close() when it runs right
-		 * after a receive while the daemon is sending; a moment's
-		 * pause lets nng's own completions settle first. */
-		nng_msleep(CUT_CLOSE_GRACE_MS);
+		quiesce(c);
 		nng_close(c->app);
 		nng_aio_free(c->recv_aio);
 		nng_aio_free(c->taken_aio);

@@ -83,8 +83,9 @@
 #define CUT_WAIT_SLICE_MS 200
 /* How long cut_close() waits for queued sends to leave. */
 #define CUT_LINGER_MS 1000
-/* The pause before closing a socket; see cut_close(). */
-#define CUT_CLOSE_GRACE_MS 2
+/* How long cut_close() waits for nng to stop reading the application
+ * link before it closes it (quiesce() in cut.c). */
+#define CUT_CLOSE_QUIET_MS 500
 /* The control timeout unless cut_set_control_timeout() says otherwise. */
 #define CUT_CONTROL_TIMEOUT_MS 5000
 /* The longest content type accepted from the application. */

@@ -2034,3 +2034,45 @@ Test(libcut, wait_times_out)
 	cr_assert_null(s);
 	cut_close(c);
 }
+
+/* The fake's side of close_holds_a_frame: answers the AppSync that
+ * cut_close() sends; sets close_sync to its token + 1. */
+static volatile uint64_t close_sync;
+
+static void *
+close_sync_main(void *arg)
+{
+	Cut__V1__AppItem *it;
+
+	(void)arg;
+	while ((it = fake_next(3000, 1)) != NULL)
+		if (it->item_case == CUT__V1__APP_ITEM__ITEM_SYNC) {
+			close_sync = it->sync->token + 1;
+			fake_synced(it->sync->token);
+			break;
+		}
+	return NULL;
+}
+
+/*
+ * cut_close() must not close the application link while nng may be
+ * reading a frame from it: nng 1.5.2 then loses the read and nng_close()
+ * never returns (cut.c, quiesce()).  It stops receiving and asks the
+ * daemon for one frame (AppSync), which pair1 then holds without reading
+ * further; once it came, it closes at once.
+ */
+Test(libcut, close_holds_a_frame)
+{
+	struct cut *c = open_fake();
+	pthread_t t;
+	nng_time t0;
+
+	cr_assert_eq(pthread_create(&t, NULL, close_sync_main, NULL), 0);
+	t0 = nng_clock();
+	cut_close(c);
+	pthread_join(t, NULL);
+	cr_assert_neq(close_sync, 0, "cut_close() asked for no frame");
+	cr_assert_lt(nng_clock() - t0, 400,
+	             "cut_close() took %d ms although the frame came",
+	             (int)(nng_clock() - t0));
+}
