@@ -147,7 +147,11 @@ CUT_API int cut_open(const char *app_url, const char *control_url,
  * Closes both sockets and frees c, every message still queued in it and
  * the state callback registration.  Messages already returned
  * (struct cut_msg) stay valid.  Accepts NULL.  Must not run concurrently
- * with another call on c.
+ * with another call on c.  It returns within about 1.5 s: up to 1 s for
+ * what cut_send() accepted to leave, and up to 0.5 s for the daemon to
+ * answer a last sync before the connection closes (which works around an
+ * nng 1.5.2 bug that could otherwise hang the close while the daemon is
+ * sending); usually within a few tens of milliseconds.
  */
 CUT_API void cut_close(struct cut *c);
 
