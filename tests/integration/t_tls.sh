@@ -56,6 +56,16 @@ done
 wait_auth 0 1
 wait_auth 2 1
 id=$(snapshot 2)
+# nng 1.5.2's reaper can stall as p1 drops its connections under load;
+# p1 then starts again in its own process (README, Limits), which aborts
+# "p1 restarted" a snapshot running then: once it is back, another.
+if grep -q "starting cutd again in this process" "$T/cutd-p1.log"; then
+	wait_auth 0 1
+	wait_auth 2 1
+	wait_for "grep -c 'application connected' '$T/cutd-p1.log' | grep -qv '^1\$'" 10 ||
+		fail "p1's application did not come back after p1 started again"
+	id=$(snapshot 2)
+fi
 check_snapshot 2 "$id" 44
 # The signals reach the daemon's loop, not one of nng's TLS threads (which
 # would die of them): SIGHUP reloads, and SIGTERM stops cleanly.
