@@ -41,7 +41,7 @@ echo "ok: --check-config on a declared ring"
 # Two errors, each reported as FILE:LINE: message, nothing on stdout.
 printf '[cluster]\nname = bad\ndeadline_ms = soon\n[node p0]\npeer = tcp://127.0.0.1:1\n[node p1]\n' >"$T/bad.ini"
 expect_rc 78 "$CUTD" --cluster "$T/bad.ini" --check-config
-has "$T/err" "$T/bad.ini:3: deadline_ms must be a whole number from 100 to 3600000, not 'soon'"
+has "$T/err" "$T/bad.ini:3: [cluster] deadline_ms must be a whole number from 100 to 3600000 (milliseconds), not 'soon'; use a value in that range, or remove the line for the default (10000)"
 has "$T/err" "$T/bad.ini:6: [node p1] has no 'peer' key"
 [ -s "$T/out" ] && fail "--check-config on a bad file wrote to stdout: $(cat "$T/out")"
 echo "ok: --check-config on a bad file: 78, FILE:LINE: message"
