@@ -2,6 +2,11 @@
  * config.c - the cluster file's meaning: sections, keys, defaults, and the
  * checks that need the whole file (endpoints, channels, connectivity).
  *
+ * Which sections and keys there are, each key's type, range, default and
+ * reload rule, is the schema's (config_schema.c): this file reads a value
+ * by its row, and knows by name only the keys a check across the file
+ * needs (the endpoints, the TLS keys, the schedule's initiator).
+ *
  * config_ini.c reads the file and calls us back for each section header
  * and key, with its line.  Problems are collected, never fatal, so that
  * one run reports everything (up to CONFIG_MAX_ERRORS), sorted by line.
@@ -15,95 +20,22 @@
 
 #include "config.h"
 #include "config_ini.h"
+#include "config_schema.h"
 
 #define IPC_PATH_MAX 107 /* sizeof(sun_path) - 1 */
 #define VALUE_MAX    256 /* longer than any line config_ini.c passes on */
+#define WHERE_MAX    (CONFIG_NAME_MAX + 16) /* "[node NAME]" */
+#define TEXT_MAX     512 /* a value or a form, as messages quote it */
 
-enum sect {
-	S_NONE,
-	S_CLUSTER,
-	S_NODE,
-	S_CHANNELS,
-	S_SCHEDULE,
-	S_RETENTION,
-	S_CONDITION,
-	S_IGNORE
-};
-enum { SK_INTERVAL, SK_INITIATOR, SK_TIMEOUT, SK_N };
-enum { RK_LAST, RK_FOR, RK_ABORTED, RK_N };
-static const char *const schedule_keys[SK_N] = {"interval", "initiator",
-                                                "timeout"};
-static const char *const retention_keys[RK_N] = {"keep_last", "keep_for",
-                                                 "keep_aborted"};
-enum {
-	CK_NAME,
-	CK_DEADLINE,
-	CK_MAXMSG,
-	CK_RUNDIR,
-	CK_STATEDIR,
-	CK_WINDOW,
-	CK_APPWINDOW,
-	CK_CUT,
-	CK_MSGCOST,
-	CK_SOCKGROUP,
-	CK_ADMINGROUP,
-	CK_TCPCONTROL,
-	CK_INFLIGHT,
-	CK_RATE,
-	CK_BURST,
-	CK_TLSCA,
-	CK_MIXED,
-	CK_N
-};
-enum {
-	NK_PEER,
-	NK_APP,
-	NK_CONTROL,
-	NK_HTTP,
-	NK_DATABASE,
-	NK_CERT,
-	NK_KEY,
-	NK_N
-};
-#define N_ENDPOINTS NK_DATABASE /* the node keys before it are endpoints */
+/* The parser's section besides those of the schema. */
+#define SECT_NONE   (-1) /* before any header */
+#define SECT_IGNORE (-2) /* under a header already reported */
+
 enum { V_OK, V_BAD, V_LONG };
 
-static const char *const cluster_keys[CK_N] = {"name",
-                                               "deadline_ms",
-                                               "max_message",
-                                               "run_dir",
-                                               "state_dir",
-                                               "window",
-                                               "app_window",
-                                               "cut",
-                                               "message_cost",
-                                               "socket_group",
-                                               "admin_group",
-                                               "tcp_control",
-                                               "max_snapshots_in_flight",
-                                               "start_rate",
-                                               "start_burst",
-                                               "tls_ca",
-                                               "allow_mixed_transports"};
-static const char *const node_keys[NK_N] = {
-    "peer", "app", "control", "http", "database", "tls_cert", "tls_key"};
-static const size_t node_offsets[NK_N] = {
-    offsetof(struct config_node, peer),
-    offsetof(struct config_node, app),
-    offsetof(struct config_node, control),
-    offsetof(struct config_node, http),
-    offsetof(struct config_node, database),
-    offsetof(struct config_node, tls_cert),
-    offsetof(struct config_node, tls_key)};
-#define ENDPOINT "tcp://HOST:PORT or tls+tcp://HOST:PORT"
-static const char *const node_forms[NK_N] = {
-    ENDPOINT,           "ipc:///PATH, " ENDPOINT, "ipc:///PATH, " ENDPOINT,
-    "http://HOST:PORT", "an absolute path",       "an absolute path",
-    "an absolute path"};
-
 struct nodeinfo {
-	int line;          /* of its [node] header */
-	int keyline[NK_N]; /* of each key, 0 if absent */
+	int line;                     /* of its [node] header */
+	int keyline[CONFIG_KEYS_MAX]; /* of each key, 0 if absent */
 };
 
 struct rawchan {
@@ -113,21 +45,69 @@ struct rawchan {
 
 struct parser {
 	struct config_ini_errors errs;
-	enum sect sect;
-	size_t node; /* in S_NODE, the current node */
-	int cluster_line, channels_line;
-	int ckeyline[CK_N];
-	int schedule_line, retention_line;
-	int skeyline[SK_N], rkeyline[RK_N];
-	char *sched_initiator; /* resolved once the nodes are known */
+	int sect;    /* an enum config_section, SECT_NONE or SECT_IGNORE */
+	size_t inst; /* in [node] or [condition], which one */
+	int sect_line[CS_N]; /* of the header of each section that comes
+	                        once, 0 if absent */
+	int keyline[CONFIG_KEYS_MAX]; /* of the keys of those sections */
+	char *sched_initiator;        /* resolved once the nodes are known */
 	struct nodeinfo *ninfo;
 	struct rawchan *raw;
 	size_t nraw, rawcap;
-	int condline[CONFIG_MAX_CONDITIONS][2]; /* lines of sql, file */
+	int condline[CONFIG_MAX_CONDITIONS][CONFIG_KEYS_MAX];
 	struct config *cfg;
 };
 
 #define report(p, ...) config_ini_report(&(p)->errs, __VA_ARGS__)
+
+/* The row of a key this file checks by name; it is in the table. */
+static const struct config_key *
+row(enum config_section section, const char *key)
+{
+	const struct config_key *k = config_key_find(section, key);
+
+	if (k == NULL)
+		abort(); /* the table lost a key config.c relies on */
+	return k;
+}
+
+/* The lines of the keys of section instance inst. */
+static int *
+keylines(struct parser *p, int sect, size_t inst)
+{
+	if (sect == CS_NODE)
+		return p->ninfo[inst].keyline;
+	if (sect == CS_CONDITION)
+		return p->condline[inst];
+	return p->keyline;
+}
+
+/* "[cluster]", "[node p0]", "[condition x]". */
+static void
+where(const struct config *cfg, int sect, size_t inst, char *buf, size_t len)
+{
+	if (sect == CS_NODE)
+		snprintf(buf, len, "[node %s]", cfg->nodes[inst].name);
+	else if (sect == CS_CONDITION)
+		snprintf(buf, len, "[condition %s]", cfg->conds[inst].name);
+	else
+		snprintf(buf, len, "%s", config_sections[sect].title);
+}
+
+/* "[cluster], [node NAME], ... or [condition NAME]". */
+static void
+section_list(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int s = 0; s < CS_N && n < len; s++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s",
+		                      s == 0          ? ""
+		                      : s == CS_N - 1 ? " or "
+		                                      : ", ",
+		                      config_sections[s].title);
+}
 
 /* Stores a copy of value in *field, replacing what was there. */
 static void
@@ -187,296 +167,101 @@ check_endpoint(const char *url, int ipc_ok)
 	return strlen(url + 6) > IPC_PATH_MAX ? V_LONG : V_OK;
 }
 
+/* Checks an endpoint of type CT_PEER, CT_LOCAL or CT_HTTP. */
 static int
-check_node_value(int key, const char *value)
+check_url(enum config_type type, const char *value)
 {
-	switch (key) {
-	case NK_PEER:
+	if (type == CT_PEER)
 		return check_endpoint(value, 0);
-	case NK_APP:
-	case NK_CONTROL:
+	if (type == CT_LOCAL)
 		return check_endpoint(value, 1);
-	case NK_HTTP:
-		/* No path: the listener serves its own (/metrics, /v1/...). */
-		if (!config_ini_word(value) || !starts_with(value, "http://"))
-			return V_BAD;
-		return check_hostport(value + strlen("http://"));
-	default:
-		return value[0] == '/' ? V_OK : V_BAD;
-	}
-}
-
-static char **
-node_field(const struct config_node *n, int key)
-{
-	return (char **)((const char *)n + node_offsets[key]);
-}
-
-static void
-begin_once(struct parser *p, enum sect sect, int *first, const char *what,
-           int line)
-{
-	if (*first != 0) {
-		report(p, line, "duplicate %s section (first at line %d)", what,
-		       *first);
-		p->sect = S_IGNORE;
-		return;
-	}
-	*first = line;
-	p->sect = sect;
-}
-
-static void
-begin_node(struct parser *p, const char *name, int line)
-{
-	struct config *cfg = p->cfg;
-	int i;
-
-	p->sect = S_IGNORE;
-	if (*name == '\0') {
-		report(p, line, "a node section needs a name, as in [node p0]");
-	} else if (!is_node_name(name)) {
-		report(p, line,
-		       "invalid node name '%s': use 1 to %d characters from "
-		       "A-Z a-z 0-9 _ . -",
-		       name, CONFIG_NAME_MAX);
-	} else if ((i = config_node_index(cfg, name)) >= 0) {
-		report(p, line, "duplicate node %s (first at line %d)", name,
-		       p->ninfo[i].line);
-	} else if (cfg->nnodes == CONFIG_MAX_NODES) {
-		report(p, line, "too many nodes: at most %d are allowed",
-		       CONFIG_MAX_NODES);
-	} else if ((cfg->nodes[cfg->nnodes].name = strdup(name)) == NULL) {
-		p->errs.oom = 1;
-	} else {
-		p->ninfo[cfg->nnodes].line = line;
-		p->node = cfg->nnodes++;
-		p->sect = S_NODE;
-	}
-}
-
-/* Returns the key's index, or -1 after reporting an unknown or repeated
- * key. */
-static int
-claim_key(struct parser *p, const char *const *keys, int nkeys, int *lines,
-          const char *name, const char *where, int line)
-{
-	int k;
-
-	for (k = 0; k < nkeys; k++)
-		if (strcmp(keys[k], name) == 0)
-			break;
-	if (k == nkeys) {
-		report(p, line, "unknown key '%s' in %s", name, where);
-		return -1;
-	}
-	if (lines[k] != 0) {
-		report(p, line, "duplicate key '%s' in %s (first at line %d)",
-		       name, where, lines[k]);
-		return -1;
-	}
-	lines[k] = line;
-	return k;
+	/* No path: the listener serves its own (/metrics, /v1/...). */
+	if (!config_ini_word(value) || !starts_with(value, "http://"))
+		return V_BAD;
+	return check_hostport(value + strlen("http://"));
 }
 
 static int
-number_key(struct parser *p, const char *name, const char *value,
-           unsigned long lo, unsigned long hi, unsigned long *ret, int line)
+is_url(enum config_type type)
 {
-	if (config_ini_uint(value, lo, hi, ret) == 0)
-		return 0;
-	report(p, line, "%s must be a whole number from %lu to %lu, not '%s'",
-	       name, lo, hi, value);
-	return -1;
+	return type == CT_PEER || type == CT_LOCAL || type == CT_HTTP;
 }
 
+/* Reports that value is not what key k takes: what it must be, and what
+ * to do (a value in the range, or the default by removing the line). */
 static void
-dir_key(struct parser *p, char **field, const char *name, const char *value,
-        int line)
+bad_value(struct parser *p, const struct config_key *k, const char *w,
+          const char *value, int line)
 {
-	char *s;
-	size_t n;
+	char form[TEXT_MAX], def[TEXT_MAX], fix[2 * TEXT_MAX] = "";
+	int ranged =
+	    k->type == CT_INT || k->type == CT_SIZE || k->type == CT_DURATION;
 
-	if (value[0] != '/') {
-		report(p, line, "%s must be an absolute path, not '%s'", name,
-		       value);
-		return;
+	config_key_form(k, form, sizeof(form));
+	if (ranged)
+		snprintf(fix, sizeof(fix), "; use a value in that range");
+	if (!(k->flags & KF_REQUIRED) && (k->def != NULL || k->def_doc)) {
+		snprintf(def, sizeof(def), "%s",
+		         k->def != NULL ? k->def : k->def_doc);
+		snprintf(fix + strlen(fix), sizeof(fix) - strlen(fix),
+		         "%s remove the line for the default (%s)",
+		         ranged ? ", or" : ";", def);
 	}
-	if ((s = strdup(value)) == NULL) {
-		p->errs.oom = 1;
-		return;
-	}
-	for (n = strlen(s); n > 1 && s[n - 1] == '/';)
-		s[--n] = '\0';
-	free(*field);
-	*field = s;
+	report(p, line, "%s %s must be %s, not '%s'%s", w, k->key, form, value,
+	       fix);
 }
 
 /* A group named in the file must exist on this host: the daemon gives
  * its sockets to it, or lets its members change state, and a typo must not
  * silently leave the sockets with the daemon's group or nobody as admin. */
 static void
-group_key(struct parser *p, char **field, long *ret_gid, const char *name,
-          const char *value, int line)
+group_value(struct parser *p, const struct config_key *k, void *base,
+            const char *w, const char *value, int line)
 {
 	struct group gr, *found = NULL;
 	char buf[4096];
 
 	if (!config_ini_word(value)) {
-		report(p, line, "%s must be a group name, not '%s'", name,
-		       value);
+		bad_value(p, k, w, value, line);
 		return;
 	}
 	if (getgrnam_r(value, &gr, buf, sizeof(buf), &found) != 0 ||
 	    found == NULL) {
-		report(p, line,
-		       "%s: no group '%s' on this host; create it (groupadd) "
-		       "or remove the key",
-		       name, value);
+		report(
+		    p, line,
+		    "%s %s: no group '%s' on this host; create it (groupadd) "
+		    "or remove the key",
+		    w, k->key, value);
+		return;
+	}
+	set_str(p, config_key_str(k, base), value);
+	*(long *)((char *)base + k->offset2) = (long)found->gr_gid;
+}
+
+/* An absolute path; KF_TRIM drops its trailing slashes. */
+static void
+path_value(struct parser *p, const struct config_key *k, void *base,
+           const char *w, const char *value, int line)
+{
+	char **field = config_key_str(k, base);
+	size_t n;
+
+	if (value[0] != '/') {
+		bad_value(p, k, w, value, line);
 		return;
 	}
 	set_str(p, field, value);
-	*ret_gid = (long)found->gr_gid;
+	for (n = *field ? strlen(*field) : 0;
+	     (k->flags & KF_TRIM) && n > 1 && (*field)[n - 1] == '/';)
+		(*field)[--n] = '\0';
 }
 
 static void
-cluster_key(struct parser *p, const char *name, const char *value, int line)
-{
-	struct config *cfg = p->cfg;
-	unsigned long v = 0;
-
-	switch (claim_key(p, cluster_keys, CK_N, p->ckeyline, name, "[cluster]",
-	                  line)) {
-	case CK_NAME:
-		if (config_ini_word(value) &&
-		    strlen(value) <= CONFIG_CLUSTER_MAX)
-			set_str(p, &cfg->cluster, value);
-		else
-			report(p, line,
-			       "name must be 1 to %d printable characters "
-			       "without spaces, not '%s'",
-			       CONFIG_CLUSTER_MAX, value);
-		break;
-	case CK_DEADLINE:
-		if (number_key(p, name, value, 100, 3600000, &v, line) == 0)
-			cfg->deadline_ms = (unsigned)v;
-		break;
-	case CK_MAXMSG:
-		if (number_key(p, name, value, 1, 64ul << 20, &v, line) == 0)
-			cfg->max_message = v;
-		break;
-	case CK_RUNDIR:
-		dir_key(p, &cfg->run_dir, name, value, line);
-		break;
-	case CK_STATEDIR:
-		dir_key(p, &cfg->state_dir, name, value, line);
-		break;
-	case CK_WINDOW:
-		if (number_key(p, name, value, 64ul << 10, 1ul << 30, &v,
-		               line) == 0)
-			cfg->window = v;
-		break;
-	case CK_APPWINDOW:
-		if (number_key(p, name, value, 64ul << 10, 1ul << 30, &v,
-		               line) == 0)
-			cfg->app_window = v;
-		break;
-	case CK_MSGCOST:
-		if (number_key(p, name, value, 0, 64ul << 10, &v, line) == 0)
-			cfg->message_cost = v;
-		break;
-	case CK_SOCKGROUP:
-		group_key(p, &cfg->socket_group, &cfg->socket_gid, name, value,
-		          line);
-		break;
-	case CK_ADMINGROUP:
-		group_key(p, &cfg->admin_group, &cfg->admin_gid, name, value,
-		          line);
-		break;
-	case CK_TCPCONTROL:
-		if (strcmp(value, "read-only") == 0)
-			cfg->tcp_control_full = 0;
-		else if (strcmp(value, "full") == 0)
-			cfg->tcp_control_full = 1;
-		else
-			report(p, line,
-			       "tcp_control must be read-only or full, not "
-			       "'%s'",
-			       value);
-		break;
-	case CK_INFLIGHT:
-		if (number_key(p, name, value, 1, 4096, &v, line) == 0)
-			cfg->max_inflight = (unsigned)v;
-		break;
-	case CK_RATE:
-		if (number_key(p, name, value, 1, 100000, &v, line) == 0)
-			cfg->start_rate = (unsigned)v;
-		break;
-	case CK_BURST:
-		if (number_key(p, name, value, 1, 100000, &v, line) == 0)
-			cfg->start_burst = (unsigned)v;
-		break;
-	case CK_TLSCA:
-		dir_key(p, &cfg->tls_ca, name, value, line);
-		break;
-	case CK_MIXED:
-		if (strcmp(value, "true") == 0)
-			cfg->allow_mixed = 1;
-		else if (strcmp(value, "false") == 0)
-			cfg->allow_mixed = 0;
-		else
-			report(p, line,
-			       "allow_mixed_transports must be true or false, "
-			       "not '%s'",
-			       value);
-		break;
-	case CK_CUT:
-		if (strcmp(value, "unaligned") == 0)
-			cfg->aligned = 0;
-		else if (strcmp(value, "aligned") == 0)
-			cfg->aligned = 1;
-		else
-			report(p, line,
-			       "cut must be unaligned or aligned, not '%s'",
-			       value);
-		break;
-	}
-}
-
-static void
-node_key(struct parser *p, const char *name, const char *value, int line)
-{
-	struct config_node *n = &p->cfg->nodes[p->node];
-	char where[CONFIG_NAME_MAX + 16];
-	int k, v;
-
-	snprintf(where, sizeof(where), "[node %s]", n->name);
-	k = claim_key(p, node_keys, NK_N, p->ninfo[p->node].keyline, name,
-	              where, line);
-	if (k < 0)
-		return;
-	if ((v = check_node_value(k, value)) == V_OK)
-		set_str(p, node_field(n, k), value);
-	else if (v == V_LONG)
-		report(p, line,
-		       "%s path is longer than %d bytes, the limit for a Unix "
-		       "socket: '%s'",
-		       name, IPC_PATH_MAX, value);
-	else
-		report(p, line, "%s must be %s, not '%s'", name, node_forms[k],
-		       value);
-}
-
-static void
-channel_key(struct parser *p, const char *name, const char *value, int line)
+channel_value(struct parser *p, const char *value, int line)
 {
 	char buf[VALUE_MAX], *arrow, *src, *dst;
 	struct rawchan *r;
 
-	if (strcmp(name, "channel") != 0) {
-		report(p, line, "unknown key '%s' in [channels]", name);
-		return;
-	}
 	snprintf(buf, sizeof(buf), "%s", value);
 	if ((arrow = strstr(buf, "->")) != NULL)
 		*arrow = '\0';
@@ -506,13 +291,141 @@ channel_key(struct parser *p, const char *name, const char *value, int line)
 	p->errs.oom |= r->src == NULL || r->dst == NULL;
 }
 
+/* Checks value for key k of section instance inst, by k's type, and
+ * stores it; reports it otherwise.  w names the section for messages. */
+static void
+set_value(struct parser *p, const struct config_key *k, size_t inst,
+          const char *w, const char *value, int line)
+{
+	void *base = config_key_base(p->cfg, k, inst);
+	unsigned long n;
+	uint64_t ms;
+	size_t i;
+	int v;
+
+	switch (k->type) {
+	case CT_INT:
+	case CT_SIZE:
+		if (config_ini_uint(value, (unsigned long)k->min,
+		                    (unsigned long)k->max, &n) == 0)
+			config_key_set_num(k, base, n);
+		else
+			bad_value(p, k, w, value, line);
+		break;
+	case CT_DURATION:
+		if (config_duration(value, &ms) == 0 && ms >= k->min &&
+		    ms <= k->max)
+			config_key_set_num(k, base, ms);
+		else
+			bad_value(p, k, w, value, line);
+		break;
+	case CT_BOOL:
+	case CT_ENUM:
+		for (i = 0; k->choices[i] != NULL; i++)
+			if (strcmp(value, k->choices[i]) == 0)
+				break;
+		if (k->choices[i] != NULL)
+			config_key_set_num(k, base, i);
+		else
+			bad_value(p, k, w, value, line);
+		break;
+	case CT_STRING:
+		if (config_ini_word(value) && strlen(value) >= k->min &&
+		    strlen(value) <= k->max)
+			set_str(p, config_key_str(k, base), value);
+		else
+			bad_value(p, k, w, value, line);
+		break;
+	case CT_PATH:
+		path_value(p, k, base, w, value, line);
+		break;
+	case CT_GROUP:
+		group_value(p, k, base, w, value, line);
+		break;
+	case CT_PEER:
+	case CT_LOCAL:
+	case CT_HTTP:
+		if ((v = check_url(k->type, value)) == V_OK)
+			set_str(p, config_key_str(k, base), value);
+		else if (v == V_LONG)
+			report(p, line,
+			       "%s %s path is longer than %d bytes, the limit "
+			       "for a Unix socket: '%s'",
+			       w, k->key, IPC_PATH_MAX, value);
+		else
+			bad_value(p, k, w, value, line);
+		break;
+	case CT_NODE:
+		/* Resolved to an index once every node is known. */
+		if (strcmp(value, "rotate") == 0 || is_node_name(value))
+			set_str(p, &p->sched_initiator, value);
+		else
+			bad_value(p, k, w, value, line);
+		break;
+	case CT_CHANNEL:
+		channel_value(p, value, line);
+		break;
+	case CT_TEXT:
+	case CT_FILE:
+		if (*value == '\0')
+			report(p, line, "%s %s needs a value", w, k->key);
+		else
+			set_str(p, config_key_str(k, base), value);
+		break;
+	}
+}
+
+static void
+begin_once(struct parser *p, int sect, int line)
+{
+	int *first = &p->sect_line[sect];
+
+	if (*first != 0) {
+		report(p, line, "duplicate %s section (first at line %d)",
+		       config_sections[sect].title, *first);
+		p->sect = SECT_IGNORE;
+		return;
+	}
+	*first = line;
+	p->sect = sect;
+}
+
+static void
+begin_node(struct parser *p, const char *name, int line)
+{
+	struct config *cfg = p->cfg;
+	int i;
+
+	p->sect = SECT_IGNORE;
+	if (*name == '\0') {
+		report(p, line, "a node section needs a name, as in [node p0]");
+	} else if (!is_node_name(name)) {
+		report(p, line,
+		       "invalid node name '%s': use 1 to %d characters from "
+		       "A-Z a-z 0-9 _ . -",
+		       name, CONFIG_NAME_MAX);
+	} else if ((i = config_node_index(cfg, name)) >= 0) {
+		report(p, line, "duplicate node %s (first at line %d)", name,
+		       p->ninfo[i].line);
+	} else if (cfg->nnodes == CONFIG_MAX_NODES) {
+		report(p, line, "too many nodes: at most %d are allowed",
+		       CONFIG_MAX_NODES);
+	} else if ((cfg->nodes[cfg->nnodes].name = strdup(name)) == NULL) {
+		p->errs.oom = 1;
+	} else {
+		p->ninfo[cfg->nnodes].line = line;
+		p->inst = cfg->nnodes++;
+		p->sect = CS_NODE;
+	}
+}
+
 static void
 begin_condition(struct parser *p, const char *name, int line)
 {
 	struct config *cfg = p->cfg;
 	struct config_condition *c;
 
-	p->sect = S_IGNORE;
+	p->sect = SECT_IGNORE;
 	if (!is_node_name(name)) {
 		report(p, line,
 		       "a condition section needs a name of 1 to %d characters "
@@ -538,26 +451,290 @@ begin_condition(struct parser *p, const char *name, int line)
 		return;
 	}
 	c->line = line;
-	cfg->nconds++;
-	p->sect = S_CONDITION;
+	p->inst = cfg->nconds++;
+	p->sect = CS_CONDITION;
+}
+
+/* config_ini_handler.section: name is NULL for a broken header. */
+static void
+on_section(void *user, const char *name, int line)
+{
+	struct parser *p = user;
+	char list[256];
+
+	p->sect = SECT_IGNORE; /* keys under a broken header belong nowhere */
+	if (name == NULL)
+		return;
+	for (int s = 0; s < CS_N; s++) {
+		const char *sname = config_sections[s].name;
+		size_t n = strlen(sname);
+
+		if (!config_sections[s].named) {
+			if (strcmp(name, sname) == 0) {
+				begin_once(p, s, line);
+				return;
+			}
+		} else if (strncmp(name, sname, n) == 0 &&
+		           (name[n] == '\0' || name[n] == ' ' ||
+		            name[n] == '\t')) {
+			name += n + strspn(name + n, " \t");
+			if (s == CS_NODE)
+				begin_node(p, name, line);
+			else
+				begin_condition(p, name, line);
+			return;
+		}
+	}
+	section_list(list, sizeof(list));
+	report(p, line, "unknown section [%s]; expected %s", name, list);
+}
+
+/* Levenshtein distance of a and b, for names up to 63 characters; more
+ * than 63 otherwise. */
+static size_t
+distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[64], i, j;
+
+	if (la > 63 || lb > 63)
+		return 64;
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t diag = row[0], next;
+
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			next = row[j];
+			row[j] = diag + (a[i - 1] != b[j - 1]);
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			if (next + 1 < row[j])
+				row[j] = next + 1;
+			diag = next;
+		}
+	}
+	return row[lb];
+}
+
+/* What an unknown key name in section sect may have meant: a key one
+ * edit away (two for a key of 6 characters or more), or one that it begins
+ * or that begins it; else the section it belongs in, the keys of a
+ * section that has few, or where to find them. */
+static void
+unknown_key_hint(int sect, const char *name, char *buf, size_t len)
+{
+	const struct config_key *best = NULL;
+	size_t best_d = 3, nkeys = 0, seen, n, i;
+
+	for (i = 0; i < config_nkeys; i++) {
+		const struct config_key *k = &config_keys[i];
+		size_t d;
+
+		if ((int)k->section != sect)
+			continue;
+		nkeys++;
+		d = distance(name, k->key);
+		if (strlen(name) >= 4 &&
+		    (starts_with(k->key, name) || starts_with(name, k->key)))
+			d = d < 2 ? d : 2;
+		else if (d > (strlen(k->key) >= 6 ? 2u : 1u))
+			continue;
+		if (d < best_d) {
+			best = k;
+			best_d = d;
+		}
+	}
+	if (best != NULL) {
+		snprintf(buf, len, "; did you mean '%s'?", best->key);
+		return;
+	}
+	for (i = 0; i < config_nkeys; i++)
+		if (strcmp(config_keys[i].key, name) == 0) {
+			snprintf(buf, len, "; %s is a key of %s", name,
+			         config_sections[config_keys[i].section].title);
+			return;
+		}
+	if (nkeys > 8) {
+		snprintf(buf, len,
+		         "; 'cutd --print-config-reference markdown' lists the "
+		         "keys of %s",
+		         config_sections[sect].title);
+		return;
+	}
+	n = (size_t)snprintf(buf, len, "; %s %s %s ",
+	                     nkeys == 1 ? "the only key of" : "the keys of",
+	                     config_sections[sect].title,
+	                     nkeys == 1 ? "is" : "are");
+	for (i = 0, seen = 0; i < config_nkeys && n < len; i++) {
+		if ((int)config_keys[i].section != sect)
+			continue;
+		seen++;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s",
+		                      seen == 1       ? ""
+		                      : seen == nkeys ? " and "
+		                                      : ", ",
+		                      config_keys[i].key);
+	}
+}
+
+/* config_ini_handler.key */
+static void
+on_key(void *user, const char *name, const char *value, int line)
+{
+	struct parser *p = user;
+	const struct config_key *k;
+	char w[WHERE_MAX], list[256], hint[TEXT_MAX];
+	int *lines;
+	size_t i;
+
+	if (p->sect == SECT_IGNORE)
+		return; /* its header was reported */
+	if (p->sect == SECT_NONE) {
+		section_list(list, sizeof(list));
+		report(p, line,
+		       "key '%s' is outside any section; put it under %s", name,
+		       list);
+		return;
+	}
+	where(p->cfg, p->sect, p->inst, w, sizeof(w));
+	if ((k = config_key_find(p->sect, name)) == NULL) {
+		unknown_key_hint(p->sect, name, hint, sizeof(hint));
+		report(p, line, "unknown key '%s' in %s%s", name, w, hint);
+		return;
+	}
+	lines = keylines(p, p->sect, p->inst);
+	i = config_key_index(k);
+	if (lines[i] != 0 && !(k->flags & KF_REPEAT)) {
+		report(p, line, "duplicate key '%s' in %s (first at line %d)",
+		       name, w, lines[i]);
+		return;
+	}
+	if (lines[i] == 0)
+		lines[i] = line;
+	set_value(p, k, p->inst, w, value, line);
+}
+
+/* Reports each key of the table that section instance inst requires and
+ * lacks, at line (its header). */
+static void
+check_required(struct parser *p, int sect, size_t inst, int line)
+{
+	const int *lines = keylines(p, sect, inst);
+	char w[WHERE_MAX];
+
+	for (size_t i = 0; i < config_nkeys; i++) {
+		const struct config_key *k = &config_keys[i];
+
+		if ((int)k->section != sect || !(k->flags & KF_REQUIRED) ||
+		    lines[i] != 0)
+			continue;
+		where(p->cfg, sect, inst, w, sizeof(w));
+		report(p, line, "%s has no '%s' key", w, k->key);
+	}
+}
+
+/* Fills in the derived default of key k of node i: its template with
+ * <run_dir>, <state_dir> and <node> replaced (a directory's trailing
+ * slash is not doubled by the template's). */
+static void
+derive(struct parser *p, const struct config_key *k, size_t i)
+{
+	static const struct {
+		const char *name;
+		size_t offset; /* in struct config; SIZE_MAX: the node */
+	} vars[] = {{"<run_dir>", offsetof(struct config, run_dir)},
+	            {"<state_dir>", offsetof(struct config, state_dir)},
+	            {"<node>", SIZE_MAX}};
+	struct config_node *n = &p->cfg->nodes[i];
+	char buf[2 * VALUE_MAX], **field = config_key_str(k, n);
+	const char *t = k->def;
+	size_t len = 0, v;
+
+	if (p->ninfo[i].keyline[config_key_index(k)] != 0)
+		return; /* set, or reported as bad */
+	while (*t != '\0' && len + 1 < sizeof(buf)) {
+		for (v = 0; v < sizeof(vars) / sizeof(vars[0]); v++)
+			if (starts_with(t, vars[v].name))
+				break;
+		if (v == sizeof(vars) / sizeof(vars[0])) {
+			buf[len++] = *t++;
+			continue;
+		}
+		const char *s = vars[v].offset == SIZE_MAX
+		                    ? n->name
+		                    : *(char *const *)((const char *)p->cfg +
+		                                       vars[v].offset);
+		t += strlen(vars[v].name);
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s", s);
+		if (len >= sizeof(buf))
+			len = sizeof(buf) - 1;
+		if (len > 0 && buf[len - 1] == '/' && *t == '/')
+			len--;
+	}
+	buf[len] = '\0';
+	set_str(p, field, buf);
+	if (*field != NULL && is_url(k->type) &&
+	    check_url(k->type, *field) == V_LONG)
+		report(
+		    p, p->ninfo[i].line,
+		    "the default %s endpoint '%s' is longer than %d bytes, "
+		    "the limit for a Unix socket; set %s or a shorter run_dir",
+		    k->key, *field, IPC_PATH_MAX, k->key);
 }
 
 static void
-condition_key(struct parser *p, const char *name, const char *value,
-              int line)
+finish_nodes(struct parser *p, int eof)
 {
-	static const char *const keys[] = {"sql", "file"};
-	struct config_condition *c = &p->cfg->conds[p->cfg->nconds - 1];
-	int k = claim_key(p, keys, 2, p->condline[p->cfg->nconds - 1], name,
-	                  "[condition]", line);
+	struct config *cfg = p->cfg;
 
-	if (k < 0)
-		return;
-	if (*value == '\0') {
-		report(p, line, "%s needs a value", name);
-		return;
+	if (cfg->nnodes == 0)
+		report(p, eof,
+		       "the file declares no nodes; add a [node NAME] "
+		       "section");
+	for (size_t i = 0; i < cfg->nnodes; i++) {
+		check_required(p, CS_NODE, i, p->ninfo[i].line);
+		for (size_t r = 0; r < config_nkeys; r++)
+			if (config_keys[r].section == CS_NODE &&
+			    (config_keys[r].flags & KF_DERIVED))
+				derive(p, &config_keys[r], i);
 	}
-	set_str(p, k == 0 ? &c->sql : &c->file, value);
+}
+
+/* Reports each endpoint already used earlier in the file, by any node:
+ * the node keys that are URLs, node by node, in the table's order. */
+static void
+check_endpoints(struct parser *p)
+{
+	const struct config *cfg = p->cfg;
+	const struct config_key *ep[CONFIG_KEYS_MAX];
+	size_t e, f, n, per = 0;
+
+	for (size_t i = 0; i < config_nkeys; i++)
+		if (config_keys[i].section == CS_NODE &&
+		    is_url(config_keys[i].type))
+			ep[per++] = &config_keys[i];
+	n = cfg->nnodes * per;
+	for (e = 0; e < n; e++) {
+		struct config_node *a = &cfg->nodes[e / per];
+		const struct config_key *ka = ep[e % per];
+		const char *url = *config_key_str(ka, a);
+		int line = p->ninfo[e / per].keyline[config_key_index(ka)];
+
+		for (f = 0; url != NULL && f < e; f++) {
+			struct config_node *b = &cfg->nodes[f / per];
+			const char *other = *config_key_str(ep[f % per], b);
+
+			if (other == NULL || strcmp(url, other) != 0)
+				continue;
+			report(p, line ? line : p->ninfo[e / per].line,
+			       "[node %s] %s endpoint %s is already the %s "
+			       "endpoint of node %s",
+			       a->name, ka->key, url, ep[f % per]->key,
+			       b->name);
+			break;
+		}
+	}
 }
 
 /* Reads condition c's file, relative to the cluster file's directory. */
@@ -572,8 +749,8 @@ read_condition(struct parser *p, struct config_condition *c, int line)
 	if (c->file[0] == '/' || slash == NULL)
 		snprintf(full, sizeof(full), "%s", c->file);
 	else
-		snprintf(full, sizeof(full), "%.*s/%s",
-		         (int)(slash - path), path, c->file);
+		snprintf(full, sizeof(full), "%.*s/%s", (int)(slash - path),
+		         path, c->file);
 	if ((f = fopen(full, "r")) == NULL) {
 		report(p, line, "[condition %s] file %s: %s", c->name, full,
 		       strerror(errno));
@@ -596,293 +773,6 @@ read_condition(struct parser *p, struct config_condition *c, int line)
 		       c->name, full);
 	c->sql[n <= CONFIG_CONDITION_MAX ? n : CONFIG_CONDITION_MAX] = '\0';
 	fclose(f);
-}
-
-static void
-finish_conditions(struct parser *p)
-{
-	for (size_t i = 0; i < p->cfg->nconds; i++) {
-		struct config_condition *c = &p->cfg->conds[i];
-		int *lines = p->condline[i];
-
-		if ((lines[0] != 0) == (lines[1] != 0))
-			report(p, lines[0] ? lines[1] : c->line,
-			       "[condition %s] needs one of 'sql' and 'file'",
-			       c->name);
-		else if (lines[1] != 0 && c->file != NULL)
-			read_condition(p, c, lines[1]);
-	}
-}
-
-/*
- * Parses a duration: a whole number and a unit, ms, s, m, h or d, as in
- * 500ms, 10s, 5m.  A unit is required, so that nobody reads 10 as
- * seconds.  Returns 0 with milliseconds in *ret, or -1.
- */
-static int
-duration(const char *s, uint64_t *ret)
-{
-	static const struct {
-		const char *unit;
-		uint64_t ms;
-	} units[] = {{"ms", 1},          {"s", 1000},        {"m", 60000},
-	             {"h", 3600000},     {"d", 86400000}};
-	uint64_t v = 0;
-	size_t i = 0;
-
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
-	for (; s[i] >= '0' && s[i] <= '9'; i++) {
-		if (v > UINT64_MAX / 100)
-			return -1;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++)
-		if (strcmp(s + i, units[u].unit) == 0) {
-			if (v > UINT64_MAX / units[u].ms)
-				return -1;
-			*ret = v * units[u].ms;
-			return 0;
-		}
-	return -1;
-}
-
-static int
-duration_key(struct parser *p, const char *name, const char *value,
-             uint64_t lo, uint64_t hi, uint64_t *ret, int line)
-{
-	uint64_t v;
-
-	if (duration(value, &v) == 0 && v >= lo && v <= hi) {
-		*ret = v;
-		return 0;
-	}
-	report(p, line,
-	       "%s must be a duration such as 500ms, 10s, 5m, 1h or 7d, from "
-	       "%llums to %llums, not '%s'",
-	       name, (unsigned long long)lo, (unsigned long long)hi, value);
-	return -1;
-}
-
-static void
-schedule_key(struct parser *p, const char *name, const char *value, int line)
-{
-	struct config *cfg = p->cfg;
-	uint64_t v;
-
-	switch (claim_key(p, schedule_keys, SK_N, p->skeyline, name,
-	                  "[schedule]", line)) {
-	case SK_INTERVAL:
-		/* 100 ms: a turn of every daemon is a few ms; a day is a
-		 * schedule's longest useful tick. */
-		if (duration_key(p, name, value, 100, 86400000, &v, line) == 0)
-			cfg->sched_interval_ms = (unsigned)v;
-		break;
-	case SK_INITIATOR:
-		if (strcmp(value, "rotate") == 0 || is_node_name(value))
-			set_str(p, &p->sched_initiator, value);
-		else
-			report(p, line,
-			       "initiator must be a node name or 'rotate', not "
-			       "'%s'",
-			       value);
-		break;
-	case SK_TIMEOUT:
-		if (duration_key(p, name, value, 100, 3600000, &v, line) == 0)
-			cfg->sched_timeout_ms = (unsigned)v;
-		break;
-	}
-}
-
-static void
-retention_key(struct parser *p, const char *name, const char *value, int line)
-{
-	struct config *cfg = p->cfg;
-	unsigned long n;
-	uint64_t v;
-
-	switch (claim_key(p, retention_keys, RK_N, p->rkeyline, name,
-	                  "[retention]", line)) {
-	case RK_LAST:
-		if (number_key(p, name, value, 1, 1000000, &n, line) == 0)
-			cfg->keep_last = (unsigned)n;
-		break;
-	case RK_FOR:
-		if (duration_key(p, name, value, 1000, 3650ull * 86400000, &v,
-		                 line) == 0)
-			cfg->keep_for_ms = v;
-		break;
-	case RK_ABORTED:
-		if (duration_key(p, name, value, 0, 3650ull * 86400000, &v,
-		                 line) == 0)
-			cfg->keep_aborted_ms = v;
-		break;
-	}
-}
-
-/* The schedule's initiator names a node of the file, and the schedule
- * has an interval. */
-static void
-finish_schedule(struct parser *p)
-{
-	struct config *cfg = p->cfg;
-	int k;
-
-	if (p->schedule_line == 0)
-		return;
-	if (p->skeyline[SK_INTERVAL] == 0) {
-		report(p, p->schedule_line, "[schedule] has no 'interval' key");
-		return;
-	}
-	if (p->sched_initiator == NULL) {
-		if (p->skeyline[SK_INITIATOR] == 0)
-			report(p, p->schedule_line,
-			       "[schedule] has no 'initiator' key (a node "
-			       "name or 'rotate')");
-		return;
-	}
-	if (strcmp(p->sched_initiator, "rotate") == 0)
-		cfg->sched_initiator = SCHED_ROTATE;
-	else if ((k = config_node_index(cfg, p->sched_initiator)) >= 0)
-		cfg->sched_initiator = k;
-	else
-		report(p, p->skeyline[SK_INITIATOR],
-		       "initiator '%s' is not a node of the file",
-		       p->sched_initiator);
-}
-
-/* config_ini_handler.section: name is NULL for a broken header. */
-static void
-on_section(void *user, const char *name, int line)
-{
-	struct parser *p = user;
-
-	if (name == NULL)
-		p->sect = S_IGNORE; /* keys under it belong to no section */
-	else if (strcmp(name, "cluster") == 0)
-		begin_once(p, S_CLUSTER, &p->cluster_line, "[cluster]", line);
-	else if (strcmp(name, "channels") == 0)
-		begin_once(p, S_CHANNELS, &p->channels_line, "[channels]",
-		           line);
-	else if (strcmp(name, "schedule") == 0)
-		begin_once(p, S_SCHEDULE, &p->schedule_line, "[schedule]",
-		           line);
-	else if (strcmp(name, "retention") == 0)
-		begin_once(p, S_RETENTION, &p->retention_line, "[retention]",
-		           line);
-	else if (starts_with(name, "node") &&
-	         (name[4] == '\0' || name[4] == ' ' || name[4] == '\t'))
-		begin_node(p, name + 4 + strspn(name + 4, " \t"), line);
-	else if (starts_with(name, "condition") &&
-	         (name[9] == '\0' || name[9] == ' ' || name[9] == '\t'))
-		begin_condition(p, name + 9 + strspn(name + 9, " \t"), line);
-	else {
-		report(p, line,
-		       "unknown section [%s]; expected [cluster], [node NAME], "
-		       "[channels], [schedule], [retention] or [condition NAME]",
-		       name);
-		p->sect = S_IGNORE;
-	}
-}
-
-/* config_ini_handler.key */
-static void
-on_key(void *user, const char *name, const char *value, int line)
-{
-	struct parser *p = user;
-
-	if (p->sect == S_CLUSTER)
-		cluster_key(p, name, value, line);
-	else if (p->sect == S_NODE)
-		node_key(p, name, value, line);
-	else if (p->sect == S_CHANNELS)
-		channel_key(p, name, value, line);
-	else if (p->sect == S_CONDITION)
-		condition_key(p, name, value, line);
-	else if (p->sect == S_SCHEDULE)
-		schedule_key(p, name, value, line);
-	else if (p->sect == S_RETENTION)
-		retention_key(p, name, value, line);
-	else if (p->sect == S_NONE)
-		report(p, line,
-		       "key '%s' is outside any section; put it under "
-		       "[cluster], [node NAME], [channels], [schedule] or "
-		       "[retention]",
-		       name);
-	/* In S_IGNORE, its header was reported. */
-}
-
-/* Fills in a default endpoint or database path of node i:
- * scheme dir/name.ext */
-static void
-default_value(struct parser *p, size_t i, int key, const char *scheme,
-              const char *dir, const char *ext)
-{
-	struct config_node *n = &p->cfg->nodes[i];
-	const char *sep = dir[strlen(dir) - 1] == '/' ? "" : "/";
-	char buf[2 * VALUE_MAX], **field = node_field(n, key);
-
-	if (p->ninfo[i].keyline[key] != 0)
-		return; /* set, or reported as bad */
-	snprintf(buf, sizeof(buf), "%s%s%s%s.%s", scheme, dir, sep, n->name,
-	         ext);
-	set_str(p, field, buf);
-	if (*field != NULL && check_node_value(key, *field) == V_LONG)
-		report(
-		    p, p->ninfo[i].line,
-		    "the default %s endpoint '%s' is longer than %d bytes, "
-		    "the limit for a Unix socket; set %s or a shorter run_dir",
-		    node_keys[key], *field, IPC_PATH_MAX, node_keys[key]);
-}
-
-static void
-finish_nodes(struct parser *p, int eof)
-{
-	struct config *cfg = p->cfg;
-	size_t i;
-
-	if (cfg->nnodes == 0)
-		report(p, eof,
-		       "the file declares no nodes; add a [node NAME] "
-		       "section");
-	for (i = 0; i < cfg->nnodes; i++) {
-		if (p->ninfo[i].keyline[NK_PEER] == 0)
-			report(p, p->ninfo[i].line,
-			       "[node %s] has no 'peer' key",
-			       cfg->nodes[i].name);
-		default_value(p, i, NK_APP, "ipc://", cfg->run_dir, "app");
-		default_value(p, i, NK_CONTROL, "ipc://", cfg->run_dir, "ctl");
-		default_value(p, i, NK_DATABASE, "", cfg->state_dir, "db");
-	}
-}
-
-/* Reports each endpoint already used earlier in the file, by any node. */
-static void
-check_endpoints(struct parser *p)
-{
-	const struct config *cfg = p->cfg;
-	size_t e, f, n = cfg->nnodes * N_ENDPOINTS;
-
-	for (e = 0; e < n; e++) {
-		struct config_node *a = &cfg->nodes[e / N_ENDPOINTS];
-		const char *url = *node_field(a, (int)(e % N_ENDPOINTS));
-		int line = p->ninfo[e / N_ENDPOINTS].keyline[e % N_ENDPOINTS];
-
-		for (f = 0; url != NULL && f < e; f++) {
-			struct config_node *b = &cfg->nodes[f / N_ENDPOINTS];
-			const char *other =
-			    *node_field(b, (int)(f % N_ENDPOINTS));
-
-			if (other == NULL || strcmp(url, other) != 0)
-				continue;
-			report(p, line ? line : p->ninfo[e / N_ENDPOINTS].line,
-			       "[node %s] %s endpoint %s is already the %s "
-			       "endpoint of node %s",
-			       a->name, node_keys[e % N_ENDPOINTS], url,
-			       node_keys[f % N_ENDPOINTS], b->name);
-			break;
-		}
-	}
 }
 
 /* Marks in seen[] the nodes that node 0 reaches (rev: that reach node 0). */
@@ -992,7 +882,7 @@ finish_channels(struct parser *p)
 	int *matrix, bad = 0, rev;
 	long cut;
 
-	cfg->chans_declared = p->channels_line != 0;
+	cfg->chans_declared = p->sect_line[CS_CHANNELS] != 0;
 	if (!cfg->chans_declared) {
 		default_channels(p);
 		return;
@@ -1005,7 +895,7 @@ finish_channels(struct parser *p)
 	free(matrix);
 	if (bad || p->errs.oom || (cut = cut_off_node(cfg, &rev)) < 0)
 		return;
-	report(p, p->channels_line,
+	report(p, p->sect_line[CS_CHANNELS],
 	       rev ? "the channel graph is not strongly connected: node %s "
 	             "cannot reach node %s"
 	           : "the channel graph is not strongly connected: node %s "
@@ -1020,6 +910,9 @@ static void
 check_tls(struct parser *p, int eof)
 {
 	const struct config *cfg = p->cfg;
+	const struct config_key *peer = row(CS_NODE, "peer");
+	const struct config_key *need[] = {row(CS_NODE, "tls_cert"),
+	                                   row(CS_NODE, "tls_key")};
 	long tls = -1, plain = -1;
 	size_t i;
 
@@ -1034,24 +927,70 @@ check_tls(struct parser *p, int eof)
 	if (tls < 0)
 		return;
 	if (plain >= 0 && !cfg->allow_mixed)
-		report(p, p->ninfo[plain].keyline[NK_PEER],
+		report(p, p->ninfo[plain].keyline[config_key_index(peer)],
 		       "[node %s] peer %s is plaintext but node %s's is TLS; "
 		       "mixing them needs [cluster] allow_mixed_transports = "
 		       "true",
 		       cfg->nodes[plain].name, cfg->nodes[plain].peer,
 		       cfg->nodes[tls].name);
-	if (p->ckeyline[CK_TLSCA] == 0)
-		report(p, p->cluster_line ? p->cluster_line : eof,
+	if (p->keyline[config_key_index(row(CS_CLUSTER, "tls_ca"))] == 0)
+		report(p,
+		       p->sect_line[CS_CLUSTER] ? p->sect_line[CS_CLUSTER]
+		                                : eof,
 		       "[cluster] has no 'tls_ca' key, which tls+tcp:// peers "
 		       "need");
 	for (i = 0; i < cfg->nnodes; i++) {
-		for (int k = NK_CERT; k <= NK_KEY; k++)
-			if (p->ninfo[i].keyline[k] == 0)
+		for (size_t k = 0; k < sizeof(need) / sizeof(need[0]); k++)
+			if (p->ninfo[i].keyline[config_key_index(need[k])] == 0)
 				report(p, p->ninfo[i].line,
 				       "[node %s] has no '%s' key, which "
 				       "tls+tcp:// peers need",
-				       cfg->nodes[i].name, node_keys[k]);
+				       cfg->nodes[i].name, need[k]->key);
 	}
+}
+
+static void
+finish_conditions(struct parser *p)
+{
+	size_t sql = config_key_index(row(CS_CONDITION, "sql"));
+	size_t file = config_key_index(row(CS_CONDITION, "file"));
+
+	for (size_t i = 0; i < p->cfg->nconds; i++) {
+		struct config_condition *c = &p->cfg->conds[i];
+		int *lines = p->condline[i];
+
+		if ((lines[sql] != 0) == (lines[file] != 0))
+			report(p, lines[sql] ? lines[file] : c->line,
+			       "[condition %s] needs one of 'sql' and 'file'",
+			       c->name);
+		else if (lines[file] != 0 && c->file != NULL)
+			read_condition(p, c, lines[file]);
+	}
+}
+
+/* The schedule has its keys, and its initiator names a node of the
+ * file. */
+static void
+finish_schedule(struct parser *p)
+{
+	struct config *cfg = p->cfg;
+	int k;
+
+	if (p->sect_line[CS_SCHEDULE] == 0)
+		return;
+	check_required(p, CS_SCHEDULE, 0, p->sect_line[CS_SCHEDULE]);
+	if (p->sched_initiator == NULL)
+		return;
+	if (strcmp(p->sched_initiator, "rotate") == 0)
+		cfg->sched_initiator = SCHED_ROTATE;
+	else if ((k = config_node_index(cfg, p->sched_initiator)) >= 0)
+		cfg->sched_initiator = k;
+	else
+		report(
+		    p,
+		    p->keyline[config_key_index(row(CS_SCHEDULE, "initiator"))],
+		    "[schedule] initiator '%s' is not a node of the file",
+		    p->sched_initiator);
 }
 
 static void
@@ -1061,10 +1000,10 @@ finish(struct parser *p, int nlines)
 
 	if (p->errs.oom)
 		return;
-	if (p->cluster_line == 0)
+	if (p->sect_line[CS_CLUSTER] == 0)
 		report(p, eof, "the file has no [cluster] section");
-	else if (p->ckeyline[CK_NAME] == 0)
-		report(p, p->cluster_line, "[cluster] has no 'name' key");
+	else
+		check_required(p, CS_CLUSTER, 0, p->sect_line[CS_CLUSTER]);
 	finish_nodes(p, eof);
 	check_endpoints(p);
 	check_tls(p, eof);
@@ -1073,34 +1012,45 @@ finish(struct parser *p, int nlines)
 	finish_schedule(p);
 }
 
+/* The values of the sections that come once before the file is read:
+ * each default, parsed as if the file said it, and what stands for "not
+ * set" where 0 would be a value. */
+static void
+set_defaults(struct parser *p)
+{
+	for (size_t i = 0; i < config_nkeys; i++) {
+		const struct config_key *k = &config_keys[i];
+		char *base = (char *)p->cfg;
+
+		if (config_sections[k->section].named || k->store == ST_NONE)
+			continue;
+		if (k->type == CT_GROUP)
+			*(long *)(base + k->offset2) = -1;
+		if (k->type == CT_NODE)
+			config_key_set_num(k, base, (uint64_t)SCHED_ROTATE);
+		if (k->def != NULL && !(k->flags & KF_DERIVED))
+			set_value(p, k, 0, config_sections[k->section].title,
+			          k->def, 0);
+	}
+}
+
 static int
 parser_init(struct parser *p, const char *path)
 {
 	struct config *cfg;
 
 	memset(p, 0, sizeof(*p));
+	p->sect = SECT_NONE;
 	p->errs.path = path;
 	if ((p->cfg = cfg = calloc(1, sizeof(*cfg))) == NULL)
 		return p->errs.oom = 1, E_NOMEM;
-	cfg->deadline_ms = 10000;
-	cfg->max_message = 1024 * 1024;
-	cfg->window = 1024 * 1024;
-	cfg->app_window = 1024 * 1024;
-	cfg->message_cost = 1024;
-	cfg->socket_gid = cfg->admin_gid = -1;
-	cfg->max_inflight = 16;
-	cfg->start_rate = 10;
-	cfg->start_burst = 20;
-	cfg->sched_initiator = SCHED_ROTATE;
-	cfg->keep_aborted_ms = 3600000;
 	cfg->path = strdup(path);
-	cfg->run_dir = strdup("/run/cutd");
-	cfg->state_dir = strdup("/var/lib/cutd");
 	cfg->nodes = calloc(CONFIG_MAX_NODES, sizeof(*cfg->nodes));
 	cfg->conds = calloc(CONFIG_MAX_CONDITIONS, sizeof(*cfg->conds));
 	p->ninfo = calloc(CONFIG_MAX_NODES, sizeof(*p->ninfo));
-	p->errs.oom = !cfg->path || !cfg->run_dir || !cfg->state_dir ||
-	              !cfg->nodes || !p->ninfo || !cfg->conds;
+	p->errs.oom = !cfg->path || !cfg->nodes || !p->ninfo || !cfg->conds;
+	if (!p->errs.oom)
+		set_defaults(p);
 	return p->errs.oom ? E_NOMEM : 0;
 }
 
@@ -1142,34 +1092,43 @@ config_load(const char *path, struct config **ret_cfg, char **ret_errors)
 	return rv;
 }
 
+/* The number of instances of section s in cfg. */
+static size_t
+instances(const struct config *cfg, int s)
+{
+	if (s == CS_NODE)
+		return cfg->nnodes;
+	if (s == CS_CONDITION)
+		return cfg->nconds;
+	return 1;
+}
+
 void
 config_free(struct config *cfg)
 {
 	size_t i;
-	int k;
 
 	if (cfg == NULL)
 		return;
-	for (i = 0; i < cfg->nnodes; i++) {
+	for (i = 0; i < config_nkeys; i++) {
+		const struct config_key *k = &config_keys[i];
+		size_t n =
+		    (k->section == CS_NODE && cfg->nodes == NULL) ||
+		            (k->section == CS_CONDITION && cfg->conds == NULL)
+		        ? 0
+		        : instances(cfg, k->section);
+
+		for (size_t j = 0; k->store == ST_STR && j < n; j++)
+			free(*config_key_str(k, config_key_base(cfg, k, j)));
+	}
+	for (i = 0; cfg->nodes != NULL && i < cfg->nnodes; i++)
 		free(cfg->nodes[i].name);
-		for (k = 0; k < NK_N; k++)
-			free(*node_field(&cfg->nodes[i], k));
-	}
-	free(cfg->nodes);
-	for (i = 0; cfg->conds != NULL && i < cfg->nconds; i++) {
+	for (i = 0; cfg->conds != NULL && i < cfg->nconds; i++)
 		free(cfg->conds[i].name);
-		free(cfg->conds[i].sql);
-		free(cfg->conds[i].file);
-	}
+	free(cfg->nodes);
 	free(cfg->conds);
 	free(cfg->chans);
 	free(cfg->path);
-	free(cfg->cluster);
-	free(cfg->run_dir);
-	free(cfg->state_dir);
-	free(cfg->socket_group);
-	free(cfg->admin_group);
-	free(cfg->tls_ca);
 	free(cfg);
 }
 
@@ -1196,26 +1155,27 @@ plural(size_t n)
 	return n == 1 ? "" : "s";
 }
 
+/* Prints the keys of section s (instance i) that have a value or a
+ * default, as "INDENT KEY = VALUE", KEY padded to width. */
 static void
-print_nodes(const struct config *cfg, FILE *out)
+print_keys(const struct config *cfg, int s, size_t i, const char *indent,
+           int width, FILE *out)
 {
-	size_t i;
+	char value[TEXT_MAX];
 
-	fprintf(out, "%zu node%s:\n", cfg->nnodes, plural(cfg->nnodes));
-	for (i = 0; i < cfg->nnodes; i++) {
-		const struct config_node *n = &cfg->nodes[i];
+	for (size_t r = 0; r < config_nkeys; r++) {
+		const struct config_key *k = &config_keys[r];
 
-		fprintf(out, "  %s\n", n->name);
-		fprintf(out, "    peer     = %s\n", n->peer);
-		fprintf(out, "    app      = %s\n", n->app);
-		fprintf(out, "    control  = %s\n", n->control);
-		if (n->http != NULL)
-			fprintf(out, "    http     = %s\n", n->http);
-		fprintf(out, "    database = %s\n", n->database);
-		if (n->tls_cert != NULL)
-			fprintf(out, "    tls_cert = %s\n", n->tls_cert);
-		if (n->tls_key != NULL)
-			fprintf(out, "    tls_key  = %s\n", n->tls_key);
+		if ((int)k->section != s || k->store == ST_NONE ||
+		    (s == CS_CLUSTER && strcmp(k->key, "name") == 0))
+			continue; /* the name heads the summary */
+		/* A node's key without a value and without a default is
+		 * off: it is left out. */
+		if (s == CS_NODE &&
+		    *config_key_str(k, config_key_base(cfg, k, i)) == NULL)
+			continue;
+		config_key_value(cfg, k, i, value, sizeof(value));
+		fprintf(out, "%s%-*s = %s\n", indent, width, k->key, value);
 	}
 }
 
@@ -1244,49 +1204,20 @@ int
 config_print(const struct config *cfg, FILE *out)
 {
 	fprintf(out, "cluster %s (%s)\n", cfg->cluster, cfg->path);
-	fprintf(out, "  deadline_ms = %u\n", cfg->deadline_ms);
-	fprintf(out, "  max_message = %zu\n", cfg->max_message);
-	fprintf(out, "  window      = %zu\n", cfg->window);
-	fprintf(out, "  app_window  = %zu\n", cfg->app_window);
-	fprintf(out, "  message_cost = %zu\n", cfg->message_cost);
-	fprintf(out, "  cut         = %s\n",
-	        cfg->aligned ? "aligned" : "unaligned");
-	fprintf(out, "  run_dir     = %s\n", cfg->run_dir);
-	fprintf(out, "  state_dir   = %s\n", cfg->state_dir);
-	if (cfg->socket_group != NULL)
-		fprintf(out, "  socket_group = %s (gid %ld)\n",
-		        cfg->socket_group, cfg->socket_gid);
-	else
-		fprintf(out, "  socket_group = (the daemon's group)\n");
-	if (cfg->admin_group != NULL)
-		fprintf(out, "  admin_group = %s (gid %ld)\n", cfg->admin_group,
-		        cfg->admin_gid);
-	else
-		fprintf(out, "  admin_group = (none)\n");
-	fprintf(out, "  tcp_control = %s\n",
-	        cfg->tcp_control_full ? "full" : "read-only");
-	fprintf(out, "  max_snapshots_in_flight = %u\n", cfg->max_inflight);
-	fprintf(out, "  start_rate  = %u per second, burst %u\n",
-	        cfg->start_rate, cfg->start_burst);
-	if (cfg->tls_ca != NULL)
-		fprintf(out, "  tls_ca      = %s\n", cfg->tls_ca);
-	if (cfg->allow_mixed)
-		fprintf(out, "  allow_mixed_transports = true\n");
-	if (cfg->sched_interval_ms != 0)
-		fprintf(out, "  schedule    = every %u ms by %s, timeout %u ms\n",
-		        cfg->sched_interval_ms,
-		        cfg->sched_initiator == SCHED_ROTATE
-		            ? "each node in turn (rotate)"
-		            : cfg->nodes[cfg->sched_initiator].name,
-		        cfg->sched_timeout_ms ? cfg->sched_timeout_ms
-		                              : cfg->deadline_ms);
-	if (cfg->keep_last != 0 || cfg->keep_for_ms != 0)
-		fprintf(out,
-		        "  retention   = keep_last %u, keep_for %llu ms, "
-		        "keep_aborted %llu ms\n",
-		        cfg->keep_last, (unsigned long long)cfg->keep_for_ms,
-		        (unsigned long long)cfg->keep_aborted_ms);
-	print_nodes(cfg, out);
+	print_keys(cfg, CS_CLUSTER, 0, "  ", 11, out);
+	if (cfg->sched_interval_ms != 0) {
+		fprintf(out, "schedule:\n");
+		print_keys(cfg, CS_SCHEDULE, 0, "  ", 11, out);
+	}
+	if (cfg->keep_last != 0 || cfg->keep_for_ms != 0) {
+		fprintf(out, "retention:\n");
+		print_keys(cfg, CS_RETENTION, 0, "  ", 11, out);
+	}
+	fprintf(out, "%zu node%s:\n", cfg->nnodes, plural(cfg->nnodes));
+	for (size_t i = 0; i < cfg->nnodes; i++) {
+		fprintf(out, "  %s\n", cfg->nodes[i].name);
+		print_keys(cfg, CS_NODE, i, "    ", 8, out);
+	}
 	print_channels(cfg, out);
 	for (size_t i = 0; i < cfg->nconds; i++)
 		fprintf(out, "condition %s: %s%s%zu bytes of SQL\n",
@@ -1304,33 +1235,181 @@ same_str(const char *a, const char *b)
 	return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
 }
 
+/* 1 if key k of instance i has the same value in a and b.  A group is
+ * the same by its gid, which is what the daemon gives its sockets. */
 static int
-same_node(const struct config_node *a, const struct config_node *b)
+same_value(const struct config *a, const struct config *b,
+           const struct config_key *k, size_t i)
 {
-	int k;
+	const char *ba = config_key_base(a, k, i);
+	const char *bb = config_key_base(b, k, i);
 
-	for (k = 0; k < NK_N; k++)
-		if (!same_str(*node_field(a, k), *node_field(b, k)))
-			return 0;
-	return strcmp(a->name, b->name) == 0;
+	if (k->type == CT_GROUP)
+		return *(const long *)(ba + k->offset2) ==
+		       *(const long *)(bb + k->offset2);
+	if (k->store == ST_STR)
+		return same_str(*config_key_str(k, (void *)ba),
+		                *config_key_str(k, (void *)bb));
+	return k->store == ST_NONE ||
+	       config_key_num(k, ba) == config_key_num(k, bb);
 }
 
-int
-config_same_topology(const struct config *a, const struct config *b)
+static int
+same_nodes(const struct config *a, const struct config *b)
 {
-	size_t i;
-
-	if (strcmp(a->cluster, b->cluster) != 0 || a->nnodes != b->nnodes ||
-	    a->nchans != b->nchans || !same_str(a->tls_ca, b->tls_ca) ||
-	    a->allow_mixed != b->allow_mixed)
+	if (a->nnodes != b->nnodes)
 		return 0;
-	for (i = 0; i < a->nnodes; i++)
-		if (!same_node(&a->nodes[i], &b->nodes[i]))
+	for (size_t i = 0; i < a->nnodes; i++)
+		if (strcmp(a->nodes[i].name, b->nodes[i].name) != 0)
 			return 0;
-	for (i = 0; i < a->nchans; i++)
+	return 1;
+}
+
+static int
+same_channels(const struct config *a, const struct config *b)
+{
+	if (a->nchans != b->nchans)
+		return 0;
+	for (size_t i = 0; i < a->nchans; i++)
 		if (a->chans[i].src != b->chans[i].src ||
 		    a->chans[i].dst != b->chans[i].dst)
 			return 0;
 	return 1;
 }
 
+int
+config_same_topology(const struct config *a, const struct config *b)
+{
+	if (!same_nodes(a, b) || !same_channels(a, b))
+		return 0;
+	for (size_t r = 0; r < config_nkeys; r++) {
+		const struct config_key *k = &config_keys[r];
+		size_t n =
+		    k->section == CS_NODE ? a->nnodes
+		    : k->section == CS_CLUSTER && (k->flags & KF_TOPOLOGY) ? 1
+		                                                           : 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (!same_value(a, b, k, i))
+				return 0;
+	}
+	return 1;
+}
+
+/* "[cluster] max_message changed from 1048576 to 4096" into buf: key k
+ * of instance i, from cur to next.  A text key's values are not quoted. */
+static void
+describe_change(const struct config *cur, const struct config *next,
+                const struct config_key *k, size_t i, char *buf, size_t len)
+{
+	char w[WHERE_MAX], from[TEXT_MAX], to[TEXT_MAX];
+
+	where(cur, k->section, i, w, sizeof(w));
+	if (k->type == CT_TEXT) {
+		snprintf(buf, len, "%s %s changed", w, k->key);
+		return;
+	}
+	config_key_value(cur, k, i, from, sizeof(from));
+	config_key_value(next, k, i, to, sizeof(to));
+	snprintf(buf, len, "%s %s changed from %s to %s", w, k->key, from, to);
+}
+
+/* Whether the instances of section s match in cur and next, so that
+ * their keys can be compared one by one: the same nodes, the same
+ * conditions by name. */
+static int
+comparable(const struct config *cur, const struct config *next, int s)
+{
+	if (s == CS_NODE)
+		return same_nodes(cur, next);
+	if (s == CS_CONDITION) {
+		if (cur->nconds != next->nconds)
+			return 0;
+		for (size_t i = 0; i < cur->nconds; i++)
+			if (strcmp(cur->conds[i].name, next->conds[i].name))
+				return 0;
+	}
+	return 1;
+}
+
+int
+config_reload_refusals(const struct config *cur, const struct config *next,
+                       config_note_fn *fn, void *arg)
+{
+	char text[3 * TEXT_MAX];
+	int n = 0;
+
+	for (size_t r = 0; r < config_nkeys; r++) {
+		const struct config_key *k = &config_keys[r];
+
+		if (k->reload != CR_REFUSE || k->store == ST_NONE ||
+		    !comparable(cur, next, k->section))
+			continue;
+		for (size_t i = 0; i < instances(cur, k->section); i++) {
+			if (same_value(cur, next, k, i))
+				continue;
+			describe_change(cur, next, k, i, text, sizeof(text));
+			fn(arg, text);
+			n++;
+		}
+	}
+	if (!same_nodes(cur, next)) {
+		fn(arg, "the nodes changed (their names, number or order)");
+		n++;
+	}
+	if (!same_channels(cur, next)) {
+		fn(arg, "the channels changed");
+		n++;
+	}
+	return n;
+}
+
+/* Moves key k's value of instance i from next into cur; next gets cur's
+ * old string, if any, to free. */
+static void
+take_value(struct config *cur, struct config *next, const struct config_key *k,
+           size_t i)
+{
+	char *bc = config_key_base(cur, k, i),
+	     *bn = config_key_base(next, k, i);
+
+	if (k->store == ST_STR) {
+		char **a = config_key_str(k, bc), **b = config_key_str(k, bn);
+		char *old = *a;
+
+		*a = *b;
+		*b = old;
+	} else {
+		config_key_set_num(k, bc, config_key_num(k, bn));
+	}
+	if (k->type == CT_GROUP)
+		*(long *)(bc + k->offset2) = *(long *)(bn + k->offset2);
+}
+
+void
+config_reload_apply(struct config *cur, struct config *next,
+                    config_note_fn *applied, config_note_fn *kept, void *arg)
+{
+	char text[3 * TEXT_MAX];
+
+	if (!comparable(cur, next, CS_CONDITION))
+		kept(arg, "the [condition] sections changed");
+	for (size_t r = 0; r < config_nkeys; r++) {
+		const struct config_key *k = &config_keys[r];
+
+		if (k->reload == CR_REFUSE || k->store == ST_NONE ||
+		    !comparable(cur, next, k->section))
+			continue;
+		for (size_t i = 0; i < instances(cur, k->section); i++) {
+			if (same_value(cur, next, k, i))
+				continue;
+			describe_change(cur, next, k, i, text, sizeof(text));
+			if (k->reload == CR_APPLY) {
+				take_value(cur, next, k, i);
+				applied(arg, text);
+			} else {
+				kept(arg, text);
+			}
+		}
+	}
+}

@@ -7,78 +7,22 @@
  * channel graph is strongly connected.  Library code: it never logs or
  * exits; problems come back as "FILE:LINE: message" text.
  *
- * The format:
+ * The format, in short (config_schema.c holds every key, with its type,
+ * range, default and what SIGHUP does with it; "cutd
+ * --print-config-reference" prints them, and README.md and cutd(8) carry
+ * that text):
  *
- *   [cluster]
- *   name = demo                 ; required, printable, no spaces
- *   deadline_ms = 10000         ; optional snapshot deadline, default 10000,
- *                               ; 100..3600000
- *   run_dir = /run/cutd         ; optional, default /run/cutd: default app
- *                               ; and control sockets live here
- *   state_dir = /var/lib/cutd   ; optional, default /var/lib/cutd: default
- *                               ; databases live here
- *   max_message = 1048576       ; optional, largest application payload in
- *                               ; bytes, default 1 MiB, 1..64 MiB
- *   window = 1048576            ; optional, flow-control window of each
- *                               ; channel: payload bytes sent and not yet
- *                               ; taken by the receiving application,
- *                               ; default 1 MiB, 64 KiB..1 GiB
- *   app_window = 1048576        ; optional, payload bytes a daemon hands
- *                               ; to its application ahead of what it
- *                               ; took, default 1 MiB, 64 KiB..1 GiB
- *   message_cost = 1024         ; optional, what each message counts
- *                               ; against a window besides its payload,
- *                               ; so that a window also bounds how many
- *                               ; small messages are in flight, default
- *                               ; 1024, 0..64 KiB
- *   cut = unaligned             ; optional, unaligned (default: a state
- *                               ; request overtakes queued deliveries) or
- *                               ; aligned (it waits behind them)
- *   socket_group = cutd         ; optional, the group of the app and
- *                               ; control IPC sockets (mode 0660); default
- *                               ; the daemon's own group
- *   admin_group = cutd-admin    ; optional, a group whose members may
- *                               ; call mutating control methods (Start,
- *                               ; Delete) besides the daemon's user and
- *                               ; root; default none
- *   tcp_control = read-only     ; optional, read-only (default: a TCP
- *                               ; control endpoint, whose callers cannot
- *                               ; be identified, refuses mutating calls)
- *                               ; or full
- *   max_snapshots_in_flight = 16 ; optional, snapshots this node may have
- *                               ; initiated and not finished, 1..4096
- *   start_rate = 10             ; optional, Start calls per second, on
- *   start_burst = 20            ; average and at once (a token bucket),
- *                               ; 1..100000 each
- *   tls_ca = /etc/cutd/ca.pem   ; the CA certificate (PEM) that every TLS
- *                               ; peer's certificate must chain to;
- *                               ; required when a peer is tls+tcp://
- *   allow_mixed_transports = false ; optional: true lets tcp:// and
- *                               ; tls+tcp:// peers share a cluster
- *
+ *   [cluster]                   ; once: name (required) and settings
+ *   name = demo
  *   [node p0]                   ; one section per node;
  *                               ; name: [A-Za-z0-9_.-]{1,32}
- *   peer = tcp://127.0.0.1:7100 ; required, nng URL (tcp:// or tls+tcp://)
- *   app = ipc:///run/cutd/p0.app      ; optional,
- *                                     ; default ipc://<run_dir>/<node>.app
- *   control = ipc:///run/cutd/p0.ctl  ; optional,
- *                                     ; default ipc://<run_dir>/<node>.ctl
- *   http = http://127.0.0.1:9100      ; optional, default none (off):
- *                                     ; metrics, the read-only HTTP
- *                                     ; API and the web view
- *   database = /var/lib/cutd/p0.db    ; optional,
- *                                     ; default <state_dir>/<node>.db
- *   tls_cert = /etc/cutd/p0.pem       ; the node's certificate (PEM, CN or
- *                                     ; SAN DNS = the node's name) and
- *   tls_key = /etc/cutd/p0.key        ; its key: required for every node
- *                                     ; when a peer is tls+tcp://; cutd
- *                                     ; reads only its own node's key and
- *                                     ; refuses one group or others may
- *                                     ; read (not checked here)
- *
+ *   peer = tcp://127.0.0.1:7100 ; required; app, control, database
+ *                               ; default from run_dir and state_dir
  *   [channels]                  ; optional; absent = every ordered pair of
  *                               ; distinct nodes
  *   channel = p0 -> p1          ; repeatable, one directed channel per line
+ *   [schedule], [retention]     ; optional, once each
+ *   [condition NAME]            ; optional, up to 16: sql or file
  *
  * Details:
  *
@@ -90,20 +34,25 @@
  *   after a space inside a line.  Leading spaces are ignored, so keys may
  *   be indented; a value cannot continue over several lines.  Lines are at
  *   most 198 characters, the file at most 1 MiB.
- * - The cluster name is 1 to 64 printable ASCII characters without spaces.
- * - run_dir, state_dir, database, tls_ca, tls_cert and tls_key are absolute
- *   paths.  Endpoints are
+ * - Endpoints are
  *   tcp://HOST:PORT or tls+tcp://HOST:PORT (IPv6 hosts in brackets); app
  *   and control may also be ipc:///ABSOLUTE/PATH, at most 107 bytes of
  *   path (the limit of a Unix socket); http is http://HOST:PORT, no path.
  *   No endpoint may be used twice in the file, compared as written.
  * - socket_group and admin_group must name groups that exist on the host
  *   that loads the file (getgrnam), else the file is refused.
+ * - tls+tcp:// peers need tls_ca and every node's tls_cert and tls_key;
+ *   tcp:// and tls+tcp:// peers mix only with allow_mixed_transports.
  * - At most 256 nodes.  A single node needs no channels.  With [channels],
  *   the declared graph must be strongly connected: every node reachable from
  *   the first node declared, and able to reach it.
  *
- * Errors name the line they are about.  Problems found only once the whole
+ * Errors name the line they are about.  A value a key does not take is
+ * reported with its section, its key, what it must be (the schema's range
+ * or form) and what to do: "c.ini:3: [cluster] deadline_ms must be a whole
+ * number from 100 to 3600000 (milliseconds), not '99'; use a value in that
+ * range, or remove the line for the default (10000)".  Problems found only
+ * once the whole
  * file is read point at the section concerned (a node without a peer: its
  * [node] line; a graph that is not strongly connected: the [channels] line)
  * or, when there is no such section (no [cluster], no nodes), at the file's
@@ -221,21 +170,46 @@ int config_is_tls(const char *url);
 int config_node_index(const struct config *cfg, const char *name);
 
 /*
- * Writes a human summary of cfg to out, for "cutd --check-config": the
- * cluster settings, each node with its endpoints, the channels and whether
- * the graph is strongly connected.  Returns 0, or E_IO if writing
- * failed.
+ * Writes a human summary of cfg to out, for "cutd --check-config": every
+ * key of [cluster] with its value (the default when the file does not set
+ * it), those of [schedule] and [retention] when they are in effect, each
+ * node with its endpoints, the channels and whether the graph is strongly
+ * connected.  Keys come in the schema's order.  Returns 0, or E_IO if
+ * writing failed.
  */
 int config_print(const struct config *cfg, FILE *out);
 
 /*
- * Returns 1 if a and b describe the same running cluster: same cluster
- * name, same nodes in the same order with the same endpoints and database
- * paths, and the same channels in the same order.  Returns 0 otherwise.
- * The deadline and max_message may differ.  (For SIGHUP: a reload is
- * accepted only if this holds.)
+ * Returns 1 if a and b describe the same running cluster: the same nodes
+ * in the same order with the same keys (endpoints, database, TLS files),
+ * the same channels in the same order, and the same cluster keys the
+ * schema marks KF_TOPOLOGY (name, tls_ca, allow_mixed_transports).
+ * Returns 0 otherwise.  The deadline and max_message may differ.
  */
 int config_same_topology(const struct config *a, const struct config *b);
+
+/* Told one change, as "[cluster] max_message changed from 1048576 to
+ * 4096" (the text is borrowed for the call). */
+typedef void config_note_fn(void *arg, const char *text);
+
+/*
+ * For SIGHUP: calls fn(arg, text) for each change from cur to next that
+ * the schema says refuses a reload (a key whose reload is CR_REFUSE; the
+ * nodes' names, number or order; the channels), and returns how many
+ * there were: 0 means next may be applied.
+ */
+int config_reload_refusals(const struct config *cur, const struct config *next,
+                           config_note_fn *fn, void *arg);
+
+/*
+ * For SIGHUP, after config_reload_refusals() found none: each changed key
+ * the schema says takes effect (CR_APPLY) gets next's value in cur, told
+ * to applied(); each changed key kept until a restart (CR_RESTART) stays,
+ * told to kept().  next keeps what cur gave up, for config_free().
+ */
+void config_reload_apply(struct config *cur, struct config *next,
+                         config_note_fn *applied, config_note_fn *kept,
+                         void *arg);
 
 
 #endif /* CUT_CONFIG_H */

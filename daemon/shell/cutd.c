@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config_schema.h"
 #include "cutd.h"
 #include "net.h"
 #include "appsock.h"
@@ -87,6 +88,7 @@ usage(FILE *f)
 	fprintf(f,
 	        "usage: cutd --cluster FILE --node NAME [--log-level LEVEL]\n"
 	        "       cutd --cluster FILE --check-config\n"
+	        "       cutd --print-config-reference markdown|man\n"
 	        "       cutd --version | --help\n"
 	        "LEVEL: error, warning, notice, info (default), debug\n");
 }
@@ -94,6 +96,7 @@ usage(FILE *f)
 struct options {
 	const char *cluster, *node;
 	int check, level;
+	int reference; /* 1 + an enum config_ref_format, or 0 */
 };
 
 static int
@@ -104,6 +107,7 @@ parse_options(int argc, char **argv, struct options *o)
 	    {"node", required_argument, NULL, 'n'},
 	    {"log-level", required_argument, NULL, 'l'},
 	    {"check-config", no_argument, NULL, 'k'},
+	    {"print-config-reference", required_argument, NULL, 'r'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -131,6 +135,19 @@ parse_options(int argc, char **argv, struct options *o)
 		case 'k':
 			o->check = 1;
 			break;
+		case 'r':
+			if (strcmp(optarg, "markdown") == 0) {
+				o->reference = 1 + CONFIG_REF_MARKDOWN;
+			} else if (strcmp(optarg, "man") == 0) {
+				o->reference = 1 + CONFIG_REF_MAN;
+			} else {
+				fprintf(stderr,
+				        "cutd: --print-config-reference takes "
+				        "markdown or man, not %s\n",
+				        optarg);
+				return EX_USAGE;
+			}
+			break;
 		case 'V':
 			printf("cutd %s\n", CUTD_VERSION);
 			exit(0);
@@ -142,7 +159,10 @@ parse_options(int argc, char **argv, struct options *o)
 			return EX_USAGE;
 		}
 	}
-	if (optind != argc || o->cluster == NULL ||
+	if (o->reference != 0 && optind == argc && o->cluster == NULL &&
+	    o->node == NULL && !o->check)
+		return 0;
+	if (optind != argc || o->cluster == NULL || o->reference != 0 ||
 	    (o->node == NULL && !o->check)) {
 		usage(stderr);
 		return EX_USAGE;
@@ -476,25 +496,35 @@ log_lines(char *text)
 		log_err("%s", line);
 }
 
-/* The permission and limit settings of new take effect; old keeps the
- * admin group's name, new gets old's to free. */
 static void
-reload_limits(struct config *old, struct config *new)
+note_refused(void *arg, const char *text)
 {
-	char *name = old->admin_group;
-
-	old->admin_group = new->admin_group;
-	new->admin_group = name;
-	old->admin_gid = new->admin_gid;
-	old->tcp_control_full = new->tcp_control_full;
-	old->max_inflight = new->max_inflight;
-	old->start_rate = new->start_rate;
-	old->start_burst = new->start_burst;
+	(void)arg;
+	log_err("reload refused: %s; restart cutd to change it", text);
 }
 
-/* SIGHUP: settings that can change do; the topology cannot, nor
- * max_message and the flow-control settings, which sized the sockets and
- * were told to the application, nor the cut. */
+static void
+note_applied(void *arg, const char *text)
+{
+	(void)arg;
+	log_notice("reload: %s", text);
+}
+
+static void
+note_kept(void *arg, const char *text)
+{
+	(void)arg;
+	log_warnx("reload: %s; it takes effect when cutd restarts", text);
+}
+
+/* SIGHUP: what may change does, by the schema's reload column
+ * (config_schema.c): a change of a key it marks refused, or of the nodes
+ * or channels, refuses the whole file (max_message and the flow-control
+ * settings sized the sockets and were told to the application, snapshots
+ * in flight depend on the cut, the sockets belong to socket_group); keys
+ * it marks applied take effect; the rest (the directories, the schedule,
+ * retention, the conditions) stay as they are until a restart, said in
+ * the log. */
 static void
 reload(struct cutd *d)
 {
@@ -512,28 +542,11 @@ reload(struct cutd *d)
 		        "running configuration");
 		return;
 	}
-	if (!config_same_topology(d->cfg, cfg)) {
-		log_err("reload refused: nodes, endpoints or channels changed; "
-		        "restart cutd to change them");
+	if (config_reload_refusals(d->cfg, cfg, note_refused, d) > 0) {
 		config_free(cfg);
 		return;
 	}
-	/* The application learned these at its hello, and snapshots in
-	 * flight depend on the cut. */
-	if (cfg->max_message != d->cfg->max_message ||
-	    cfg->window != d->cfg->window ||
-	    cfg->app_window != d->cfg->app_window ||
-	    cfg->message_cost != d->cfg->message_cost ||
-	    cfg->aligned != d->cfg->aligned ||
-	    cfg->socket_gid != d->cfg->socket_gid) {
-		log_err("reload refused: max_message, window, app_window, "
-		        "message_cost, cut or socket_group changed; restart "
-		        "cutd to change them");
-		config_free(cfg);
-		return;
-	}
-	d->cfg->deadline_ms = cfg->deadline_ms;
-	reload_limits(d->cfg, cfg);
+	config_reload_apply(d->cfg, cfg, note_applied, note_kept, d);
 	log_notice("reloaded: deadline_ms %u", d->cfg->deadline_ms);
 	config_free(cfg);
 }
@@ -701,6 +714,11 @@ main(int argc, char **argv)
 
 	if ((rv = parse_options(argc, argv, &o)) != 0)
 		return rv;
+	if (o.reference != 0)
+		return config_reference(stdout, (enum config_ref_format)(
+		                                    o.reference - 1)) == 0
+		           ? 0
+		           : EX_SOFTWARE;
 	log_init(o.level);
 	memset(&d, 0, sizeof(d));
 	d.wake_fd = -1;

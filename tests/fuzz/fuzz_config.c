@@ -3,7 +3,8 @@
  *
  * The input is written to a file and loaded with config_load(), the
  * parser and validator cutd, cutctl and SIGHUP use; a file it accepts is
- * printed (as --check-config does) and compared with itself.
+ * printed (as --check-config does) and compared with itself (as SIGHUP
+ * compares it).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +33,13 @@ setup(void)
 	atexit(teardown);
 }
 
+static void
+ignore(void *arg, const char *text)
+{
+	(void)arg;
+	(void)text;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -51,7 +59,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		if (out == NULL || config_print(cfg, out) != 0)
 			abort();
 		fclose(out);
-		if (!config_same_topology(cfg, cfg))
+		if (!config_same_topology(cfg, cfg) ||
+		    config_reload_refusals(cfg, cfg, ignore, NULL) != 0)
 			abort(); /* a configuration differs from itself */
 		for (size_t i = 0; i < cfg->nnodes; i++)
 			if (config_node_index(cfg, cfg->nodes[i].name) !=

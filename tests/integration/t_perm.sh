@@ -58,7 +58,7 @@ cluster 2
 "$CUTD" --cluster "$T/cluster.ini" --node p0 >"$T/out" 2>"$T/err"
 rc=$?
 [ "$rc" = 78 ] || fail "cutd with an unknown socket_group exited $rc, want 78"
-grep -q "cluster.ini:6: socket_group: no group 'nosuchgroup$S' on this host" \
+grep -q "cluster.ini:6: \[cluster\] socket_group: no group 'nosuchgroup$S' on this host" \
 	"$T/err" || fail "unexpected message: $(cat "$T/err")"
 echo "ok: an unknown socket_group is refused, exit 78: $(cat "$T/err")"
 

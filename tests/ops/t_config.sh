@@ -2,7 +2,8 @@
 # cutd as a daemon an operator can trust with its configuration:
 # --check-config prints the cluster or says FILE:LINE: why not and exits 78;
 # SIGHUP applies a changed deadline, refuses a changed topology, a changed
-# max_message and a broken file, and the daemon keeps working on the old
+# max_message and a broken file, each refusal naming the key and its
+# values, and says which changes wait for a restart, and the daemon keeps working on the old
 # configuration; --log-level filters; under the journal (JOURNAL_STREAM
 # naming stderr) every line starts with its <priority>.
 DEADLINE_MS=20000
@@ -41,7 +42,7 @@ echo "ok: --check-config on a declared ring"
 # Two errors, each reported as FILE:LINE: message, nothing on stdout.
 printf '[cluster]\nname = bad\ndeadline_ms = soon\n[node p0]\npeer = tcp://127.0.0.1:1\n[node p1]\n' >"$T/bad.ini"
 expect_rc 78 "$CUTD" --cluster "$T/bad.ini" --check-config
-has "$T/err" "$T/bad.ini:3: deadline_ms must be a whole number from 100 to 3600000, not 'soon'"
+has "$T/err" "$T/bad.ini:3: [cluster] deadline_ms must be a whole number from 100 to 3600000 (milliseconds), not 'soon'; use a value in that range, or remove the line for the default (10000)"
 has "$T/err" "$T/bad.ini:6: [node p1] has no 'peer' key"
 [ -s "$T/out" ] && fail "--check-config on a bad file wrote to stdout: $(cat "$T/out")"
 echo "ok: --check-config on a bad file: 78, FILE:LINE: message"
@@ -144,14 +145,22 @@ cp "$T/cluster.ini" "$T/cluster.running"
 sed "s|tcp://127.0.0.1:$((BASE + 1))|tcp://127.0.0.1:$((BASE + 5))|" \
 	"$T/cluster.running" >"$T/cluster.ini"
 grep -q ":$((BASE + 5))" "$T/cluster.ini" || fail "sed did not move p1"
-hup "cutd: error: reload refused: nodes, endpoints or channels changed"
+hup "cutd: error: reload refused: [node p1] peer changed from tcp://127.0.0.1:$((BASE + 1)) to tcp://127.0.0.1:$((BASE + 5)); restart cutd to change it"
 id=$(snapshot 0)
 check_snapshot 0 "$id" 32
 
 # So is a changed max_message, which sized the sockets.
 sed '/^\[cluster\]$/a max_message = 4096' "$T/cluster.running" >"$T/cluster.ini"
 grep -q '^max_message = 4096' "$T/cluster.ini" || fail "sed did not add max_message"
-hup "cutd: error: reload refused: max_message, window, app_window, message_cost, cut or socket_group changed"
+hup "cutd: error: reload refused: [cluster] max_message changed from 1048576 to 4096; restart cutd to change it"
+
+# A changed start_rate takes effect and says so; a schedule added is kept
+# for the next start, with a warning.
+sed '/^\[cluster\]$/a start_rate = 99' "$T/cluster.running" >"$T/cluster.ini"
+printf '[schedule]\ninterval = 1h\ninitiator = rotate\n' >>"$T/cluster.ini"
+hup "cutd: notice: reloaded: deadline_ms 5000"
+has "$T/cutd-p0.log" "cutd: notice: reload: [cluster] start_rate changed from 10 to 99"
+has "$T/cutd-p0.log" "cutd: warning: reload: [schedule] interval changed from (none) to 1h; it takes effect when cutd restarts"
 
 # Garbage: each error is logged as FILE:LINE: message, then refused.
 printf '\001\002 not an ini file\n[cluster\n=\n' >"$T/cluster.ini"

@@ -7,12 +7,14 @@
  * "c.ini" there, so that error messages are predictable.
  */
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "config_schema.h"
 
 static char dir[] = "/tmp/test_config.XXXXXX";
 
@@ -317,13 +319,18 @@ Test(config, unknown_sections_and_keys)
 	              "[channels]\n"     /* 10 */
 	              "chan = p0 -> p1\n" /* 11 */,
 	              "c.ini:1: key 'colour' is outside any section; put it "
-	              "under [cluster], [node NAME], [channels], [schedule] or "
-	              "[retention]\n"
-	              "c.ini:4: unknown key 'colour' in [cluster]\n"
+	              "under [cluster], [node NAME], [channels], [schedule], "
+	              "[retention] or [condition NAME]\n"
+	              "c.ini:4: unknown key 'colour' in [cluster]; 'cutd "
+	              "--print-config-reference markdown' lists the keys of "
+	              "[cluster]\n"
 	              "c.ini:5: unknown section [nodes]; expected [cluster], "
 	              "[node NAME], [channels], [schedule], [retention] or [condition NAME]\n"
-	              "c.ini:9: unknown key 'colour' in [node p0]\n"
-	              "c.ini:11: unknown key 'chan' in [channels]\n");
+	              "c.ini:9: unknown key 'colour' in [node p0]; the keys of "
+	              "[node NAME] are peer, app, control, http, database, "
+	              "tls_cert and tls_key\n"
+	              "c.ini:11: unknown key 'chan' in [channels]; did you mean "
+	              "'channel'?\n");
 }
 
 Test(config, missing_required)
@@ -423,31 +430,47 @@ Test(config, bad_numbers)
 	              "deadline_ms = 99\n"     /* 3 */
 	              "max_message = 0\n" NODE(/* 4 */
 	                                       "p0", "1"),
-	              "c.ini:3: deadline_ms must be a whole number from 100 "
-	              "to 3600000, not '99'\n"
-	              "c.ini:4: max_message must be a whole number from 1 to "
-	              "67108864, not '0'\n");
+	              "c.ini:3: [cluster] deadline_ms must be a whole number "
+	              "from 100 to 3600000 (milliseconds), not '99'; use a "
+	              "value in that range, or remove the line for the default "
+	              "(10000)\n"
+	              "c.ini:4: [cluster] max_message must be a whole number "
+	              "from 1 to 67108864 (bytes: 1 to 64 MiB), not '0'; use "
+	              "a value in that range, or remove the line for the "
+	              "default (1048576)\n");
 	expect_errors("[cluster]\nname = x\n"
 	              "deadline_ms = 3600001\n"
 	              "max_message = 67108865\n" NODE("p0", "1"),
-	              "c.ini:3: deadline_ms must be a whole number from 100 "
-	              "to 3600000, not '3600001'\n"
-	              "c.ini:4: max_message must be a whole number from 1 to "
-	              "67108864, not '67108865'\n");
+	              "c.ini:3: [cluster] deadline_ms must be a whole number "
+	              "from 100 to 3600000 (milliseconds), not '3600001'; use a "
+	              "value in that range, or remove the line for the default "
+	              "(10000)\n"
+	              "c.ini:4: [cluster] max_message must be a whole number "
+	              "from 1 to 67108864 (bytes: 1 to 64 MiB), not '67108865'; use "
+	              "a value in that range, or remove the line for the "
+	              "default (1048576)\n");
 	expect_errors("[cluster]\nname = x\n"
 	              "deadline_ms = -1000\n"
 	              "max_message = 1 MiB\n" NODE("p0", "1"),
-	              "c.ini:3: deadline_ms must be a whole number from 100 "
-	              "to 3600000, not '-1000'\n"
-	              "c.ini:4: max_message must be a whole number from 1 to "
-	              "67108864, not '1 MiB'\n");
+	              "c.ini:3: [cluster] deadline_ms must be a whole number "
+	              "from 100 to 3600000 (milliseconds), not '-1000'; use a "
+	              "value in that range, or remove the line for the default "
+	              "(10000)\n"
+	              "c.ini:4: [cluster] max_message must be a whole number "
+	              "from 1 to 67108864 (bytes: 1 to 64 MiB), not '1 MiB'; use "
+	              "a value in that range, or remove the line for the "
+	              "default (1048576)\n");
 	expect_errors("[cluster]\nname = x\n"
 	              "deadline_ms = 99999999999999999999999\n"
 	              "max_message =\n" NODE("p0", "1"),
-	              "c.ini:3: deadline_ms must be a whole number from 100 "
-	              "to 3600000, not '99999999999999999999999'\n"
-	              "c.ini:4: max_message must be a whole number from 1 to "
-	              "67108864, not ''\n");
+	              "c.ini:3: [cluster] deadline_ms must be a whole number "
+	              "from 100 to 3600000 (milliseconds), not '99999999999999999999999'; use a "
+	              "value in that range, or remove the line for the default "
+	              "(10000)\n"
+	              "c.ini:4: [cluster] max_message must be a whole number "
+	              "from 1 to 67108864 (bytes: 1 to 64 MiB), not ''; use "
+	              "a value in that range, or remove the line for the "
+	              "default (1048576)\n");
 }
 
 /* The flow-control windows, the message cost and the cut: each bound is
@@ -500,32 +523,48 @@ Test(config, bad_windows)
 	              "window = 65535\n"          /* 3 */
 	              "app_window = 1073741825\n" /* 4 */
 	              NODE("p0", "1"),
-	              "c.ini:3: window must be a whole number from 65536 to "
-	              "1073741824, not '65535'\n"
-	              "c.ini:4: app_window must be a whole number from 65536 "
-	              "to 1073741824, not '1073741825'\n");
+	              "c.ini:3: [cluster] window must be a whole number from "
+	              "65536 to 1073741824 (bytes: 64 KiB to 1 GiB), not "
+	              "'65535'; use a value in that range, or remove the line "
+	              "for the default (1048576)\n"
+	              "c.ini:4: [cluster] app_window must be a whole number from "
+	              "65536 to 1073741824 (bytes: 64 KiB to 1 GiB), not "
+	              "'1073741825'; use a value in that range, or remove the line "
+	              "for the default (1048576)\n");
 	expect_errors("[cluster]\nname = x\n"
 	              "window = 1073741825\n"
 	              "app_window = 65535\n" NODE("p0", "1"),
-	              "c.ini:3: window must be a whole number from 65536 to "
-	              "1073741824, not '1073741825'\n"
-	              "c.ini:4: app_window must be a whole number from 65536 "
-	              "to 1073741824, not '65535'\n");
+	              "c.ini:3: [cluster] window must be a whole number from "
+	              "65536 to 1073741824 (bytes: 64 KiB to 1 GiB), not "
+	              "'1073741825'; use a value in that range, or remove the line "
+	              "for the default (1048576)\n"
+	              "c.ini:4: [cluster] app_window must be a whole number from "
+	              "65536 to 1073741824 (bytes: 64 KiB to 1 GiB), not "
+	              "'65535'; use a value in that range, or remove the line "
+	              "for the default (1048576)\n");
 	expect_errors("[cluster]\nname = x\n"
 	              "window = 0\n"
 	              "app_window = 1 MiB\n" NODE("p0", "1"),
-	              "c.ini:3: window must be a whole number from 65536 to "
-	              "1073741824, not '0'\n"
-	              "c.ini:4: app_window must be a whole number from 65536 "
-	              "to 1073741824, not '1 MiB'\n");
+	              "c.ini:3: [cluster] window must be a whole number from "
+	              "65536 to 1073741824 (bytes: 64 KiB to 1 GiB), not "
+	              "'0'; use a value in that range, or remove the line "
+	              "for the default (1048576)\n"
+	              "c.ini:4: [cluster] app_window must be a whole number from "
+	              "65536 to 1073741824 (bytes: 64 KiB to 1 GiB), not "
+	              "'1 MiB'; use a value in that range, or remove the line "
+	              "for the default (1048576)\n");
 	expect_errors("[cluster]\nname = x\n"
 	              "window = -65536\n"
 	              "app_window =\n"
 	              "window = 65536\n" NODE("p0", "1"),
-	              "c.ini:3: window must be a whole number from 65536 to "
-	              "1073741824, not '-65536'\n"
-	              "c.ini:4: app_window must be a whole number from 65536 "
-	              "to 1073741824, not ''\n"
+	              "c.ini:3: [cluster] window must be a whole number from "
+	              "65536 to 1073741824 (bytes: 64 KiB to 1 GiB), not "
+	              "'-65536'; use a value in that range, or remove the line "
+	              "for the default (1048576)\n"
+	              "c.ini:4: [cluster] app_window must be a whole number from "
+	              "65536 to 1073741824 (bytes: 64 KiB to 1 GiB), not "
+	              "''; use a value in that range, or remove the line "
+	              "for the default (1048576)\n"
 	              "c.ini:5: duplicate key 'window' in [cluster] (first at "
 	              "line 3)\n");
 }
@@ -534,13 +573,17 @@ Test(config, bad_message_cost)
 {
 	expect_errors("[cluster]\nname = x\n"
 	              "message_cost = 65537\n" NODE("p0", "1"),
-	              "c.ini:3: message_cost must be a whole number from 0 to "
-	              "65536, not '65537'\n");
+	              "c.ini:3: [cluster] message_cost must be a whole number "
+	              "from 0 to 65536 (bytes: 0 to 64 KiB), not '65537'; use a "
+	              "value in that range, or remove the line for the "
+	              "default (1024)\n");
 	expect_errors("[cluster]\nname = x\n"
 	              "message_cost = -1\n"
 	              "message_cost = 1 KiB\n" NODE("p0", "1"),
-	              "c.ini:3: message_cost must be a whole number from 0 to "
-	              "65536, not '-1'\n"
+	              "c.ini:3: [cluster] message_cost must be a whole number "
+	              "from 0 to 65536 (bytes: 0 to 64 KiB), not '-1'; use a "
+	              "value in that range, or remove the line for the "
+	              "default (1024)\n"
 	              "c.ini:4: duplicate key 'message_cost' in [cluster] "
 	              "(first at line 3)\n");
 }
@@ -549,16 +592,20 @@ Test(config, bad_cut)
 {
 	expect_errors("[cluster]\nname = x\n"
 	              "cut = sideways\n" NODE("p0", "1"),
-	              "c.ini:3: cut must be unaligned or aligned, not "
-	              "'sideways'\n");
+	              "c.ini:3: [cluster] cut must be unaligned or aligned, "
+	              "not 'sideways'; remove the line for the default "
+	              "(unaligned)\n");
 	expect_errors("[cluster]\nname = x\n"
 	              "cut = Aligned\n" NODE("p0", "1"),
-	              "c.ini:3: cut must be unaligned or aligned, not "
-	              "'Aligned'\n");
+	              "c.ini:3: [cluster] cut must be unaligned or aligned, "
+	              "not 'Aligned'; remove the line for the default "
+	              "(unaligned)\n");
 	expect_errors("[cluster]\nname = x\n"
 	              "cut =\n"
 	              "cut = aligned\n" NODE("p0", "1"),
-	              "c.ini:3: cut must be unaligned or aligned, not ''\n"
+	              "c.ini:3: [cluster] cut must be unaligned or aligned, "
+	              "not ''; remove the line for the default "
+	              "(unaligned)\n"
 	              "c.ini:4: duplicate key 'cut' in [cluster] (first at "
 	              "line 3)\n");
 }
@@ -610,25 +657,32 @@ Test(config, bad_permissions_and_limits)
 	            "start_rate = 100001\n"
 	            "start_burst = -1\n"
 	            "admin_group = root\n" NODE("p0", "7100"),
-	    "c.ini:3: socket_group: no group 'no-such-group-cutd-test' on "
-	    "this host; create it (groupadd) or remove the key\n"
-	    "c.ini:4: admin_group must be a group name, not 'two words'\n"
-	    "c.ini:5: tcp_control must be read-only or full, not 'yes'\n"
-	    "c.ini:6: max_snapshots_in_flight must be a whole number from 1 "
-	    "to 4096, not '0'\n"
-	    "c.ini:7: start_rate must be a whole number from 1 to 100000, not "
-	    "'100001'\n"
-	    "c.ini:8: start_burst must be a whole number from 1 to 100000, "
-	    "not '-1'\n"
+	    "c.ini:3: [cluster] socket_group: no group "
+	    "'no-such-group-cutd-test' on this host; create it (groupadd) or "
+	    "remove the key\n"
+	    "c.ini:4: [cluster] admin_group must be a group name, not 'two "
+	    "words'; remove the line for the default (none)\n"
+	    "c.ini:5: [cluster] tcp_control must be read-only or full, not "
+	    "'yes'; remove the line for the default (read-only)\n"
+	    "c.ini:6: [cluster] max_snapshots_in_flight must be a whole "
+	    "number from 1 to 4096 (snapshots), not '0'; use a value in that "
+	    "range, or remove the line for the default (16)\n"
+	    "c.ini:7: [cluster] start_rate must be a whole number from 1 to "
+	    "100000 (per second), not '100001'; use a value in that range, or "
+	    "remove the line for the default (10)\n"
+	    "c.ini:8: [cluster] start_burst must be a whole number from 1 to "
+	    "100000 (calls), not '-1'; use a value in that range, or remove "
+	    "the line for the default (20)\n"
 	    "c.ini:9: duplicate key 'admin_group' in [cluster] (first at line "
 	    "4)\n");
 	expect_errors(CLUSTER "admin_group = nobody-group-cutd-test\n"
 	                      "start_burst =\n" NODE("p0", "7100"),
-	              "c.ini:3: admin_group: no group 'nobody-group-cutd-test' "
-	              "on this host; create it (groupadd) or remove the "
-	              "key\n"
-	              "c.ini:4: start_burst must be a whole number from 1 to "
-	              "100000, not ''\n");
+	              "c.ini:3: [cluster] admin_group: no group "
+	              "'nobody-group-cutd-test' on this host; create it "
+	              "(groupadd) or remove the key\n"
+	              "c.ini:4: [cluster] start_burst must be a whole number "
+	              "from 1 to 100000 (calls), not ''; use a value in that "
+	              "range, or remove the line for the default (20)\n");
 }
 
 Test(config, bad_names_and_values)
@@ -643,10 +697,13 @@ Test(config, bad_names_and_values)
 	              "[node p/0]\n"        /* 8 */
 	              NODE("p0", "1")       /* 9-10 */
 	              "database = p0.db\n", /* 11 */
-	              "c.ini:2: name must be 1 to 64 printable characters "
-	              "without spaces, not 'my cluster'\n"
-	              "c.ini:3: run_dir must be an absolute path, not 'run'\n"
-	              "c.ini:4: state_dir must be an absolute path, not ''\n"
+	              "c.ini:2: [cluster] name must be 1 to 64 printable "
+	              "characters without spaces, not 'my cluster'\n"
+	              "c.ini:3: [cluster] run_dir must be an absolute path, not "
+	              "'run'; remove the line for the default (/run/cutd)\n"
+	              "c.ini:4: [cluster] state_dir must be an absolute path, "
+	              "not ''; remove the line for the default "
+	              "(/var/lib/cutd)\n"
 	              "c.ini:5: invalid node name 'p 0': use 1 to 32 "
 	              "characters from A-Z a-z 0-9 _ . -\n"
 	              "c.ini:6: a node section needs a name, as in [node p0]\n"
@@ -655,8 +712,9 @@ Test(config, bad_names_and_values)
 	              "characters from A-Z a-z 0-9 _ . -\n"
 	              "c.ini:8: invalid node name 'p/0': use 1 to 32 "
 	              "characters from A-Z a-z 0-9 _ . -\n"
-	              "c.ini:11: database must be an absolute path, not "
-	              "'p0.db'\n");
+	              "c.ini:11: [node p0] database must be an absolute path, "
+	              "not 'p0.db'; remove the line for the default "
+	              "(<state_dir>/<node>.db)\n");
 }
 
 Test(config, bad_endpoints)
@@ -673,24 +731,36 @@ Test(config, bad_endpoints)
 	                      "peer = tcp://:7000\n" /* 12 */
 	                      "app = ipc:///\n"
 	                      "control = tcp://h:1 2\n",
-	              "c.ini:4: peer must be tcp://HOST:PORT or "
+	              "c.ini:4: [node p0] peer must be tcp://HOST:PORT or "
 	              "tls+tcp://HOST:PORT, not 'ipc:///run/p0.peer'\n"
-	              "c.ini:5: app must be ipc:///PATH, tcp://HOST:PORT or "
-	              "tls+tcp://HOST:PORT, not 'udp://h:1'\n"
-	              "c.ini:6: control must be ipc:///PATH, tcp://HOST:PORT "
-	              "or tls+tcp://HOST:PORT, not 'ipc://rel.ctl'\n"
-	              "c.ini:8: peer must be tcp://HOST:PORT or "
+	              "c.ini:5: [node p0] app must be ipc:///PATH, "
+	              "tcp://HOST:PORT or tls+tcp://HOST:PORT, not 'udp://h:1'; "
+	              "remove the line for the default "
+	              "(ipc://<run_dir>/<node>.app)\n"
+	              "c.ini:6: [node p0] control must be ipc:///PATH, "
+	              "tcp://HOST:PORT or tls+tcp://HOST:PORT, not 'ipc://rel.ctl'; "
+	              "remove the line for the default "
+	              "(ipc://<run_dir>/<node>.ctl)\n"
+	              "c.ini:8: [node p1] peer must be tcp://HOST:PORT or "
 	              "tls+tcp://HOST:PORT, not 'tcp://h'\n"
-	              "c.ini:9: app must be ipc:///PATH, tcp://HOST:PORT or "
-	              "tls+tcp://HOST:PORT, not 'tcp://h:0'\n"
-	              "c.ini:10: control must be ipc:///PATH, tcp://HOST:PORT "
-	              "or tls+tcp://HOST:PORT, not 'tcp://::1:80'\n"
-	              "c.ini:12: peer must be tcp://HOST:PORT or "
+	              "c.ini:9: [node p1] app must be ipc:///PATH, "
+	              "tcp://HOST:PORT or tls+tcp://HOST:PORT, not 'tcp://h:0'; "
+	              "remove the line for the default "
+	              "(ipc://<run_dir>/<node>.app)\n"
+	              "c.ini:10: [node p1] control must be ipc:///PATH, "
+	              "tcp://HOST:PORT or tls+tcp://HOST:PORT, not 'tcp://::1:80'; "
+	              "remove the line for the default "
+	              "(ipc://<run_dir>/<node>.ctl)\n"
+	              "c.ini:12: [node p2] peer must be tcp://HOST:PORT or "
 	              "tls+tcp://HOST:PORT, not 'tcp://:7000'\n"
-	              "c.ini:13: app must be ipc:///PATH, tcp://HOST:PORT or "
-	              "tls+tcp://HOST:PORT, not 'ipc:///'\n"
-	              "c.ini:14: control must be ipc:///PATH, tcp://HOST:PORT "
-	              "or tls+tcp://HOST:PORT, not 'tcp://h:1 2'\n");
+	              "c.ini:13: [node p2] app must be ipc:///PATH, "
+	              "tcp://HOST:PORT or tls+tcp://HOST:PORT, not 'ipc:///'; "
+	              "remove the line for the default "
+	              "(ipc://<run_dir>/<node>.app)\n"
+	              "c.ini:14: [node p2] control must be ipc:///PATH, "
+	              "tcp://HOST:PORT or tls+tcp://HOST:PORT, not 'tcp://h:1 2'; "
+	              "remove the line for the default "
+	              "(ipc://<run_dir>/<node>.ctl)\n");
 }
 
 Test(config, unix_socket_paths_too_long)
@@ -705,8 +775,8 @@ Test(config, unix_socket_paths_too_long)
 	    CLUSTER NODE("p0", "1") "app = ipc://%s\ncontrol = ipc://%sy\n",
 	    path, path);
 	snprintf(want, sizeof(want),
-	         "c.ini:6: control path is longer than 107 bytes, the limit "
-	         "for a Unix socket: 'ipc://%sy'\n",
+	         "c.ini:6: [node p0] control path is longer than 107 bytes, "
+	         "the limit for a Unix socket: 'ipc://%sy'\n",
 	         path);
 	expect_errors(text, want);
 	path[101] = '\0';
@@ -763,6 +833,11 @@ Test(config, too_many_nodes)
 	free(text);
 }
 
+/* What an unknown key in [node NAME] is told. */
+#define NODE_KEYS                                                              \
+	"; the keys of [node NAME] are peer, app, control, http, database, "   \
+	"tls_cert and tls_key"
+
 Test(config, many_errors_collected_and_capped)
 {
 	char text[4096];
@@ -774,26 +849,26 @@ Test(config, many_errors_collected_and_capped)
 		len += (size_t)snprintf(text + len, sizeof(text) - len,
 		                        "bad%d = 1\n", i);
 	expect_errors(text,
-	              "c.ini:5: unknown key 'bad0' in [node p0]\n"
-	              "c.ini:6: unknown key 'bad1' in [node p0]\n"
-	              "c.ini:7: unknown key 'bad2' in [node p0]\n"
-	              "c.ini:8: unknown key 'bad3' in [node p0]\n"
-	              "c.ini:9: unknown key 'bad4' in [node p0]\n"
-	              "c.ini:10: unknown key 'bad5' in [node p0]\n"
-	              "c.ini:11: unknown key 'bad6' in [node p0]\n"
-	              "c.ini:12: unknown key 'bad7' in [node p0]\n"
-	              "c.ini:13: unknown key 'bad8' in [node p0]\n"
-	              "c.ini:14: unknown key 'bad9' in [node p0]\n"
-	              "c.ini:15: unknown key 'bad10' in [node p0]\n"
-	              "c.ini:16: unknown key 'bad11' in [node p0]\n"
-	              "c.ini:17: unknown key 'bad12' in [node p0]\n"
-	              "c.ini:18: unknown key 'bad13' in [node p0]\n"
-	              "c.ini:19: unknown key 'bad14' in [node p0]\n"
-	              "c.ini:20: unknown key 'bad15' in [node p0]\n"
-	              "c.ini:21: unknown key 'bad16' in [node p0]\n"
-	              "c.ini:22: unknown key 'bad17' in [node p0]\n"
-	              "c.ini:23: unknown key 'bad18' in [node p0]\n"
-	              "c.ini:24: unknown key 'bad19' in [node p0]\n"
+	              "c.ini:5: unknown key 'bad0' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:6: unknown key 'bad1' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:7: unknown key 'bad2' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:8: unknown key 'bad3' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:9: unknown key 'bad4' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:10: unknown key 'bad5' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:11: unknown key 'bad6' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:12: unknown key 'bad7' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:13: unknown key 'bad8' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:14: unknown key 'bad9' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:15: unknown key 'bad10' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:16: unknown key 'bad11' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:17: unknown key 'bad12' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:18: unknown key 'bad13' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:19: unknown key 'bad14' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:20: unknown key 'bad15' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:21: unknown key 'bad16' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:22: unknown key 'bad17' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:23: unknown key 'bad18' in [node p0]" NODE_KEYS "\n"
+	              "c.ini:24: unknown key 'bad19' in [node p0]" NODE_KEYS "\n"
 	              "c.ini: too many errors; only the first 20 are shown\n");
 }
 
@@ -808,8 +883,10 @@ Test(config, errors_of_every_phase_sorted_by_line)
 	              "channel = p1 -> p3\n" /* 8 */
 	              "oops\n",              /* 9: syntax */
 	              "c.ini:1: [cluster] has no 'name' key\n"
-	              "c.ini:2: deadline_ms must be a whole number from 100 to "
-	              "3600000, not 'soon'\n"
+	              "c.ini:2: [cluster] deadline_ms must be a whole number "
+	              "from 100 to 3600000 (milliseconds), not 'soon'; use a "
+	              "value in that range, or remove the line for the default "
+	              "(10000)\n"
 	              "c.ini:3: section header is missing its closing ']'\n"
 	              "c.ini:6: [node p2] has no 'peer' key\n"
 	              "c.ini:8: channel p1 -> p3 names unknown node p3\n"
@@ -869,7 +946,10 @@ Test(config, print_declared_channels)
 	                       "  admin_group = root (gid 0)\n"
 	                       "  tcp_control = full\n"
 	                       "  max_snapshots_in_flight = 3\n"
-	                       "  start_rate  = 7 per second, burst 9\n"
+	                       "  start_rate  = 7\n"
+	                       "  start_burst = 9\n"
+	                       "  tls_ca      = (none)\n"
+	                       "  allow_mixed_transports = false\n"
 	                       "2 nodes:\n"
 	                       "  a\n"
 	                       "    peer     = tcp://127.0.0.1:7100\n"
@@ -907,7 +987,10 @@ Test(config, print_default_channels_and_single_node)
 	                       "  admin_group = (none)\n"
 	                       "  tcp_control = read-only\n"
 	                       "  max_snapshots_in_flight = 16\n"
-	                       "  start_rate  = 10 per second, burst 20\n"
+	                       "  start_rate  = 10\n"
+	                       "  start_burst = 20\n"
+	                       "  tls_ca      = (none)\n"
+	                       "  allow_mixed_transports = false\n"
 	                       "1 node:\n"
 	                       "  p0\n"
 	                       "    peer     = tcp://127.0.0.1:7100\n"
@@ -995,8 +1078,8 @@ Test(config, tls_needs_ca_cert_and_key)
 	    "tls+tcp:// peers need\n");
 	expect_errors(
 	    "[cluster]\nname = t\ntls_ca = ca.pem\n" TLSNODE("p0", "1"),
-	    "c.ini:3: tls_ca must be an absolute path, not "
-	    "'ca.pem'\n");
+	    "c.ini:3: [cluster] tls_ca must be an absolute path, not "
+	    "'ca.pem'; remove the line for the default (none)\n");
 }
 
 Test(config, tls_mixed_transports)
@@ -1022,8 +1105,8 @@ Test(config, tls_mixed_transports)
 	expect_errors(
 	    "[cluster]\nname = t\nallow_mixed_transports = yes\n" NODE("p0",
 	                                                               "1"),
-	    "c.ini:3: allow_mixed_transports must be true or false, "
-	    "not 'yes'\n");
+	    "c.ini:3: [cluster] allow_mixed_transports must be true or "
+	    "false, not 'yes'; remove the line for the default (false)\n");
 	cfg = load_ok(
 	    "[cluster]\nname = t\ntls_ca = /c/ca.pem\n"
 	    "allow_mixed_transports = true\n" TLSNODE(
@@ -1097,7 +1180,8 @@ Test(config, conditions)
 	              "characters from A-Z a-z 0-9 _ . -, as in [condition "
 	              "terminated]\n"
 	              "c.ini:13: [condition x] needs one of 'sql' and 'file'\n"
-	              "c.ini:14: unknown key 'size' in [condition]\n");
+	              "c.ini:14: unknown key 'size' in [condition x]; the keys "
+	              "of [condition NAME] are sql and file\n");
 	unlink("t.sql");
 }
 
@@ -1141,17 +1225,25 @@ Test(config, schedule_errors)
 	              "[retention]\n"         /* 10 */
 	              "keep_last = 0\n"       /* 11 */
 	              "keep_for = 1\n",       /* 12 */
-	              "c.ini:6: interval must be a duration such as 500ms, "
-	              "10s, 5m, 1h or 7d, from 100ms to 86400000ms, not '10'\n"
-	              "c.ini:7: initiator 'p9' is not a node of the file\n"
-	              "c.ini:8: timeout must be a duration such as 500ms, 10s, "
-	              "5m, 1h or 7d, from 100ms to 3600000ms, not '1x'\n"
-	              "c.ini:9: unknown key 'every' in [schedule]\n"
-	              "c.ini:11: keep_last must be a whole number from 1 to "
-	              "1000000, not '0'\n"
-	              "c.ini:12: keep_for must be a duration such as 500ms, "
-	              "10s, 5m, 1h or 7d, from 1000ms to 315360000000ms, not "
-	              "'1'\n");
+	              "c.ini:6: [schedule] interval must be a duration such as "
+	              "500ms, 10s, 5m, 1h or 7d, from 100ms to 1d, not '10'; "
+	              "use a value in that range\n"
+	              "c.ini:7: [schedule] initiator 'p9' is not a node of the "
+	              "file\n"
+	              "c.ini:8: [schedule] timeout must be a duration such as "
+	              "500ms, 10s, 5m, 1h or 7d, from 100ms to 1h, not '1x'; "
+	              "use a value in that range, or remove the line for the "
+	              "default (deadline_ms)\n"
+	              "c.ini:9: unknown key 'every' in [schedule]; the keys of "
+	              "[schedule] are interval, initiator and timeout\n"
+	              "c.ini:11: [retention] keep_last must be a whole number "
+	              "from 1 to 1000000 (snapshots), not '0'; use a value in "
+	              "that range, or remove the line for the default (none: "
+	              "no count rule)\n"
+	              "c.ini:12: [retention] keep_for must be a duration such "
+	              "as 500ms, 10s, 5m, 1h or 7d, from 1s to 3650d, not '1'; "
+	              "use a value in that range, or remove the line for the "
+	              "default (none: no age rule)\n");
 	expect_errors(CLUSTER NODE("p0", "1") "[schedule]\ninitiator = p0\n",
 	              "c.ini:5: [schedule] has no 'interval' key\n");
 }
@@ -1190,13 +1282,444 @@ Test(config, bad_http)
 	                      "[node p4]\n"
 	                      "peer = tcp://127.0.0.1:7104\n"
 	                      "http = http://127.0.0.1:9103\n", /* 17 */
-	              "c.ini:5: http must be http://HOST:PORT, not "
-	              "'tcp://127.0.0.1:9100'\n"
-	              "c.ini:8: http must be http://HOST:PORT, not "
-	              "'http://127.0.0.1:9100/metrics'\n"
-	              "c.ini:11: http must be http://HOST:PORT, not "
-	              "'http://h:0'\n"
+	              "c.ini:5: [node p0] http must be http://HOST:PORT, not "
+	              "'tcp://127.0.0.1:9100'; remove the line for the default (none: off)\n"
+	              "c.ini:8: [node p1] http must be http://HOST:PORT, not "
+	              "'http://127.0.0.1:9100/metrics'; remove the line for the default (none: off)\n"
+	              "c.ini:11: [node p2] http must be http://HOST:PORT, not "
+	              "'http://h:0'; remove the line for the default (none: off)\n"
 	              "c.ini:17: [node p4] http endpoint "
 	              "http://127.0.0.1:9103 is already the http endpoint of "
 	              "node p3\n");
+}
+
+/* ---- The schema (config_schema.c) ---- */
+
+/* Appends to text, of size bytes, what fmt says. */
+static void __attribute__((format(printf, 3, 4)))
+append(char *text, size_t size, const char *fmt, ...)
+{
+	size_t n = strlen(text);
+	va_list ap;
+
+	va_start(ap, fmt);
+	cr_assert_lt((size_t)vsnprintf(text + n, size - n, fmt, ap), size - n);
+	va_end(ap);
+}
+
+/* A value key k takes. */
+static void
+sample(const struct config_key *k, char *buf, size_t len)
+{
+	switch (k->type) {
+	case CT_INT:
+	case CT_SIZE:
+		snprintf(buf, len, "%llu", (unsigned long long)k->min);
+		break;
+	case CT_DURATION:
+		snprintf(buf, len, "%llums", (unsigned long long)k->min);
+		break;
+	case CT_BOOL:
+	case CT_ENUM:
+		snprintf(buf, len, "%s", k->choices[0]);
+		break;
+	case CT_NODE:
+		snprintf(buf, len, "rotate");
+		break;
+	default:
+		snprintf(buf, len, "/x");
+		break;
+	}
+}
+
+/* A file of one node, p0, and section s (which comes once) with its
+ * required keys, but for skip, then "key = value" under it if key is not
+ * NULL.  [cluster] is lines 1-2, p0 lines 3-4; the key is on the last
+ * line.  Returns that line. */
+static int
+file_with(char *text, size_t size, enum config_section s,
+          const struct config_key *skip, const char *key, const char *value)
+{
+	char v[64];
+	int line = 4;
+
+	text[0] = '\0';
+	append(text, size, NODE("p0", "1") CLUSTER);
+	if (s != CS_CLUSTER)
+		append(text, size, "%s\n", config_sections[s].title), line++;
+	else
+		line = 4;
+	for (size_t i = 0; i < config_nkeys; i++) {
+		const struct config_key *k = &config_keys[i];
+
+		if (k->section != s || !(k->flags & KF_REQUIRED) || k == skip ||
+		    k->type == CT_STRING)
+			continue;
+		sample(k, v, sizeof(v));
+		append(text, size, "%s = %s\n", k->key, v), line++;
+	}
+	if (key != NULL)
+		append(text, size, "%s = %s\n", key, value), line++;
+	return line;
+}
+
+Test(config, schema_has_no_duplicate_keys)
+{
+	for (size_t i = 0; i < config_nkeys; i++) {
+		for (size_t j = 0; j < i; j++)
+			cr_assert(config_keys[i].section !=
+			                  config_keys[j].section ||
+			              strcmp(config_keys[i].key,
+			                     config_keys[j].key) != 0,
+			          "%s %s is in the table twice",
+			          config_sections[config_keys[i].section].title,
+			          config_keys[i].key);
+		cr_assert_eq(config_key_find(config_keys[i].section,
+		                             config_keys[i].key),
+		             &config_keys[i]);
+	}
+	cr_assert_null(config_key_find(CS_CLUSTER, "peer"));
+	cr_assert_lt(config_nkeys, CONFIG_KEYS_MAX + 1);
+}
+
+/* Each row is whole: a line of documentation, a field of the size its
+ * store says, a range that holds something, choices for a word. */
+Test(config, schema_rows_are_well_formed)
+{
+	static const size_t sizes[] = {
+	    [ST_UINT] = sizeof(unsigned), [ST_SIZE] = sizeof(size_t),
+	    [ST_U64] = sizeof(uint64_t),  [ST_INT] = sizeof(int),
+	    [ST_LONG] = sizeof(long),     [ST_STR] = sizeof(char *)};
+	int seen[CS_N] = {0};
+
+	for (size_t i = 0; i < config_nkeys; i++) {
+		const struct config_key *k = &config_keys[i];
+
+		seen[k->section] = 1;
+		cr_assert(k->doc != NULL && k->doc[0] != '\0', "%s", k->key);
+		cr_assert_neq(k->type, 0, "%s has no type", k->key);
+		cr_assert_neq(k->reload, 0, "%s has no reload rule", k->key);
+		if (k->store != ST_NONE)
+			cr_assert_eq(k->size, sizes[k->store], "%s", k->key);
+		if (k->type == CT_INT || k->type == CT_SIZE ||
+		    k->type == CT_DURATION || k->type == CT_STRING)
+			cr_assert_leq(k->min, k->max, "%s", k->key);
+		if (k->type == CT_BOOL || k->type == CT_ENUM)
+			cr_assert(k->choices != NULL && k->choices[1] != NULL,
+			          "%s", k->key);
+		cr_assert(!(k->flags & KF_REQUIRED) || k->def == NULL,
+		          "%s is required and has a default", k->key);
+		cr_assert(!(k->flags & KF_DERIVED) || k->def != NULL,
+		          "%s", k->key);
+	}
+	for (int s = 0; s < CS_N; s++)
+		cr_assert(seen[s], "%s has no key", config_sections[s].title);
+}
+
+/* A file that says no key of a section gets each default of the table:
+ * the same value as a file that says the default itself.  A key without
+ * a default is not set (0, NULL, or -1 for a group's gid); a derived one
+ * is its template filled in. */
+Test(config, every_default_is_the_tables)
+{
+	struct config *dflt = load_ok(NODE("p0", "1") CLUSTER), *cfg;
+	char text[1024], want[256], got[256];
+	int checked = 0;
+
+	for (size_t i = 0; i < config_nkeys; i++) {
+		const struct config_key *k = &config_keys[i];
+
+		if (k->store == ST_NONE || (k->flags & KF_REQUIRED) ||
+		    k->section == CS_CONDITION)
+			continue;
+		if (k->flags & KF_DERIVED) {
+			/* ipc://<run_dir>/<node>.app and the like */
+			const char *t = k->def;
+
+			want[0] = '\0';
+			while (*t != '\0') {
+				if (strncmp(t, "<run_dir>", 9) == 0)
+					append(want, sizeof(want), "%s",
+					       dflt->run_dir),
+					    t += 9;
+				else if (strncmp(t, "<state_dir>", 11) == 0)
+					append(want, sizeof(want), "%s",
+					       dflt->state_dir),
+					    t += 11;
+				else if (strncmp(t, "<node>", 6) == 0)
+					append(want, sizeof(want), "p0"),
+					    t += 6;
+				else
+					append(want, sizeof(want), "%c", *t++);
+			}
+			cr_assert_str_eq(
+			    *config_key_str(k, config_key_base(dflt, k, 0)),
+			    want, "%s", k->key);
+			checked++;
+			continue;
+		}
+		if (k->def == NULL) {
+			void *base = config_key_base(dflt, k, 0);
+
+			if (k->store == ST_STR)
+				cr_assert_null(*config_key_str(k, base), "%s",
+				               k->key);
+			else
+				cr_assert_eq(config_key_num(k, base), 0, "%s",
+				             k->key);
+			if (k->type == CT_GROUP)
+				cr_assert_eq(*(long *)((char *)base +
+				                       k->offset2),
+				             -1, "%s", k->key);
+			checked++;
+			continue;
+		}
+		file_with(text, sizeof(text), k->section, NULL, k->key,
+		          k->def);
+		cfg = load_ok(text);
+		config_key_value(dflt, k, 0, got, sizeof(got));
+		config_key_value(cfg, k, 0, want, sizeof(want));
+		cr_assert_str_eq(got, want, "%s: default %s, said %s", k->key,
+		                 got, want);
+		if (k->store == ST_STR)
+			cr_assert_str_eq(*config_key_str(k, dflt),
+			                 *config_key_str(k, cfg), "%s", k->key);
+		else
+			cr_assert_eq(config_key_num(k, dflt),
+			             config_key_num(k, cfg), "%s", k->key);
+		config_free(cfg);
+		checked++;
+	}
+	/* The values the daemon has always had. */
+	cr_assert_eq(dflt->deadline_ms, 10000);
+	cr_assert_eq(dflt->keep_aborted_ms, 3600000);
+	cr_assert_eq(dflt->sched_initiator, SCHED_ROTATE);
+	cr_assert_gt(checked, 20);
+	config_free(dflt);
+}
+
+/* Every number and duration the table bounds: one past either end is
+ * refused with the section, the key, the range the table gives, and what
+ * to do. */
+Test(config, out_of_range_names_the_tables_range)
+{
+	char text[1024], value[64], form[256], want[768];
+	struct config *cfg = NULL;
+	char *errs = NULL;
+	int n = 0;
+
+	for (size_t i = 0; i < config_nkeys; i++) {
+		const struct config_key *k = &config_keys[i];
+		const char *unit =
+		    k->type == CT_DURATION ? "ms" : "";
+
+		if (k->type != CT_INT && k->type != CT_SIZE &&
+		    k->type != CT_DURATION)
+			continue;
+		config_key_form(k, form, sizeof(form));
+		for (int end = 0; end < 2; end++) {
+			int line;
+
+			if (end == 0 && k->min == 0)
+				continue;
+			snprintf(value, sizeof(value), "%llu%s",
+			         (unsigned long long)(end ? k->max + 1
+			                                  : k->min - 1),
+			         unit);
+			line = file_with(text, sizeof(text), k->section, k,
+			                 k->key, value);
+			write_file(text);
+			cr_assert_eq(config_load("c.ini", &cfg, &errs),
+			             E_CONFIG, "%s = %s accepted", k->key,
+			             value);
+			snprintf(want, sizeof(want),
+			         "c.ini:%d: %s %s must be %s, not '%s'; use a "
+			         "value in that range",
+			         line, config_sections[k->section].title,
+			         k->key, form, value);
+			cr_assert(strstr(errs, want) == errs, "%s\nwant: %s",
+			          errs, want);
+			free(errs);
+			n++;
+		}
+	}
+	cr_assert_gt(n, 15);
+	/* One whole, as a user sees it. */
+	expect_errors(CLUSTER "window = 2147483648\n" NODE("p0", "1"),
+	              "c.ini:3: [cluster] window must be a whole number from "
+	              "65536 to 1073741824 (bytes: 64 KiB to 1 GiB), not "
+	              "'2147483648'; use a value in that range, or remove the "
+	              "line for the default (1048576)\n");
+}
+
+Test(config, unknown_key_names_a_guess_or_the_keys)
+{
+	expect_errors(CLUSTER "deadline = 5000\n"  /* 3: a prefix */
+	                      "windw = 65536\n"    /* 4: one edit */
+	                      "max_mesage = 10\n"  /* 5: one edit */
+	                      "Name = x\n"         /* 6: case */
+	              NODE("p0", "1") "databse = /x\n" /* 9 */
+	                              "[retention]\n"
+	                              "keep = 5\n"      /* 11: a prefix */
+	                              "count = 5\n"     /* 12 */
+	                              "timeout = 5s\n", /* 13: elsewhere */
+	              "c.ini:3: unknown key 'deadline' in [cluster]; did you "
+	              "mean 'deadline_ms'?\n"
+	              "c.ini:4: unknown key 'windw' in [cluster]; did you mean "
+	              "'window'?\n"
+	              "c.ini:5: unknown key 'max_mesage' in [cluster]; did you "
+	              "mean 'max_message'?\n"
+	              "c.ini:6: unknown key 'Name' in [cluster]; did you mean "
+	              "'name'?\n"
+	              "c.ini:9: unknown key 'databse' in [node p0]; did you "
+	              "mean 'database'?\n"
+	              "c.ini:11: unknown key 'keep' in [retention]; did you "
+	              "mean 'keep_last'?\n"
+	              "c.ini:12: unknown key 'count' in [retention]; the keys "
+	              "of [retention] are keep_last, keep_for and "
+	              "keep_aborted\n"
+	              "c.ini:13: unknown key 'timeout' in [retention]; timeout "
+	              "is a key of [schedule]\n");
+}
+
+/* The summary shows the schedule and retention in effect, each key in
+ * the file's own units. */
+Test(config, print_schedule_and_retention)
+{
+	struct config *cfg = load_ok(CLUSTER NODE("p0", "1") NODE("p1", "2")
+	                             "[schedule]\ninterval = 90s\n"
+	                             "initiator = p1\n"
+	                             "[retention]\nkeep_for = 7d\n");
+	char *text = print(cfg);
+
+	cr_assert(strstr(text, "\nschedule:\n"
+	                       "  interval    = 90s\n"
+	                       "  initiator   = p1\n"
+	                       "  timeout     = (deadline_ms)\n"
+	                       "retention:\n"
+	                       "  keep_last   = (none: no count rule)\n"
+	                       "  keep_for    = 7d\n"
+	                       "  keep_aborted = 1h\n"
+	                       "2 nodes:\n") != NULL,
+	          "%s", text);
+	free(text);
+	config_free(cfg);
+}
+
+struct notes {
+	char text[2048];
+	int n;
+};
+
+static void
+note(void *arg, const char *text)
+{
+	struct notes *n = arg;
+
+	append(n->text, sizeof(n->text), "%s\n", text);
+	n->n++;
+}
+
+struct two {
+	struct notes applied, kept;
+};
+
+static void
+note_applied(void *arg, const char *text)
+{
+	note(&((struct two *)arg)->applied, text);
+}
+
+static void
+note_kept(void *arg, const char *text)
+{
+	note(&((struct two *)arg)->kept, text);
+}
+
+/* SIGHUP by the table: refused keys, nodes and channels refuse; applied
+ * keys move into the running configuration; the rest are told kept. */
+Test(config, reload_follows_the_table)
+{
+	struct config *cur = load_ok(CLUSTER NODE("p0", "1") NODE("p1", "2"));
+	struct config *next;
+	struct notes refused = {.n = 0};
+	struct two two = {.applied.n = 0};
+
+	next = load_ok("[cluster]\nname = demo\nmax_message = 4096\n"
+	               "deadline_ms = 300\n" NODE("p0", "1")
+	                   NODE("p1", "3"));
+	cr_assert_eq(config_reload_refusals(cur, next, note, &refused), 2);
+	cr_assert_str_eq(refused.text,
+	                 "[cluster] max_message changed from 1048576 to "
+	                 "4096\n"
+	                 "[node p1] peer changed from tcp://127.0.0.1:2 to "
+	                 "tcp://127.0.0.1:3\n");
+	config_free(next);
+
+	refused.text[0] = '\0';
+	next = load_ok(CLUSTER NODE("p0", "1") NODE("p2", "2"));
+	cr_assert_eq(config_reload_refusals(cur, next, note, &refused), 1);
+	cr_assert_str_eq(refused.text, "the nodes changed (their names, "
+	                               "number or order)\n");
+	config_free(next);
+
+	/* The same channels declared are the same; in another order not. */
+	next = load_ok(CLUSTER NODE("p0", "1") NODE("p1", "2")
+	               "[channels]\nchannel = p0 -> p1\nchannel = p1 -> p0\n");
+	cr_assert_eq(config_reload_refusals(cur, next, note, &refused), 0);
+	config_free(next);
+	refused.text[0] = '\0';
+	next = load_ok(CLUSTER NODE("p0", "1") NODE("p1", "2")
+	               "[channels]\nchannel = p1 -> p0\nchannel = p0 -> p1\n");
+	cr_assert_eq(config_reload_refusals(cur, next, note, &refused), 1);
+	cr_assert_str_eq(refused.text, "the channels changed\n");
+	config_free(next);
+
+	/* run_dir itself is kept until a restart, but the default
+	 * endpoints it moves are refused. */
+	refused.text[0] = '\0';
+	next = load_ok(CLUSTER "run_dir = /tmp/cutd-r\n" NODE("p0", "1")
+	                   NODE("p1", "2"));
+	cr_assert_eq(config_reload_refusals(cur, next, note, &refused), 4);
+	cr_assert(strncmp(refused.text,
+	                  "[node p0] app changed from ipc:///run/cutd/p0.app "
+	                  "to ipc:///tmp/cutd-r/p0.app\n",
+	                  70) == 0,
+	          "%s", refused.text);
+	config_free(next);
+
+	next = load_ok("[cluster]\nname = demo\ndeadline_ms = 300\n"
+	               "admin_group = root\nstart_rate = 99\n"
+	               "state_dir = /tmp/cutd-s\n"
+	               "[node p0]\npeer = tcp://127.0.0.1:1\n"
+	               "database = /var/lib/cutd/p0.db\n"
+	               "[node p1]\npeer = tcp://127.0.0.1:2\n"
+	               "database = /var/lib/cutd/p1.db\n"
+	               "[schedule]\ninterval = 1m\ninitiator = rotate\n");
+	cr_assert_eq(config_reload_refusals(cur, next, note, &refused), 0);
+	config_reload_apply(cur, next, note_applied, note_kept, &two);
+	config_free(next);
+	cr_assert_eq(cur->deadline_ms, 300);
+	cr_assert_eq(cur->start_rate, 99);
+	cr_assert_str_eq(cur->admin_group, "root");
+	cr_assert_eq(cur->admin_gid, 0);
+	cr_assert_str_eq(cur->state_dir, "/var/lib/cutd");
+	cr_assert_eq(cur->sched_interval_ms, 0, "a schedule is not started");
+	cr_assert_str_eq(two.applied.text,
+	                 "[cluster] deadline_ms changed from 10000 to 300\n"
+	                 "[cluster] admin_group changed from (none) to root "
+	                 "(gid 0)\n"
+	                 "[cluster] start_rate changed from 10 to 99\n");
+	cr_assert_str_eq(two.kept.text,
+	                 "[cluster] state_dir changed from /var/lib/cutd to "
+	                 "/tmp/cutd-s\n"
+	                 "[schedule] interval changed from (none) to 1m\n");
+	/* And back: the strings swapped into next are freed with it. */
+	next = load_ok(CLUSTER NODE("p0", "1") NODE("p1", "2"));
+	config_reload_apply(cur, next, note_applied, note_kept, &two);
+	config_free(next);
+	cr_assert_eq(cur->deadline_ms, 10000);
+	cr_assert_null(cur->admin_group);
+	cr_assert_eq(cur->admin_gid, -1);
+	config_free(cur);
 }
