@@ -237,36 +237,16 @@ json_out(json_t *doc)
 	if (cj_print(stdout, doc) == 0)
 		return 0;
 	if (!built)
-		return fail(EX_SOFTWARE, "out of memory");
+		return fail(rpc_exit_status(CUT_ENOMEM), "out of memory");
 	return fail(EX_IOERR, "cannot write the output");
 }
 
-/* The exit status for a CUT_E* code. */
+/* The exit status for a CUT_E* code: the error table's (proto/errtab.h),
+ * as every failure that has a CUT_E* code exits. */
 static int
 exit_code(int err)
 {
-	switch (err) {
-	case 0:
-		return EX_OK;
-	case CUT_EINVAL:
-	case CUT_ENOENT:
-	case CUT_E2BIG:
-		return EX_DATAERR;
-	case CUT_EUNAVAIL:
-	case CUT_ECLOSED:
-		return EX_UNAVAILABLE;
-	case CUT_ETIMEDOUT:
-	case CUT_EREFUSED:
-	case CUT_ELIMIT:
-		return EX_TEMPFAIL;
-	case CUT_EPERM:
-		return EX_NOPERM;
-	case CUT_EPROTO:
-	case CUT_ENOTSUP:
-		return EX_PROTOCOL;
-	default:
-		return EX_SOFTWARE;
-	}
+	return rpc_exit_status(err);
 }
 
 /* Parses a number in 0..max; returns -1 if s is not one. */
@@ -518,7 +498,8 @@ call(struct ctl *x, const char *method, const ProtobufCMessage *req,
 		return refused(x, rv, &a);
 	}
 	if (a.body == NULL)
-		return fail(EX_PROTOCOL, "the daemon's reply has no body");
+		return fail(exit_code(CUT_EPROTO),
+		            "the daemon's reply has no body");
 	*ret = a.body;
 	return 0;
 }
@@ -568,15 +549,18 @@ wait_for(struct ctl *x, const char *id)
 		s = (Cut__V1__SnapshotInfo *)body;
 		if (s == NULL) /* still in progress, no details */
 			rv = end != 0 && now_ms() >= end
-			         ? fail(EX_TEMPFAIL, "%s still in progress", id)
+			         ? fail(exit_code(CUT_ETIMEDOUT),
+			                "%s still in progress", id)
 			         : 0;
 		else if (rpc_check_snapshot(s) != 0)
-			rv = fail(EX_PROTOCOL, "bad snapshot from the daemon");
+			rv = fail(exit_code(CUT_EPROTO),
+			          "bad snapshot from the daemon");
 		else if (s->status !=
 		         CUT__V1__SNAPSHOT_INFO__STATUS__IN_PROGRESS)
 			break;
 		else if (end != 0 && now_ms() >= end)
-			rv = fail(EX_TEMPFAIL, "%s still in progress", id);
+			rv = fail(exit_code(CUT_ETIMEDOUT),
+			          "%s still in progress", id);
 		else if (tty)
 			progress(s, t0);
 		/* A daemon that answers at once about a snapshot in
@@ -658,7 +642,8 @@ cmd_list(struct ctl *x)
 	for (i = 0; i < l->n_snapshots; i++)
 		if (rpc_check_snapshot(l->snapshots[i]) != 0) {
 			protobuf_c_message_free_unpacked(body, NULL);
-			return fail(EX_PROTOCOL, "bad list from the daemon");
+			return fail(exit_code(CUT_EPROTO),
+			            "bad list from the daemon");
 		}
 	if (x->o->json)
 		rv = json_out(list_json(l));
@@ -689,7 +674,8 @@ cmd_show(struct ctl *x)
 	if (rv != 0)
 		return rv;
 	if (rpc_check_snapshot((Cut__V1__SnapshotInfo *)body) != 0)
-		rv = fail(EX_PROTOCOL, "bad snapshot from the daemon");
+		rv =
+		    fail(exit_code(CUT_EPROTO), "bad snapshot from the daemon");
 	else if (x->o->dot)
 		print_snapshot_dot(stdout, (Cut__V1__SnapshotInfo *)body);
 	else if (x->o->json)
@@ -833,11 +819,16 @@ evaluate(struct ctl *x, const char *id, const char *sql, int skip,
 	                   &cut__v1__evaluate_reply__descriptor,
 	                   DEFAULT_TIMEOUT_MS, &a)) != 0)
 		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
+	/* The exit statuses are the table's, but for FAILED_PRECONDITION
+	 * (exit 75, "try again", for a Delete of a snapshot in progress): a
+	 * snapshot that cannot be judged (aborted, inconsistent, another
+	 * node's) never will be, a bad argument. */
+	rv = rpc_status_error(a.status);
 	if (a.status == CUT__V1__STATUS_CODE__INVALID_ARGUMENT)
-		return fail_code(EX_DATAERR, rpc_status_name(a.status),
+		return fail_code(exit_code(rv), rpc_status_name(a.status),
 		                 "bad condition: %s", a.message);
 	if (a.status == CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED)
-		return fail_code(EX_TEMPFAIL, rpc_status_name(a.status),
+		return fail_code(exit_code(rv), rpc_status_name(a.status),
 		                 "condition stopped: %s", a.message);
 	if (a.status == CUT__V1__STATUS_CODE__FAILED_PRECONDITION && !skip)
 		return fail_code(EX_DATAERR, rpc_status_name(a.status), "%s",
@@ -848,12 +839,13 @@ evaluate(struct ctl *x, const char *id, const char *sql, int skip,
 		rpc_answer_clear(&a);
 		return -1;
 	}
-	if ((rv = rpc_status_error(a.status)) != 0) {
+	if (rv != 0) {
 		rpc_answer_clear(&a);
 		return refused(x, rv, &a);
 	}
 	if (a.body == NULL)
-		return fail(EX_PROTOCOL, "the daemon's reply has no body");
+		return fail(exit_code(CUT_EPROTO),
+		            "the daemon's reply has no body");
 	*ret = (Cut__V1__EvaluateReply *)a.body;
 	return 0;
 }
@@ -888,7 +880,7 @@ wait_quietly(struct ctl *x, const char *id, uint64_t end_ms, int *ret_done)
 		s = (Cut__V1__SnapshotInfo *)body;
 		if (s != NULL && rpc_check_snapshot(s) != 0) {
 			protobuf_c_message_free_unpacked(body, NULL);
-			return fail(EX_PROTOCOL,
+			return fail(exit_code(CUT_EPROTO),
 			            "bad snapshot from the daemon");
 		}
 		if (s != NULL &&
