@@ -88,8 +88,8 @@ int rpc_app_error(uint32_t code);
 /* The gRPC name of a status ("NOT_FOUND"), or "UNKNOWN_STATUS". */
 const char *rpc_status_name(int32_t status);
 
-/* The CUT_E* code for an nng error: CUT_EIO for one the table does not
- * name. */
+/* The CUT_E* code for an nng error: CUT_EPERM for NNG_EPERM (a socket
+ * this user may not open), CUT_EIO for one the table does not name. */
 int rpc_nng_error(int nng_err);
 
 /* cutctl's exit status (sysexits.h) for CUT_E* code err; EX_SOFTWARE for

@@ -207,7 +207,8 @@ X(E_NONE,      UNAUTHENTICATED,     CUT_EREFUSED,  EX_TEMPFAIL,    1, 0,   \
 
 /*
  * nng's errors, as libcut reads them (rpc_nng_error()): nng, CUT_E*.  Any
- * other is CUT_EIO.
+ * other is CUT_EIO.  nng has no EACCES of its own: a socket file that
+ * this user may not open (connect(2)'s EACCES) is NNG_EPERM.
  */
 #define CUT_ERRTAB_NNG(X)                                                      \
 X(NNG_ENOMEM,       CUT_ENOMEM)                                                \
@@ -218,6 +219,7 @@ X(NNG_ENOTSUP,      CUT_EINVAL)                                                \
 X(NNG_ECONNREFUSED, CUT_EUNAVAIL)                                              \
 X(NNG_ENOENT,       CUT_EUNAVAIL)                                              \
 X(NNG_EUNREACHABLE, CUT_EUNAVAIL)                                              \
+X(NNG_EPERM,        CUT_EPERM)                                                 \
 X(NNG_ECLOSED,      CUT_ECLOSED)                                               \
 X(NNG_ECONNRESET,   CUT_ECLOSED)                                               \
 X(NNG_ECONNSHUT,    CUT_ECLOSED)                                               \

@@ -8,10 +8,13 @@
  * libcut uses, so that it sees every field the daemon sends.
  */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sysexits.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,7 +178,8 @@ usage(FILE *f)
 	      "deadline\n"
 	      "     too) or refused for now; try again\n"
 	      "  76 protocol error\n"
-	      "  77 permission denied\n"
+	      "  77 permission denied (also: the control socket is closed to "
+	      "this user)\n"
 	      "  78 bad cluster file or unknown node\n",
 	      f);
 }
@@ -247,6 +251,81 @@ static int
 exit_code(int err)
 {
 	return rpc_exit_status(err);
+}
+
+/* The name of user uid or group gid, or its number, in buf. */
+static const char *
+user_name(uid_t uid, char *buf, size_t size)
+{
+	const struct passwd *pw = getpwuid(uid);
+
+	if (pw != NULL)
+		return pw->pw_name;
+	snprintf(buf, size, "%lu", (unsigned long)uid);
+	return buf;
+}
+
+static const char *
+group_name(gid_t gid, char *buf, size_t size)
+{
+	const struct group *gr = getgrgid(gid);
+
+	if (gr != NULL)
+		return gr->gr_name;
+	snprintf(buf, size, "%lu", (unsigned long)gid);
+	return buf;
+}
+
+/*
+ * Why this user may not connect to the IPC socket of url, in buf: whose
+ * the socket is, or, when it cannot even be looked at, whose the
+ * directory on its path that is closed to this user is.  Returns 0, or -1
+ * (buf empty) for a URL that is not ipc:// or a path with nothing to say.
+ */
+static int
+socket_owner(const char *url, char *buf, size_t size)
+{
+	char path[1024], ubuf[24], gbuf[24], *slash;
+	const char *what = "the socket", *group;
+	struct stat sb;
+
+	buf[0] = '\0';
+	if (strncmp(url, "ipc://", 6) != 0 ||
+	    snprintf(path, sizeof(path), "%s", url + 6) >= (int)sizeof(path))
+		return -1;
+	while (stat(path, &sb) != 0) {
+		if ((slash = strrchr(path, '/')) == NULL || slash == path)
+			return -1;
+		*slash = '\0';
+		what = "the directory";
+	}
+	group = group_name(sb.st_gid, gbuf, sizeof(gbuf));
+	snprintf(buf, size,
+	         "%s %s is mode %04o, owner %s, group %s: only the daemon's "
+	         "user, root and members of group %s (socket_group in the "
+	         "cluster file) may connect",
+	         what, path, (unsigned)(sb.st_mode & 07777),
+	         user_name(sb.st_uid, ubuf, sizeof(ubuf)), group, group);
+	return 0;
+}
+
+/* Says why the daemon at x->url could not be asked (rv, a CUT_E* code of
+ * the connection, not the daemon's answer) and returns the exit status.
+ * A socket this user may not open (NNG_EPERM, CUT_EPERM) says whose it
+ * is. */
+static int
+unreached(const struct ctl *x, int rv)
+{
+	char why[1400];
+
+	if (rv == CUT_EPERM && socket_owner(x->url, why, sizeof(why)) == 0)
+		return fail(exit_code(rv),
+		            "permission denied: cannot connect to %s: %s",
+		            x->url, why);
+	if (rv == CUT_EPERM)
+		return fail(exit_code(rv),
+		            "permission denied: cannot connect to %s", x->url);
+	return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
 }
 
 /* Parses a number in 0..max; returns -1 if s is not one. */
@@ -485,9 +564,9 @@ call(struct ctl *x, const char *method, const ProtobufCMessage *req,
 
 	*ret = NULL; /* also tells gcc that no path leaves it unset */
 	if (x->rpc == NULL && (rv = rpc_open(x->url, &x->rpc)) != 0)
-		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
+		return unreached(x, rv);
 	if ((rv = rpc_call(x->rpc, method, req, desc, timeout_ms, &a)) != 0)
-		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
+		return unreached(x, rv);
 	rv = rpc_status_error(a.status);
 	if (rv == CUT_ETIMEDOUT && allow_deadline) {
 		*ret = a.body;
@@ -696,7 +775,7 @@ cmd_export(struct ctl *x)
 	int rv;
 
 	if (x->rpc == NULL && (rv = rpc_open(x->url, &x->rpc)) != 0)
-		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
+		return unreached(x, rv);
 	rv = rpc_get_snapshot(x->rpc, x->o->args[0], 1, 1, call_timeout(x), &s,
 	                      err, sizeof(err), &status);
 	if (rv != 0 && status != CUT__V1__STATUS_CODE__OK) {
@@ -814,11 +893,11 @@ evaluate(struct ctl *x, const char *id, const char *sql, int skip,
 	req.snapshot_id = (char *)(id != NULL ? id : "");
 	req.sql = (char *)sql;
 	if (x->rpc == NULL && (rv = rpc_open(x->url, &x->rpc)) != 0)
-		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
+		return unreached(x, rv);
 	if ((rv = rpc_call(x->rpc, CUTPROTO_METHOD_EVALUATE, &req.base,
 	                   &cut__v1__evaluate_reply__descriptor,
 	                   DEFAULT_TIMEOUT_MS, &a)) != 0)
-		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
+		return unreached(x, rv);
 	/* The exit statuses are the table's, but for FAILED_PRECONDITION
 	 * (exit 75, "try again", for a Delete of a snapshot in progress): a
 	 * snapshot that cannot be judged (aborted, inconsistent, another

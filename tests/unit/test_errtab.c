@@ -3,12 +3,18 @@
  * directions: every internal code has a row and reaches a gRPC status, a
  * CUT_E* code and an exit status through the functions that read the
  * table (err_grpc(), rpc_status_error(), rpc_exit_status(), ...); no two
- * rows contradict; every CUT_E* code of cut.h has a row and words.
+ * rows contradict; every CUT_E* code of cut.h has a row and words; and
+ * the three mismatches of issue 18 stay mended.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <sysexits.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 
@@ -218,4 +224,66 @@ Test(errtab, nng_and_app_codes)
 	cr_assert_eq(rpc_app_error(CUT__V1__APP_ERROR__CODE__BAD_ITEM),
 	             CUT_EPROTO);
 	cr_assert_eq(rpc_app_error(999), CUT_EPROTO);
+}
+
+/*
+ * Mismatch 1: a user who may not open the control socket got "transport
+ * error" and exit 70.  Now nng's EPERM (connect(2)'s EACCES: nng has no
+ * EACCES) is CUT_EPERM, "permission denied", exit 77, and cutctl says
+ * whose the socket is.  A real socket closed to the user, with cutctl
+ * run as another user than root when the test runs as root (nng is in
+ * Criterion's worker already, and a forked child may not use it: cutctl
+ * is a new program).
+ */
+Test(errtab, a_socket_closed_to_the_user_is_permission_denied)
+{
+	char dir[] = "/tmp/cutd-errtab.XXXXXX", url[128], err[4096] = "";
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd, st, out[2];
+	ssize_t n, len = 0;
+	pid_t pid;
+
+	cr_assert_eq(rpc_nng_error(NNG_EPERM), CUT_EPERM);
+	cr_assert_eq(rpc_exit_status(CUT_EPERM), EX_NOPERM);
+	cr_assert_eq(rpc_exit_status(CUT_EPERM), 77);
+	cr_assert_str_eq(cut_strerror(CUT_EPERM),
+	                 "permission denied by the daemon");
+
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(chmod(dir, 0755), 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/p0.ctl", dir);
+	snprintf(url, sizeof(url), "ipc://%s", sa.sun_path);
+	cr_assert_geq(fd = socket(AF_UNIX, SOCK_STREAM, 0), 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(listen(fd, 4), 0);
+	cr_assert_eq(chmod(sa.sun_path, 0), 0); /* closed to all but root */
+	cr_assert_eq(pipe(out), 0);
+	if ((pid = fork()) == 0) {
+		dup2(out[1], STDERR_FILENO);
+		if (geteuid() == 0 &&
+		    (setgid(65534) != 0 || setuid(65534) != 0))
+			_exit(100);
+		execl(CUTCTL, "cutctl", "--control", url, "status", (char *)0);
+		_exit(101);
+	}
+	cr_assert_gt(pid, 0);
+	close(out[1]);
+	while ((n = read(out[0], err + len, sizeof(err) - 1 - (size_t)len)) > 0)
+		len += n;
+	close(out[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	close(fd);
+	unlink(sa.sun_path);
+	rmdir(dir);
+	cr_assert(WIFEXITED(st), "status %#x", st);
+	cr_assert_neq(WEXITSTATUS(st), 100, "cannot become uid 65534");
+	cr_assert_neq(WEXITSTATUS(st), 101,
+	              "cannot run %s (as uid 65534 when root)", CUTCTL);
+	cr_assert_eq(WEXITSTATUS(st), 77, "cutctl exited %d: %s",
+	             WEXITSTATUS(st), err);
+	cr_assert_not_null(strstr(err, "permission denied: cannot connect to"),
+	                   "%s", err);
+	cr_assert_not_null(strstr(err, "the socket"), "%s", err);
+	cr_assert_not_null(strstr(err, "mode 0000"), "%s", err);
+	cr_assert_null(strstr(err, "transport error"), "%s", err);
 }
