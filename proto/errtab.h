@@ -129,7 +129,7 @@ X(E_CORRUPT,   UNAVAILABLE,         CUT_EUNAVAIL,  EX_UNAVAILABLE, 0, 503, \
     "database file is damaged")                                                \
 X(E_STORAGE,   UNAVAILABLE,         CUT_EUNAVAIL,  EX_UNAVAILABLE, 1, 503, \
     "storage degraded")                                                        \
-X(E_CONFIG,    INTERNAL,            CUT_EPROTO,    EX_PROTOCOL,    0, 0,   \
+X(E_CONFIG,    UNIMPLEMENTED,       CUT_ENOTSUP,   EX_CONFIG,      0, 0,   \
     "invalid configuration")                                                   \
 X(E_TRANSPORT, UNAVAILABLE,         CUT_EUNAVAIL,  EX_UNAVAILABLE, 0, 503, \
     "transport error")                                                         \
@@ -143,7 +143,7 @@ X(E_UNAVAIL,   UNAVAILABLE,         CUT_EUNAVAIL,  EX_UNAVAILABLE, 1, 503, \
     "unavailable")                                                             \
 X(E_TIMEDOUT,  DEADLINE_EXCEEDED,   CUT_ETIMEDOUT, EX_TEMPFAIL,    1, 0,   \
     "the time allowed passed first")                                           \
-X(E_NOMETHOD,  UNIMPLEMENTED,       CUT_ENOTSUP,   EX_PROTOCOL,    0, 0,   \
+X(E_NOMETHOD,  UNIMPLEMENTED,       CUT_ENOTSUP,   EX_CONFIG,      0, 0,   \
     "no such method")                                                          \
 /* The lab's: never answered, but INTERNAL if they were. */                    \
 X(E_EMPTY,     INTERNAL,            CUT_EPROTO,    EX_PROTOCOL,    0, 0,   \
@@ -179,7 +179,7 @@ X(E_NONE,      NONE,                CUT_ECLOSED,   EX_UNAVAILABLE, 1, 0,   \
     "link to the daemon lost")                                                 \
 X(E_NONE,      NONE,                CUT_EREFUSED,  EX_TEMPFAIL,    1, 0,   \
     "refused by the daemon")                                                   \
-X(E_NONE,      NONE,                CUT_ENOTSUP,   EX_PROTOCOL,    0, 0,   \
+X(E_NONE,      NONE,                CUT_ENOTSUP,   EX_CONFIG,      0, 0,   \
     "not supported")                                                           \
 X(E_NONE,      NONE,                CUT_EBUSY,     EX_SOFTWARE,    0, 0,   \
     "busy: called from a callback, or another application is connected")      \

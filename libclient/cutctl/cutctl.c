@@ -180,7 +180,10 @@ usage(FILE *f)
 	      "  76 protocol error\n"
 	      "  77 permission denied (also: the control socket is closed to "
 	      "this user)\n"
-	      "  78 bad cluster file or unknown node\n",
+	      "  78 bad cluster file or unknown node; or the daemon does not "
+	      "offer the\n"
+	      "     call (no [schedule] for schedule pause, or an older "
+	      "daemon)\n",
 	      f);
 }
 

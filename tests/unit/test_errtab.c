@@ -287,3 +287,24 @@ Test(errtab, a_socket_closed_to_the_user_is_permission_denied)
 	cr_assert_not_null(strstr(err, "mode 0000"), "%s", err);
 	cr_assert_null(strstr(err, "transport error"), "%s", err);
 }
+
+/*
+ * Mismatch 2: "the cluster file has no [schedule]" (now E_CONFIG, it was
+ * E_STATE) exited 75, "try again", though nothing changes until the
+ * cluster file does.  Now: UNIMPLEMENTED, CUT_ENOTSUP, exit 78
+ * (EX_CONFIG), not retryable; a snapshot in progress stays 75.
+ */
+Test(errtab, no_schedule_is_permanent)
+{
+	int st = err_grpc(E_CONFIG), c = rpc_status_error(st);
+
+	cr_assert_eq(st, CUT__V1__STATUS_CODE__UNIMPLEMENTED);
+	cr_assert_eq(c, CUT_ENOTSUP);
+	cr_assert_eq(rpc_exit_status(c), EX_CONFIG);
+	cr_assert_eq(rpc_exit_status(c), 78);
+	for (size_t i = 0; i < NROWS; i++)
+		if (rows[i].err == E_CONFIG)
+			cr_assert_eq(rows[i].retry, 0);
+	cr_assert_eq(rpc_exit_status(rpc_status_error(err_grpc(E_STATE))),
+	             EX_TEMPFAIL);
+}
