@@ -123,7 +123,7 @@ X(E_IO,        UNAVAILABLE,         CUT_EUNAVAIL,  EX_UNAVAILABLE, 1, 503, \
     "I/O error")                                                               \
 X(E_BUSY,      UNAVAILABLE,         CUT_EUNAVAIL,  EX_UNAVAILABLE, 1, 503, \
     "database busy")                                                           \
-X(E_SCHEMA,    INTERNAL,            CUT_EPROTO,    EX_PROTOCOL,    0, 0,   \
+X(E_SCHEMA,    UNAVAILABLE,         CUT_EUNAVAIL,  EX_UNAVAILABLE, 0, 503, \
     "unsupported database schema")                                             \
 X(E_CORRUPT,   UNAVAILABLE,         CUT_EUNAVAIL,  EX_UNAVAILABLE, 0, 503, \
     "database file is damaged")                                                \

@@ -308,3 +308,35 @@ Test(errtab, no_schedule_is_permanent)
 	cr_assert_eq(rpc_exit_status(rpc_status_error(err_grpc(E_STATE))),
 	             EX_TEMPFAIL);
 }
+
+/*
+ * Mismatch 3: a damaged database page answered UNAVAILABLE to Start and
+ * INTERNAL to List (E_CORRUPT had no case in err_grpc() until e2da0d0,
+ * and E_SCHEMA answered INTERNAL until this table).  Every storage
+ * failure is UNAVAILABLE (cutctl 69, HTTP 503), whichever call meets it;
+ * a damaged file or a foreign schema is not worth retrying, a busy or
+ * degraded one is.  (t_dbdamage: every method, over a real damaged page.)
+ */
+Test(errtab, every_storage_failure_is_unavailable)
+{
+	static const struct {
+		int err, retry;
+	} storage[] = {{E_IO, 1},
+	               {E_BUSY, 1},
+	               {E_SCHEMA, 0},
+	               {E_CORRUPT, 0},
+	               {E_STORAGE, 1}};
+
+	for (size_t k = 0; k < sizeof(storage) / sizeof(storage[0]); k++) {
+		int e = storage[k].err, st = err_grpc(e);
+		cr_assert_eq(st, CUT__V1__STATUS_CODE__UNAVAILABLE, "%s",
+		             err_str(e));
+		cr_assert_eq(rpc_status_error(st), CUT_EUNAVAIL);
+		cr_assert_eq(rpc_exit_status(CUT_EUNAVAIL), 69);
+		cr_assert_eq(err_http_status(st), 503);
+		for (size_t i = 0; i < NROWS; i++)
+			if (rows[i].err == e)
+				cr_assert_eq(rows[i].retry, storage[k].retry,
+				             "%s", err_str(e));
+	}
+}
