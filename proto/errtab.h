@@ -25,7 +25,8 @@
  * never meets an E_* name, nor the daemon a CUT_E* or EX_* one.  This
  * header includes nothing, and lives beside the protocol, the one folder
  * both sides include.  tests/unit/test_errtab.c expands every column into
- * one array and checks the rules below.
+ * one array and checks the rules below; the README's table of errors is
+ * printed from this one (tests/tools/errtab_doc.py, checked by ctest).
  *
  * Columns:
  *   internal  an E_* code of cuterr.h, or E_NONE
