@@ -1,133 +1,90 @@
 /*
  * error.c - libcut's error codes: their names, and the one place where
  * what comes from elsewhere becomes one of them: nng's errors, the control
- * service's gRPC status codes and the application link's error codes.
+ * service's gRPC status codes and the application link's error codes; and
+ * the exit status cutctl gives each.  All of it is read from the one error
+ * table, proto/errtab.h, as far as libcut knows the names of its columns
+ * (not the daemon's internal codes).
  */
+#include <sysexits.h>
+
 #include <nng/nng.h>
 
 #include "cut/cut.h"
 #include "cutproto.h"
+#include "errtab.h"
 #include "rpc.h"
+
+/* A row of the table without its internal code. */
+struct row {
+	int32_t status; /* ERRTAB_STATUS_NONE: libcut's own row of cut */
+	int cut;
+	int exit;
+	const char *words;
+};
+
+/* (ERRTAB_STATUS_x is CUT__V1__STATUS_CODE__x: cutproto.c checks.) */
+#define ROW(err, status, cut, exit, retry, http, words)                        \
+	{ERRTAB_STATUS(status), cut, exit, words},
+static const struct row rows[] = {CUT_ERRTAB(ROW)};
+#undef ROW
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+/* libcut's own row of code err (the one without a status), or NULL. */
+static const struct row *
+own_row(int err)
+{
+	for (size_t i = 0; i < NROWS; i++)
+		if (rows[i].cut == err && rows[i].status == ERRTAB_STATUS_NONE)
+			return &rows[i];
+	return NULL;
+}
 
 int
 rpc_nng_error(int err)
 {
-	switch (err) {
-	case 0:
+#define NNG_ROW(nng, cut)                                                      \
+	if (err == (nng))                                                      \
+		return cut;
+	if (err == 0)
 		return 0;
-	case NNG_ENOMEM:
-		return CUT_ENOMEM;
-	case NNG_ETIMEDOUT:
-		return CUT_ETIMEDOUT;
-	case NNG_EINVAL:
-	case NNG_EADDRINVAL:
-	case NNG_ENOTSUP:
-		return CUT_EINVAL;
-	case NNG_ECONNREFUSED:
-	case NNG_ENOENT:
-	case NNG_EUNREACHABLE:
-		return CUT_EUNAVAIL;
-	case NNG_ECLOSED:
-	case NNG_ECONNRESET:
-	case NNG_ECONNSHUT:
-	case NNG_ECONNABORTED:
-		return CUT_ECLOSED;
-	case NNG_EMSGSIZE:
-		return CUT_E2BIG;
-	default:
-		return CUT_EIO;
-	}
+	CUT_ERRTAB_NNG(NNG_ROW)
+#undef NNG_ROW
+	return CUT_EIO;
 }
 
 int
 rpc_status_error(int32_t status)
 {
-	switch (status) {
-	case CUT__V1__STATUS_CODE__OK:
-		return 0;
-	case CUT__V1__STATUS_CODE__NOT_FOUND:
-		return CUT_ENOENT;
-	case CUT__V1__STATUS_CODE__INVALID_ARGUMENT:
-	case CUT__V1__STATUS_CODE__OUT_OF_RANGE:
-		return CUT_EINVAL;
-	case CUT__V1__STATUS_CODE__DEADLINE_EXCEEDED:
-		return CUT_ETIMEDOUT;
-	case CUT__V1__STATUS_CODE__UNAVAILABLE:
-		return CUT_EUNAVAIL;
-	case CUT__V1__STATUS_CODE__UNIMPLEMENTED:
-		return CUT_ENOTSUP;
-	case CUT__V1__STATUS_CODE__PERMISSION_DENIED:
-		return CUT_EPERM;
-	case CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED:
-		return CUT_ELIMIT;
-	case CUT__V1__STATUS_CODE__CANCELLED:
-	case CUT__V1__STATUS_CODE__ALREADY_EXISTS:
-	case CUT__V1__STATUS_CODE__FAILED_PRECONDITION:
-	case CUT__V1__STATUS_CODE__ABORTED:
-	case CUT__V1__STATUS_CODE__UNAUTHENTICATED:
-		return CUT_EREFUSED;
-	default:
-		return CUT_EPROTO;
-	}
+	for (size_t i = 0; i < NROWS; i++)
+		if (rows[i].status == status && status != ERRTAB_STATUS_NONE)
+			return rows[i].cut;
+	return CUT_EPROTO; /* a status gRPC has not defined */
 }
 
 int
 rpc_app_error(uint32_t code)
 {
-	switch (code) {
-	case CUT__V1__APP_ERROR__CODE__WRONG_NODE:
-	case CUT__V1__APP_ERROR__CODE__UNKNOWN_NODE:
-	case CUT__V1__APP_ERROR__CODE__UNKNOWN_SNAPSHOT:
-		return CUT_ENOENT;
-	case CUT__V1__APP_ERROR__CODE__VERSION:
-		return CUT_ENOTSUP;
-	case CUT__V1__APP_ERROR__CODE__TOO_LARGE:
-		return CUT_E2BIG;
-	case CUT__V1__APP_ERROR__CODE__BACKPRESSURE:
-		return CUT_EAGAIN;
-	default:
-		return CUT_EPROTO;
-	}
+#define APP_ROW(name, cut)                                                     \
+	if (code == CUT__V1__APP_ERROR__CODE__##name)                          \
+		return cut;
+	CUT_ERRTAB_APP(APP_ROW)
+#undef APP_ROW
+	return CUT_EPROTO;
+}
+
+int
+rpc_exit_status(int err)
+{
+	const struct row *r = own_row(err);
+
+	return r != NULL ? r->exit : EX_SOFTWARE;
 }
 
 const char *
 cut_strerror(int err)
 {
-	switch (err) {
-	case 0:
-		return "success";
-	case CUT_EINVAL:
-		return "invalid argument";
-	case CUT_ENOMEM:
-		return "out of memory";
-	case CUT_ETIMEDOUT:
-		return "timed out";
-	case CUT_ENOENT:
-		return "no such node or snapshot";
-	case CUT_E2BIG:
-		return "message too large";
-	case CUT_EPROTO:
-		return "protocol error";
-	case CUT_EUNAVAIL:
-		return "daemon unavailable";
-	case CUT_ECLOSED:
-		return "link to the daemon lost";
-	case CUT_EREFUSED:
-		return "refused by the daemon";
-	case CUT_ENOTSUP:
-		return "not supported";
-	case CUT_EBUSY:
-		return "busy: called from a callback, or another application "
-		       "is connected";
-	case CUT_EIO:
-		return "transport error";
-	case CUT_EAGAIN:
-		return "no room on the channel now";
-	case CUT_EPERM:
-		return "permission denied by the daemon";
-	case CUT_ELIMIT:
-		return "over the daemon's limits; try again later";
-	default:
-		return "unknown error";
-	}
+	const struct row *r = own_row(err);
+
+	return r != NULL ? r->words : "unknown error";
 }

@@ -70,6 +70,9 @@ int rpc_call(struct rpc *r, const char *method, const ProtobufCMessage *req,
 void rpc_answer_clear(struct rpc_answer *a);
 
 /*
+ * The translations into and out of CUT_E* codes, each read from the one
+ * error table (proto/errtab.h; error.c).
+ *
  * The CUT_E* code for a gRPC status: 0 for OK, CUT_ENOENT for NOT_FOUND,
  * CUT_EINVAL for INVALID_ARGUMENT and OUT_OF_RANGE, CUT_ETIMEDOUT for
  * DEADLINE_EXCEEDED, CUT_EUNAVAIL for UNAVAILABLE, CUT_ENOTSUP for
@@ -85,8 +88,13 @@ int rpc_app_error(uint32_t code);
 /* The gRPC name of a status ("NOT_FOUND"), or "UNKNOWN_STATUS". */
 const char *rpc_status_name(int32_t status);
 
-/* The CUT_E* code for an nng error. */
+/* The CUT_E* code for an nng error: CUT_EPERM for NNG_EPERM (a socket
+ * this user may not open), CUT_EIO for one the table does not name. */
 int rpc_nng_error(int nng_err);
+
+/* cutctl's exit status (sysexits.h) for CUT_E* code err; EX_SOFTWARE for
+ * one that is not a CUT_E* code. */
+int rpc_exit_status(int err);
 
 /*
  * Checks a SnapshotInfo from a daemon: a known status, a printable id

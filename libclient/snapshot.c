@@ -74,15 +74,17 @@ ctl_call(struct cut *c, const char *method, const ProtobufCMessage *req,
          int keep_deadline, ProtobufCMessage **ret_body)
 {
 	struct rpc_answer a = {0};
-	int rv;
+	int rv, connected;
 
 	*ret_body = NULL;
 	pthread_mutex_lock(&c->ctl_mu);
-	if ((rv = ctl_connect(c)) == 0)
+	if ((connected = (rv = ctl_connect(c)) == 0))
 		rv = rpc_call(c->rpc, method, req, desc, timeout_ms, &a);
 	pthread_mutex_unlock(&c->ctl_mu);
 	if (rv != 0) {
-		if (rv != CUT_EUNAVAIL && rv != CUT_ENOTSUP)
+		/* ctl_connect() said why it could not connect (CUT_EPERM:
+		 * the socket is closed to this user). */
+		if (connected && rv != CUT_EUNAVAIL)
 			cut_set_error(c, "%s: %s", method, cut_strerror(rv));
 		return rv;
 	}

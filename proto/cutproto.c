@@ -11,9 +11,19 @@
  * a frame from a newer daemon with extra fields still passes.
  */
 #include "cutproto.h"
+#include "errtab.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* The error table's gRPC statuses are control.proto's. */
+#define SAME_STATUS(name, n)                                                   \
+	_Static_assert((int)ERRTAB_STATUS_##name ==                            \
+	                       (int)CUT__V1__STATUS_CODE__##name &&            \
+	                   n == (int)CUT__V1__STATUS_CODE__##name,             \
+	               "errtab.h: status " #name);
+ERRTAB_STATUSES(SAME_STATUS)
+#undef SAME_STATUS
 
 ProtobufCMessage *
 cutproto_unpack(const ProtobufCMessageDescriptor *desc, size_t len,

@@ -1,54 +1,61 @@
 /*
- * cuterr.c - the words of the error codes.
+ * cuterr.c - the error codes' words, gRPC statuses and HTTP statuses, all
+ * read from the one error table (proto/errtab.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "cuterr.h"
+#include "errtab.h"
 
-// clang-format off
-static const char *const words[E_MAX - E_INVAL] = {
-	[E_INVAL - E_INVAL] = "invalid argument",
-	[E_NOMEM - E_INVAL] = "out of memory",
-	[E_NOCHAN - E_INVAL] = "no such channel",
-	[E_EXIST - E_INVAL] = "already exists",
-	[E_NOENT - E_INVAL] = "no such snapshot",
-	[E_DUP - E_INVAL] = "duplicate",
-	[E_STATE - E_INVAL] = "not allowed in the snapshot's state",
-	[E_FULL - E_INVAL] = "full",
-	[E_GAP - E_INVAL] = "sequence number leaves a gap",
-	[E_IO - E_INVAL] = "I/O error",
-	[E_BUSY - E_INVAL] = "database busy",
-	[E_SCHEMA - E_INVAL] = "unsupported database schema",
-	[E_CORRUPT - E_INVAL] = "database file is damaged",
-	[E_STORAGE - E_INVAL] = "storage degraded",
-	[E_CONFIG - E_INVAL] = "invalid configuration",
-	[E_TRANSPORT - E_INVAL] = "transport error",
-	[E_AUTH - E_INVAL] = "authentication failed",
-	[E_PERM - E_INVAL] = "permission denied",
-	[E_LIMIT - E_INVAL] = "over a limit",
-	[E_UNAVAIL - E_INVAL] = "unavailable",
-	[E_TIMEDOUT - E_INVAL] = "the time allowed passed first",
-	[E_EMPTY - E_INVAL] = "no frame at that position on the channel",
-	[E_ORDER - E_INVAL] =
-	    "declarations must come before the first event",
-	[E_NOTSC - E_INVAL] =
-	    "the channel graph is not strongly connected",
-	[E_FUNDS - E_INVAL] = "the sender has fewer tokens than that",
-	[E_ENGINE - E_INVAL] = "the engine refused the event",
-	[E_SEQ - E_INVAL] = ("the unaligned cut needs each channel's "
-	                     "messages delivered in order"),
+/* The table's rows, as far as the daemon knows their names: those of
+ * libcut's codes (E_NONE) are kept too, for the statuses. */
+struct row {
+	int err;
+	int grpc;
+	int http;
+	const char *words;
 };
-// clang-format on
+
+#define ROW(err, status, cut, exit, retry, http, words)                        \
+	{err, ERRTAB_STATUS(status), http, words},
+static const struct row rows[] = {CUT_ERRTAB(ROW)};
+#undef ROW
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+/* The daemon's row of err, or NULL. */
+static const struct row *
+row_of(int err)
+{
+	for (size_t i = 0; i < NROWS; i++)
+		if (rows[i].err == err && err != E_NONE)
+			return &rows[i];
+	return NULL;
+}
 
 const char *
 err_str(int err)
 {
-	if (err == 0)
-		return "success";
-	if (err < E_INVAL || err >= E_MAX)
-		return "unknown error";
-	return words[err - E_INVAL];
+	const struct row *r = row_of(err);
+
+	return r != NULL ? r->words : "unknown error";
+}
+
+int
+err_grpc(int err)
+{
+	const struct row *r = row_of(err);
+
+	return r != NULL ? r->grpc : ERRTAB_STATUS_INTERNAL;
+}
+
+int
+err_http_status(int grpc)
+{
+	for (size_t i = 0; i < NROWS; i++)
+		if (rows[i].grpc == grpc && grpc != ERRTAB_STATUS_NONE)
+			return rows[i].http != 0 ? rows[i].http : 500;
+	return 500;
 }
 
 int

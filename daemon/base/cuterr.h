@@ -7,10 +7,12 @@
  * failure (SQLite's message, the file and line, the node) travel beside
  * it, in struct errinfo or the module's own errmsg, never instead of it.
  *
- * The codes cross the process boundary in exactly two places: the control
- * service turns them into gRPC status codes (err_grpc() in
- * shell/control.c), and libcut turns those and the application link's
- * error codes into CUT_E* (libclient/rpc.c, libclient/recv.c).
+ * The codes cross the process boundary in one place: the control service
+ * answers each with a gRPC status (err_grpc()), which libcut turns into
+ * a CUT_E* code and cutctl into an exit status.  What each code becomes
+ * at each step is one table, proto/errtab.h, which every one of these
+ * translations reads (err_str(), err_grpc() and err_http_status() below
+ * read it too).
  */
 #ifndef CUT_CUTERR_H
 #define CUT_CUTERR_H
@@ -18,6 +20,7 @@
 #include <stddef.h>
 
 enum err {
+	E_NONE = -1, /* none: errtab.h's rows of libcut's codes */
 	E_OK = 0,
 	E_INVAL = 1000, /* malformed argument, frame or value out of range */
 	E_NOMEM,        /* out of memory; nothing changed */
@@ -40,6 +43,7 @@ enum err {
 	E_LIMIT,        /* over a configured limit; try again later */
 	E_UNAVAIL,      /* no application or peer to do it */
 	E_TIMEDOUT,     /* the time allowed passed first */
+	E_NOMETHOD,     /* the control service has no such method */
 	/* The lab's script and model errors. */
 	E_EMPTY,  /* no frame at that position */
 	E_ORDER,  /* declarations after the first event */
@@ -52,6 +56,14 @@ enum err {
 
 /* A sentence fragment naming the kind of failure ("no such snapshot"). */
 const char *err_str(int err);
+
+/* The gRPC status (a StatusCode value of control.proto) the control
+ * service answers err with: INTERNAL for a code not in the table. */
+int err_grpc(int err);
+
+/* The HTTP status the HTTP API answers a control call's gRPC status
+ * with: 500 for a status the table gives none. */
+int err_http_status(int grpc);
 
 /* A failure's code and its words, for calls whose caller shows them. */
 struct errinfo {

@@ -260,7 +260,8 @@ struct coord_sched_view {
 };
 void coord_schedule_view(struct coord *c, struct coord_sched_view *ret);
 /* Pauses (paused 1) or resumes this node's share of the schedule:
- * E_STATE without a [schedule]. */
+ * E_CONFIG without a [schedule] (no use trying again until the cluster
+ * file has one). */
 int coord_schedule_pause(struct coord *c, int paused, struct errinfo *e);
 
 /* ---- Restore (coord_restore.c) ---- */

@@ -658,9 +658,12 @@ coord_restore(struct coord *c, const char *id, uint32_t timeout_ms,
 		               "it whole: run the restore at %s",
 		               id, at >= 0 ? c->cfg->nodes[at].name : "?");
 	}
-	if ((rv = c->st.ops->get(c->st.db, id, &row)) != 0)
-		return err_set(e, rv, "%s",
-		               rv == E_NOENT ? "no such snapshot" : DB_ERR(c));
+	/* The store's failures say "storage: " and SQLite's words, as every
+	 * control call that meets them does (control.c's fail_store()). */
+	if ((rv = c->st.ops->get(c->st.db, id, &row)) == E_NOENT)
+		return err_set(e, rv, "no such snapshot");
+	if (rv != 0)
+		return err_set(e, rv, "storage: %.200s", DB_ERR(c));
 	if (row.status != STORE_COMPLETE)
 		return err_set(e, E_STATE, "%s is not complete: only a "
 		                           "complete, consistent snapshot "
@@ -684,7 +687,8 @@ coord_restore(struct coord *c, const char *id, uint32_t timeout_ms,
 	    l.n != c->cfg->nchans) {
 		free(l.v);
 		return err_set(e, rv != 0 ? rv : E_STATE,
-		               "cannot read the channels of %s: %s", id,
+		               "%scannot read the channels of %s: %s",
+		               rv != 0 ? "storage: " : "", id,
 		               rv != 0 ? DB_ERR(c)
 		                       : "they do not match the cluster file");
 	}
@@ -705,7 +709,8 @@ coord_restore(struct coord *c, const char *id, uint32_t timeout_ms,
 		    &rs->message_bytes);
 	if (rv != 0) {
 		forget_prepared(rs);
-		return err_set(e, rv, "cannot read %s: %s", id, DB_ERR(c));
+		return err_set(e, rv, "storage: cannot read %s: %s", id,
+		               DB_ERR(c));
 	}
 	snprintf(rs->id, sizeof(rs->id), "%s", id);
 	rs->pgen = rs->gen + 1;

@@ -203,7 +203,7 @@ int
 coord_schedule_pause(struct coord *c, int paused, struct errinfo *e)
 {
 	if (c->cfg->sched_interval_ms == 0)
-		return err_set(e, E_STATE,
+		return err_set(e, E_CONFIG,
 		               "the cluster file has no [schedule]");
 	if (c->sched.paused != (paused != 0))
 		log_notice("schedule %s at this node",

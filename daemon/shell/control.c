@@ -92,59 +92,21 @@ struct reply {
 	int deferred; /* a Wait call kept the request for later */
 };
 
+/* Fails r with the gRPC status of err, an internal code (cuterr.h), as
+ * the error table says (proto/errtab.h, through err_grpc()): the daemon
+ * answers no status but through the table. */
 static void
-fail(struct reply *r, int32_t status, const char *message)
+fail(struct reply *r, int err, const char *message)
 {
-	r->status = status;
+	r->status = err_grpc(err);
 	snprintf(r->message, sizeof(r->message), "%s", message);
-}
-
-/* The one place where the daemon's error codes become gRPC status
- * codes. */
-static int32_t
-err_grpc(int err)
-{
-	switch (err) {
-	case 0:
-		return CUT__V1__STATUS_CODE__OK;
-	case E_INVAL:
-	case E_NOCHAN:
-	case E_GAP:
-		return CUT__V1__STATUS_CODE__INVALID_ARGUMENT;
-	case E_NOENT:
-		return CUT__V1__STATUS_CODE__NOT_FOUND;
-	case E_EXIST:
-	case E_DUP:
-		return CUT__V1__STATUS_CODE__ALREADY_EXISTS;
-	case E_STATE:
-		return CUT__V1__STATUS_CODE__FAILED_PRECONDITION;
-	case E_NOMEM:
-	case E_FULL:
-	case E_LIMIT:
-		return CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED;
-	case E_PERM:
-	case E_AUTH:
-		return CUT__V1__STATUS_CODE__PERMISSION_DENIED;
-	case E_IO:
-	case E_CORRUPT:
-	case E_BUSY:
-	case E_STORAGE:
-	case E_UNAVAIL:
-	case E_TRANSPORT:
-		return CUT__V1__STATUS_CODE__UNAVAILABLE;
-	case E_TIMEDOUT:
-		return CUT__V1__STATUS_CODE__DEADLINE_EXCEEDED;
-	default:
-		return CUT__V1__STATUS_CODE__INTERNAL;
-	}
 }
 
 /* Fails r with err's status and the words of e (or err_str(err)). */
 static void
 fail_err(struct reply *r, int err, const struct errinfo *e)
 {
-	fail(r, err_grpc(err),
-	     e != NULL && e->text[0] != '\0' ? e->text : err_str(err));
+	fail(r, err, e != NULL && e->text[0] != '\0' ? e->text : err_str(err));
 }
 
 /* Fails r with the error rv of a call on the store: a damaged or
@@ -167,8 +129,7 @@ set_body(struct reply *r, const ProtobufCMessage *m)
 {
 	r->len = protobuf_c_message_get_packed_size(m);
 	if ((r->body = malloc(r->len ? r->len : 1)) == NULL) {
-		fail(r, CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED,
-		     "out of memory");
+		fail(r, E_NOMEM, "out of memory");
 		return;
 	}
 	protobuf_c_message_pack(m, r->body);
@@ -619,7 +580,7 @@ info_page_reply(struct cutd *d, struct reply *r, const char *id, int states,
 	int rv = build_info(d, &a, id, states, messages, q, &in);
 
 	if (rv == E_NOENT)
-		fail(r, CUT__V1__STATUS_CODE__NOT_FOUND, "no such snapshot");
+		fail(r, E_NOENT, "no such snapshot");
 	else if (rv != 0)
 		fail_store(d, r, rv);
 	else
@@ -665,33 +626,36 @@ start_limited(struct cutd *d, struct reply *r)
 	} else {
 		return 0;
 	}
-	r->status = CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED;
+	r->status = err_grpc(E_LIMIT);
 	d->starts_limited++;
 	log_notice("control: %s", r->message);
 	return 1;
 }
 
 /* While the database does not take writes, calls that write are refused:
- * UNAVAILABLE, since retrying later may succeed.  So are new snapshots
- * once the file was found damaged: they would be written into it.
+ * E_STORAGE, UNAVAILABLE, since retrying later may succeed.  So are new
+ * snapshots once the file was found damaged: they would be written into
+ * it (E_CORRUPT, UNAVAILABLE too, as every call that meets the damage).
  * Returns 1 if refused. */
 static int
 storage_degraded(struct cutd *d, struct reply *r)
 {
 	const char *why = coord_degraded(d->coord);
+	int err = E_STORAGE;
 
 	if (why[0] == '\0' && (why = control_damaged(d))[0] != '\0') {
 		snprintf(r->message, sizeof(r->message),
 		         "storage damaged: %.160s; stop cutd and move the "
 		         "database aside",
 		         why);
+		err = E_CORRUPT;
 	} else if (why[0] != '\0') {
 		snprintf(r->message, sizeof(r->message),
 		         "storage degraded: %.200s", why);
 	} else {
 		return 0;
 	}
-	r->status = CUT__V1__STATUS_CODE__UNAVAILABLE;
+	r->status = err_grpc(err);
 	return 1;
 }
 
@@ -707,15 +671,14 @@ do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	int rv;
 
 	if (rq == NULL) {
-		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT, "bad request");
+		fail(r, E_INVAL, "bad request");
 		return;
 	}
 	if (rq->has_timeout_ms)
 		timeout = rq->timeout_ms;
 	cut__v1__start_request__free_unpacked(rq, NULL);
 	if (timeout != 0 && (timeout < 100 || timeout > 3600000)) {
-		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		     "timeout_ms must be 100..3600000");
+		fail(r, E_INVAL, "timeout_ms must be 100..3600000");
 		return;
 	}
 	if (storage_degraded(d, r) || start_limited(d, r))
@@ -736,8 +699,7 @@ do_get(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	    cut__v1__get_request__unpack(NULL, body->len, body->data);
 
 	if (rq == NULL || !engine_id_valid(rq->snapshot_id))
-		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		     "bad request or snapshot id");
+		fail(r, E_INVAL, "bad request or snapshot id");
 	else
 		info_reply(d, r, rq->snapshot_id, rq->include_states,
 		           rq->include_messages);
@@ -792,7 +754,7 @@ do_list(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	int rv;
 
 	if (rq == NULL) {
-		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT, "bad request");
+		fail(r, E_INVAL, "bad request");
 		return;
 	}
 	c.limit = rq->limit;
@@ -816,8 +778,7 @@ do_wait(struct cutd *d, nng_msg *req, uint64_t request_id,
 	struct waiter *w;
 
 	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
-		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		     "bad request or snapshot id");
+		fail(r, E_INVAL, "bad request or snapshot id");
 		goto out;
 	}
 	/* A resent Wait that is already waiting: answer once, later. */
@@ -835,7 +796,7 @@ do_wait(struct cutd *d, nng_msg *req, uint64_t request_id,
 		goto out;
 	}
 	if (d->nwaiters >= MAX_WAITERS || (w = calloc(1, sizeof(*w))) == NULL) {
-		fail(r, CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED,
+		fail(r, E_LIMIT,
 		     "too many Wait calls waiting; try again later");
 		goto out;
 	}
@@ -865,7 +826,7 @@ restore_reply(struct cutd *d, struct reply *r)
 
 	coord_restore_view(d->coord, &v);
 	if (v.result != 1) {
-		fail(r, err_grpc(v.result), v.why);
+		fail(r, v.result, v.why);
 		return;
 	}
 	rp.snapshot_id = (char *)v.id;
@@ -887,8 +848,7 @@ do_restore(struct cutd *d, nng_msg *req, uint64_t request_id,
 	int rv;
 
 	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
-		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		     "bad request or snapshot id");
+		fail(r, E_INVAL, "bad request or snapshot id");
 	} else if (d->restore_req != NULL &&
 	           d->restore_request_id == request_id && request_id != 0) {
 		/* Resent while it runs: answered once, later. */
@@ -897,8 +857,7 @@ do_restore(struct cutd *d, nng_msg *req, uint64_t request_id,
 		r->deferred = 1;
 	} else if (rq->has_timeout_ms &&
 	           (rq->timeout_ms < 100 || rq->timeout_ms > 3600000)) {
-		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		     "timeout_ms must be 100 .. 3600000");
+		fail(r, E_INVAL, "timeout_ms must be 100 .. 3600000");
 	} else if ((rv = coord_restore(d->coord, rq->snapshot_id,
 	                               rq->has_timeout_ms ? rq->timeout_ms : 0,
 	                               &e)) != 0) {
@@ -951,8 +910,7 @@ control_wake(struct cutd *d, int64_t now)
 		info_reply(d, &r, w->id, w->include_states,
 		           w->include_messages);
 		if (!v.ended && r.status == 0)
-			fail(&r, CUT__V1__STATUS_CODE__DEADLINE_EXCEEDED,
-			     "snapshot still in progress");
+			fail(&r, E_TIMEDOUT, "snapshot still in progress");
 		send_reply(d, w->req, w->request_id, &r);
 		free(r.body);
 		nng_msg_free(w->req);
@@ -981,8 +939,7 @@ do_delete(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	int rv;
 
 	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
-		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		     "bad request or snapshot id");
+		fail(r, E_INVAL, "bad request or snapshot id");
 	} else if ((rv = coord_delete(d->coord, rq->snapshot_id, &e)) != 0) {
 		fail_err(r, rv, &e);
 	} else {
@@ -1020,7 +977,7 @@ not_judgeable(const struct store_snapshot *ss, struct reply *r)
 		                                     : "not audited");
 	else
 		return 0;
-	r->status = CUT__V1__STATUS_CODE__FAILED_PRECONDITION;
+	r->status = err_grpc(E_STATE);
 	return 1;
 }
 
@@ -1037,26 +994,23 @@ do_evaluate(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	int rv;
 
 	if (rq == NULL) {
-		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT, "bad request");
+		fail(r, E_INVAL, "bad request");
 		return;
 	}
 	if (d->cond == NULL) { /* a harness with a store and no more */
-		fail(r, CUT__V1__STATUS_CODE__UNAVAILABLE,
-		     "conditions are not available here");
+		fail(r, E_UNAVAIL, "conditions are not available here");
 		goto out;
 	}
 	id = rq->snapshot_id != NULL && rq->snapshot_id[0] != '\0'
 	         ? rq->snapshot_id
 	         : NULL;
 	if (id != NULL && !engine_id_valid(id)) {
-		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		     "bad snapshot id");
+		fail(r, E_INVAL, "bad snapshot id");
 		goto out;
 	}
 	if (id != NULL && (rv = store_get(d->store, id, &ss)) != 0) {
 		if (rv == E_NOENT)
-			fail(r, CUT__V1__STATUS_CODE__NOT_FOUND,
-			     "no such snapshot");
+			fail(r, E_NOENT, "no such snapshot");
 		else
 			fail_store(d, r, rv);
 		goto out;
@@ -1097,8 +1051,7 @@ do_keep(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	int rv;
 
 	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
-		fail(r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		     "bad request or snapshot id");
+		fail(r, E_INVAL, "bad request or snapshot id");
 	} else if ((rv = coord_keep(d->coord, rq->snapshot_id, rq->keep, &e)) !=
 	           0) {
 		fail_err(r, rv, &e);
@@ -1284,8 +1237,7 @@ do_status(struct cutd *d, struct reply *r)
 	rp.peers = arena_alloc(&a, n * sizeof(*rp.peers));
 	rp.snapshots_in_progress = arena_alloc(&a, 16 * sizeof(char *));
 	if (rp.peers == NULL || rp.snapshots_in_progress == NULL) {
-		fail(r, CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED,
-		     "out of memory");
+		fail(r, E_NOMEM, "out of memory");
 		arena_free(&a);
 		return;
 	}
@@ -1385,7 +1337,7 @@ dispatch(struct cutd *d, nng_msg *req, const Cut__V1__RpcRequest *rq,
 	else if (strcmp(m, CUTPROTO_METHOD_SCHEDULE_RESUME) == 0)
 		do_schedule(d, 0, r);
 	else
-		fail(r, CUT__V1__STATUS_CODE__UNIMPLEMENTED, "unknown method");
+		fail(r, E_NOMETHOD, "unknown method");
 	return r->deferred;
 }
 
@@ -1442,7 +1394,7 @@ denied(struct cutd *d, nng_msg *req, const char *method, struct reply *r)
 		return 0;
 	perm_explain(r->message, sizeof(r->message), v, method, &pol,
 	             d->cfg->admin_group, &c);
-	r->status = CUT__V1__STATUS_CODE__PERMISSION_DENIED;
+	r->status = err_grpc(E_PERM);
 	d->calls_denied++;
 	log_notice("control: permission denied: %s", r->message);
 	return 1;
@@ -1457,8 +1409,7 @@ hold(struct cutd *d, nng_msg *req, uint64_t request_id, struct reply *r)
 	struct held_reply *h = calloc(1, sizeof(*h));
 
 	if (h == NULL) {
-		fail(r, CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED,
-		     "out of memory");
+		fail(r, E_NOMEM, "out of memory");
 		send_reply(d, req, request_id, r);
 		nng_msg_free(req);
 		return;
@@ -1496,7 +1447,7 @@ control_committed(struct cutd *d, int lost)
 		struct reply r = {0};
 		d->held = h->next;
 		if (lost) {
-			fail(&r, CUT__V1__STATUS_CODE__UNAVAILABLE,
+			fail(&r, E_STORAGE,
 			     "storage: the change was lost with its database "
 			     "batch; nothing changed, try again");
 		} else {
@@ -1525,8 +1476,7 @@ control_request(struct cutd *d, nng_msg *req)
 	if (rq == NULL) {
 		d->bad_control++;
 		log_warnx("bad control request: does not decode; dropped");
-		fail(&r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-		     "request does not decode");
+		fail(&r, E_INVAL, "request does not decode");
 		send_reply(d, req, 0, &r);
 		nng_msg_free(req);
 		return;
@@ -1578,8 +1528,7 @@ control_query(struct cutd *d, struct control_query *q)
 		Cut__V1__GetRequest *rq =
 		    cut__v1__get_request__unpack(NULL, body.len, body.data);
 		if (rq == NULL || !engine_id_valid(rq->snapshot_id))
-			fail(&r, CUT__V1__STATUS_CODE__INVALID_ARGUMENT,
-			     "bad request or snapshot id");
+			fail(&r, E_INVAL, "bad request or snapshot id");
 		else
 			info_page_reply(d, &r, rq->snapshot_id,
 			                rq->include_states,
@@ -1587,8 +1536,7 @@ control_query(struct cutd *d, struct control_query *q)
 		if (rq != NULL)
 			cut__v1__get_request__free_unpacked(rq, NULL);
 	} else {
-		fail(&r, CUT__V1__STATUS_CODE__UNIMPLEMENTED,
-		     "not a read-only method");
+		fail(&r, E_NOMETHOD, "not a read-only method");
 	}
 	q->status = r.status;
 	snprintf(q->message, sizeof(q->message), "%s", r.message);

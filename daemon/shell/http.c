@@ -354,25 +354,6 @@ bad:
 	return -1;
 }
 
-/* The HTTP status of a control call's gRPC status. */
-static uint16_t
-http_status(int32_t grpc)
-{
-	switch (grpc) {
-	case CUT__V1__STATUS_CODE__OK:
-		return 200;
-	case CUT__V1__STATUS_CODE__NOT_FOUND:
-		return 404;
-	case CUT__V1__STATUS_CODE__INVALID_ARGUMENT:
-		return 400;
-	case CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED:
-	case CUT__V1__STATUS_CODE__UNAVAILABLE:
-		return 503;
-	default:
-		return 500;
-	}
-}
-
 /* Runs q; on failure answers with its words and returns -1. */
 static int
 query(struct cutd *d, nng_aio *aio, struct control_query *q)
@@ -380,7 +361,10 @@ query(struct cutd *d, nng_aio *aio, struct control_query *q)
 	control_query(d, q);
 	if (q->status == CUT__V1__STATUS_CODE__OK && q->body != NULL)
 		return 0;
-	fail(d->http->sh, aio, q->status == 0 ? 500 : http_status(q->status),
+	/* The HTTP status of the gRPC status: the error table's
+	 * (proto/errtab.h). */
+	fail(d->http->sh, aio,
+	     q->status == 0 ? 500 : (uint16_t)err_http_status(q->status),
 	     q->message[0] != '\0' ? q->message : "the call failed", 0);
 	free(q->body);
 	return -1;

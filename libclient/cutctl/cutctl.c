@@ -8,10 +8,13 @@
  * libcut uses, so that it sees every field the daemon sends.
  */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sysexits.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,8 +178,12 @@ usage(FILE *f)
 	      "deadline\n"
 	      "     too) or refused for now; try again\n"
 	      "  76 protocol error\n"
-	      "  77 permission denied\n"
-	      "  78 bad cluster file or unknown node\n",
+	      "  77 permission denied (also: the control socket is closed to "
+	      "this user)\n"
+	      "  78 bad cluster file or unknown node; or the daemon does not "
+	      "offer the\n"
+	      "     call (no [schedule] for schedule pause, or an older "
+	      "daemon)\n",
 	      f);
 }
 
@@ -237,36 +244,91 @@ json_out(json_t *doc)
 	if (cj_print(stdout, doc) == 0)
 		return 0;
 	if (!built)
-		return fail(EX_SOFTWARE, "out of memory");
+		return fail(rpc_exit_status(CUT_ENOMEM), "out of memory");
 	return fail(EX_IOERR, "cannot write the output");
 }
 
-/* The exit status for a CUT_E* code. */
+/* The exit status for a CUT_E* code: the error table's (proto/errtab.h),
+ * as every failure that has a CUT_E* code exits. */
 static int
 exit_code(int err)
 {
-	switch (err) {
-	case 0:
-		return EX_OK;
-	case CUT_EINVAL:
-	case CUT_ENOENT:
-	case CUT_E2BIG:
-		return EX_DATAERR;
-	case CUT_EUNAVAIL:
-	case CUT_ECLOSED:
-		return EX_UNAVAILABLE;
-	case CUT_ETIMEDOUT:
-	case CUT_EREFUSED:
-	case CUT_ELIMIT:
-		return EX_TEMPFAIL;
-	case CUT_EPERM:
-		return EX_NOPERM;
-	case CUT_EPROTO:
-	case CUT_ENOTSUP:
-		return EX_PROTOCOL;
-	default:
-		return EX_SOFTWARE;
+	return rpc_exit_status(err);
+}
+
+/* The name of user uid or group gid, or its number, in buf. */
+static const char *
+user_name(uid_t uid, char *buf, size_t size)
+{
+	const struct passwd *pw = getpwuid(uid);
+
+	if (pw != NULL)
+		return pw->pw_name;
+	snprintf(buf, size, "%lu", (unsigned long)uid);
+	return buf;
+}
+
+static const char *
+group_name(gid_t gid, char *buf, size_t size)
+{
+	const struct group *gr = getgrgid(gid);
+
+	if (gr != NULL)
+		return gr->gr_name;
+	snprintf(buf, size, "%lu", (unsigned long)gid);
+	return buf;
+}
+
+/*
+ * Why this user may not connect to the IPC socket of url, in buf: whose
+ * the socket is, or, when it cannot even be looked at, whose the
+ * directory on its path that is closed to this user is.  Returns 0, or -1
+ * (buf empty) for a URL that is not ipc:// or a path with nothing to say.
+ */
+static int
+socket_owner(const char *url, char *buf, size_t size)
+{
+	char path[1024], ubuf[24], gbuf[24], *slash;
+	const char *what = "the socket", *group;
+	struct stat sb;
+
+	buf[0] = '\0';
+	if (strncmp(url, "ipc://", 6) != 0 ||
+	    snprintf(path, sizeof(path), "%s", url + 6) >= (int)sizeof(path))
+		return -1;
+	while (stat(path, &sb) != 0) {
+		if ((slash = strrchr(path, '/')) == NULL || slash == path)
+			return -1;
+		*slash = '\0';
+		what = "the directory";
 	}
+	group = group_name(sb.st_gid, gbuf, sizeof(gbuf));
+	snprintf(buf, size,
+	         "%s %s is mode %04o, owner %s, group %s: only the daemon's "
+	         "user, root and members of group %s (socket_group in the "
+	         "cluster file) may connect",
+	         what, path, (unsigned)(sb.st_mode & 07777),
+	         user_name(sb.st_uid, ubuf, sizeof(ubuf)), group, group);
+	return 0;
+}
+
+/* Says why the daemon at x->url could not be asked (rv, a CUT_E* code of
+ * the connection, not the daemon's answer) and returns the exit status.
+ * A socket this user may not open (NNG_EPERM, CUT_EPERM) says whose it
+ * is. */
+static int
+unreached(const struct ctl *x, int rv)
+{
+	char why[1400];
+
+	if (rv == CUT_EPERM && socket_owner(x->url, why, sizeof(why)) == 0)
+		return fail(exit_code(rv),
+		            "permission denied: cannot connect to %s: %s",
+		            x->url, why);
+	if (rv == CUT_EPERM)
+		return fail(exit_code(rv),
+		            "permission denied: cannot connect to %s", x->url);
+	return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
 }
 
 /* Parses a number in 0..max; returns -1 if s is not one. */
@@ -505,9 +567,9 @@ call(struct ctl *x, const char *method, const ProtobufCMessage *req,
 
 	*ret = NULL; /* also tells gcc that no path leaves it unset */
 	if (x->rpc == NULL && (rv = rpc_open(x->url, &x->rpc)) != 0)
-		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
+		return unreached(x, rv);
 	if ((rv = rpc_call(x->rpc, method, req, desc, timeout_ms, &a)) != 0)
-		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
+		return unreached(x, rv);
 	rv = rpc_status_error(a.status);
 	if (rv == CUT_ETIMEDOUT && allow_deadline) {
 		*ret = a.body;
@@ -518,7 +580,8 @@ call(struct ctl *x, const char *method, const ProtobufCMessage *req,
 		return refused(x, rv, &a);
 	}
 	if (a.body == NULL)
-		return fail(EX_PROTOCOL, "the daemon's reply has no body");
+		return fail(exit_code(CUT_EPROTO),
+		            "the daemon's reply has no body");
 	*ret = a.body;
 	return 0;
 }
@@ -568,15 +631,18 @@ wait_for(struct ctl *x, const char *id)
 		s = (Cut__V1__SnapshotInfo *)body;
 		if (s == NULL) /* still in progress, no details */
 			rv = end != 0 && now_ms() >= end
-			         ? fail(EX_TEMPFAIL, "%s still in progress", id)
+			         ? fail(exit_code(CUT_ETIMEDOUT),
+			                "%s still in progress", id)
 			         : 0;
 		else if (rpc_check_snapshot(s) != 0)
-			rv = fail(EX_PROTOCOL, "bad snapshot from the daemon");
+			rv = fail(exit_code(CUT_EPROTO),
+			          "bad snapshot from the daemon");
 		else if (s->status !=
 		         CUT__V1__SNAPSHOT_INFO__STATUS__IN_PROGRESS)
 			break;
 		else if (end != 0 && now_ms() >= end)
-			rv = fail(EX_TEMPFAIL, "%s still in progress", id);
+			rv = fail(exit_code(CUT_ETIMEDOUT),
+			          "%s still in progress", id);
 		else if (tty)
 			progress(s, t0);
 		/* A daemon that answers at once about a snapshot in
@@ -658,7 +724,8 @@ cmd_list(struct ctl *x)
 	for (i = 0; i < l->n_snapshots; i++)
 		if (rpc_check_snapshot(l->snapshots[i]) != 0) {
 			protobuf_c_message_free_unpacked(body, NULL);
-			return fail(EX_PROTOCOL, "bad list from the daemon");
+			return fail(exit_code(CUT_EPROTO),
+			            "bad list from the daemon");
 		}
 	if (x->o->json)
 		rv = json_out(list_json(l));
@@ -689,7 +756,8 @@ cmd_show(struct ctl *x)
 	if (rv != 0)
 		return rv;
 	if (rpc_check_snapshot((Cut__V1__SnapshotInfo *)body) != 0)
-		rv = fail(EX_PROTOCOL, "bad snapshot from the daemon");
+		rv =
+		    fail(exit_code(CUT_EPROTO), "bad snapshot from the daemon");
 	else if (x->o->dot)
 		print_snapshot_dot(stdout, (Cut__V1__SnapshotInfo *)body);
 	else if (x->o->json)
@@ -710,7 +778,7 @@ cmd_export(struct ctl *x)
 	int rv;
 
 	if (x->rpc == NULL && (rv = rpc_open(x->url, &x->rpc)) != 0)
-		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
+		return unreached(x, rv);
 	rv = rpc_get_snapshot(x->rpc, x->o->args[0], 1, 1, call_timeout(x), &s,
 	                      err, sizeof(err), &status);
 	if (rv != 0 && status != CUT__V1__STATUS_CODE__OK) {
@@ -828,16 +896,21 @@ evaluate(struct ctl *x, const char *id, const char *sql, int skip,
 	req.snapshot_id = (char *)(id != NULL ? id : "");
 	req.sql = (char *)sql;
 	if (x->rpc == NULL && (rv = rpc_open(x->url, &x->rpc)) != 0)
-		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
+		return unreached(x, rv);
 	if ((rv = rpc_call(x->rpc, CUTPROTO_METHOD_EVALUATE, &req.base,
 	                   &cut__v1__evaluate_reply__descriptor,
 	                   DEFAULT_TIMEOUT_MS, &a)) != 0)
-		return fail(exit_code(rv), "%s: %s", x->url, cut_strerror(rv));
+		return unreached(x, rv);
+	/* The exit statuses are the table's, but for FAILED_PRECONDITION
+	 * (exit 75, "try again", for a Delete of a snapshot in progress): a
+	 * snapshot that cannot be judged (aborted, inconsistent, another
+	 * node's) never will be, a bad argument. */
+	rv = rpc_status_error(a.status);
 	if (a.status == CUT__V1__STATUS_CODE__INVALID_ARGUMENT)
-		return fail_code(EX_DATAERR, rpc_status_name(a.status),
+		return fail_code(exit_code(rv), rpc_status_name(a.status),
 		                 "bad condition: %s", a.message);
 	if (a.status == CUT__V1__STATUS_CODE__RESOURCE_EXHAUSTED)
-		return fail_code(EX_TEMPFAIL, rpc_status_name(a.status),
+		return fail_code(exit_code(rv), rpc_status_name(a.status),
 		                 "condition stopped: %s", a.message);
 	if (a.status == CUT__V1__STATUS_CODE__FAILED_PRECONDITION && !skip)
 		return fail_code(EX_DATAERR, rpc_status_name(a.status), "%s",
@@ -848,12 +921,13 @@ evaluate(struct ctl *x, const char *id, const char *sql, int skip,
 		rpc_answer_clear(&a);
 		return -1;
 	}
-	if ((rv = rpc_status_error(a.status)) != 0) {
+	if (rv != 0) {
 		rpc_answer_clear(&a);
 		return refused(x, rv, &a);
 	}
 	if (a.body == NULL)
-		return fail(EX_PROTOCOL, "the daemon's reply has no body");
+		return fail(exit_code(CUT_EPROTO),
+		            "the daemon's reply has no body");
 	*ret = (Cut__V1__EvaluateReply *)a.body;
 	return 0;
 }
@@ -888,7 +962,7 @@ wait_quietly(struct ctl *x, const char *id, uint64_t end_ms, int *ret_done)
 		s = (Cut__V1__SnapshotInfo *)body;
 		if (s != NULL && rpc_check_snapshot(s) != 0) {
 			protobuf_c_message_free_unpacked(body, NULL);
-			return fail(EX_PROTOCOL,
+			return fail(exit_code(CUT_EPROTO),
 			            "bad snapshot from the daemon");
 		}
 		if (s != NULL &&

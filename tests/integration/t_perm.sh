@@ -6,7 +6,9 @@
 # `cutctl status` and `list` but `snapshot` and `delete` are refused with
 # PERMISSION_DENIED (exit 77) and the snapshot stays; members of
 # admin_group (as a supplementary or as the primary group) and root may
-# start and delete.  An unknown group in the cluster file is exit 78.
+# start and delete.  A user outside the socket group cannot connect:
+# permission denied (exit 77) naming the socket's group.  An unknown group
+# in the cluster file is exit 78.
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || fail "needs root (useradd, groupadd, runuser)"
 for c in useradd groupadd userdel groupdel runuser; do
@@ -19,6 +21,8 @@ ADMG=cutdta$S
 READER=cutdtr$S
 ADMIN=cutdtm$S
 PRIMARY=cutdtp$S
+OUTSIDER=cutdto$S
+OUTG=cutdtg$S
 # Only what this test created is removed: users first, then their groups.
 MADE_USERS=""
 MADE_GROUPS=""
@@ -42,6 +46,8 @@ add_group "$ADMG"
 add_user "$READER" -g "$SOCKG"
 add_user "$ADMIN" -g "$SOCKG" -G "$ADMG"
 add_user "$PRIMARY" -g "$ADMG" -G "$SOCKG"
+add_group "$OUTG"
+add_user "$OUTSIDER" -g "$OUTG"
 # The users reach the sockets through the test directory.
 chgrp "$SOCKG" "$T" && chmod 0750 "$T" || fail "cannot open $T to $SOCKG"
 
@@ -122,6 +128,28 @@ echo "ok: $id is still there, complete"
 denied=$($CUTCTL --control "ipc://$T/p0.ctl" --json status |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)["calls_denied"])')
 [ "$denied" = 2 ] || fail "status says $denied calls denied, want 2"
+
+# A user outside socket_group cannot connect at all: permission denied
+# (77) with whose the socket is, not "transport error" (70, as it was).
+# First the test directory ($T, 0750, group $SOCKG) stops the user, then,
+# opened to others, the socket itself (0660, group $SOCKG).
+expect_rc 77 as "$OUTSIDER" $CTL status
+grep -q "^cutctl: permission denied: cannot connect to ipc://$T/p0.ctl: the directory $T is mode 0750, owner root, group $SOCKG: only the daemon's user, root and members of group $SOCKG (socket_group in the cluster file) may connect$" "$T/err" ||
+	fail "status as $OUTSIDER: $(cat "$T/err")"
+grep -q "transport error" "$T/err" && fail "still a transport error: $(cat "$T/err")"
+echo "ok: $OUTSIDER (not in $SOCKG), stopped by the directory: $(cat "$T/err")"
+chmod 0751 "$T" || fail "chmod $T"
+expect_rc 77 as "$OUTSIDER" $CTL --json list
+python3 - "$T/err" "$T" "$SOCKG" <<'PY' || fail "list --json as $OUTSIDER: $(cat "$T/err")"
+import json, sys
+e = json.load(open(sys.argv[1]))["error"]
+assert e["code"] is None and e["exit_status"] == 77, e
+assert e["message"].startswith("permission denied: cannot connect to ipc://%s/p0.ctl: "
+                                "the socket %s/p0.ctl is mode 0660, owner root, group %s:"
+                                % (sys.argv[2], sys.argv[2], sys.argv[3])), e
+PY
+chmod 0750 "$T" || fail "chmod $T"
+echo "ok: $OUTSIDER, stopped by the socket: $(cat "$T/err" | tr -d '\n')"
 
 # Members of the admin group may start and delete: by a supplementary
 # group, and by the primary one.

@@ -193,6 +193,20 @@ expect_rc 0 ctl 0 list --json
 jtest "$T/out" "'$id' not in [s['id'] for s in d['snapshots']] and len(d['snapshots']) == 2"
 echo "ok: delete --json; unknown snapshots: 65"
 
+# No [schedule] in the cluster file: showing it is no error, pausing or
+# resuming it is a permanent one, 78 (a configuration error: it exited 75,
+# "try again", as if it could pass), UNIMPLEMENTED, with the reason.
+expect_rc 0 ctl 0 schedule show
+grep -q "the cluster file has no \[schedule\]" "$T/out" || fail "schedule show: $(cat "$T/out")"
+for verb in pause resume; do
+	expect_rc 78 ctl 0 schedule "$verb"
+	[ "$(cat "$T/err")" = "cutctl: the cluster file has no [schedule]" ] ||
+		fail "schedule $verb: $(cat "$T/err")"
+	expect_rc 78 ctl 0 --json schedule "$verb"
+	jtest "$T/err" "d == {'error': {'code': 'UNIMPLEMENTED', 'message': 'the cluster file has no [schedule]', 'exit_status': 78}}"
+done
+echo "ok: schedule pause/resume without [schedule]: 78, UNIMPLEMENTED"
+
 # The same daemon found through the cluster file.
 expect_rc 0 "$CUTCTL" --cluster "$T/cluster.ini" --node p2 --json status
 jtest "$T/out" "d['node'] == 'p2'"

@@ -41,7 +41,9 @@ node_is() {
 
 expect_rc 0 "$CUTCTL" --help
 cp "$T/out" "$T/help"
-codes=$(python3 - "$SRC/libclient/cutctl" <<'PY'
+# cutctl's own sources, and the error table (proto/errtab.h), which gives
+# the exit status of every failure that has a CUT_E* code.
+codes=$(python3 - "$SRC/libclient/cutctl" "$SRC/proto/errtab.h" <<'PY'
 import os, re, sys
 names = {}
 for line in open("/usr/include/sysexits.h"):
@@ -49,7 +51,7 @@ for line in open("/usr/include/sysexits.h"):
     if m:
         names[m.group(1)] = int(m.group(2))
 used = set()
-src = ""
+src = open(sys.argv[2]).read()
 for f in os.listdir(sys.argv[1]):
     if f.endswith(".c"):
         src += open(os.path.join(sys.argv[1], f)).read()

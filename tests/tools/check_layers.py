@@ -4,8 +4,8 @@
     python3 tests/tools/check_layers.py [REPO]
 
 Each folder of daemon/ is a layer and may include headers only from the
-layers below it (and from proto/'s generated code, the system and its
-libraries).  libclient/ (libcut) includes nothing of daemon/; its
+layers below it (and from proto/'s generated code and error table, the
+system and its libraries).  libclient/ (libcut) includes nothing of daemon/; its
 protocol core, libclient/core/ (pure), includes only the public header,
 and the simulation (daemon/lab) runs it; its
 command-line client, libclient/cutctl/, may include the base layer (the
@@ -33,8 +33,10 @@ ALLOWED = {
                          "libclient/include/cut", "daemon/base"],
 }
 # Headers outside these folders that anyone may include: proto/'s own
-# helpers and protobuf-c's generated code.
-COMMON = {"cutproto.h"}
+# helpers and protobuf-c's generated code, and the one error table
+# (proto/errtab.h, which includes nothing: each side names only its own
+# columns of it).
+COMMON = {"cutproto.h", "errtab.h"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 

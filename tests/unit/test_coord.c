@@ -2961,7 +2961,8 @@ Test(sched, no_schedule)
 
 	coord_schedule_view(h->c, &v);
 	cr_assert(!v.configured);
-	cr_assert_eq(coord_schedule_pause(h->c, 1, &e), E_STATE);
+	/* Permanent: the cluster file's, not a state that passes. */
+	cr_assert_eq(coord_schedule_pause(h->c, 1, &e), E_CONFIG);
 	HAS(e.text, "[schedule]");
 	h_time(h, 100000);
 	coord_timers(h->c);

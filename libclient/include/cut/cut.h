@@ -460,12 +460,15 @@ CUT_API int cut_restore_commit(struct cut *c);
  * return, besides the codes named: CUT_ENOTSUP (no control URL),
  * CUT_EUNAVAIL (no daemon at the control URL, or shutting down),
  * CUT_ETIMEDOUT, CUT_EREFUSED (the daemon refused: e.g. a snapshot in
- * progress), CUT_EPERM (this process's user may not make this call: see
- * below), CUT_ELIMIT (the daemon's limits on snapshots in flight or on
- * the rate of starts), CUT_EPROTO, CUT_ENOMEM.  After a failure
- * cut_last_error() has the daemon's message.
+ * progress), CUT_EPERM (this process's user may not make this call, or
+ * may not connect to the control socket at all: see below), CUT_ELIMIT
+ * (the daemon's limits on snapshots in flight or on the rate of starts),
+ * CUT_EPROTO, CUT_ENOMEM.  After a failure cut_last_error() has the
+ * daemon's message.
  *
- * Permissions.  Anyone who can connect to the control socket may read
+ * Permissions.  The control socket is open to the daemon's user, root
+ * and the cluster file's socket_group; to anyone else connecting is
+ * CUT_EPERM.  Anyone who can connect to the control socket may read
  * (list, get, wait).  Deleting is for the daemon's user, root and the
  * cluster file's admin_group.  Starting a snapshot is for them and for
  * the user of the application connected to the daemon: an application
