@@ -430,8 +430,8 @@ quiesce(struct cut *c)
 	if (nng_socket_set_int(c->app, NNG_OPT_RECVBUF, 0) != 0 ||
 	    nng_socket_get_int(c->app, NNG_OPT_RECVFD, &pfd.fd) != 0)
 		return;
-	/* Asked even when a frame is held already (the poll below then
-	 * returns at once): one rule, whatever came in meanwhile. */
+	if (poll(&pfd, 1, 0) == 1)
+		return; /* a frame is held already */
 	pthread_mutex_lock(&c->send_mu);
 	rv = c->send_err == 0 && !atomic_load(&c->lost)
 	         ? appcore_sync(&c->k, &token)
