@@ -20,6 +20,42 @@ turn_init(struct turn *t, struct coord *c, size_t self, size_t nnodes,
 	return 0;
 }
 
+int
+turn_start(struct turn *t, const struct config *cfg, size_t self,
+           uint64_t epoch, struct store_port sp, const struct turn_port *p,
+           struct errinfo *e)
+{
+	int64_t now, wall;
+	struct coord *c;
+	int rv;
+
+	p->clock(p->ctx, &now, &wall);
+	if ((rv = coord_new(cfg, self, epoch, sp, now, wall, &c, e)) != 0)
+		return rv;
+	/* Nothing held yet to answer: the first turn's step follows. */
+	(void)coord_commit(c);
+	if (turn_init(t, c, self, cfg->nnodes, p, now) != 0) {
+		coord_free(c);
+		*t = (struct turn){0};
+		return err_set(e, E_NOMEM, "out of memory starting the loop");
+	}
+	return 0;
+}
+
+void
+turn_stop(struct turn *t, const char *reason)
+{
+	int64_t now, wall;
+	int rv;
+
+	t->p->clock(t->p->ctx, &now, &wall);
+	coord_set_time(t->c, now, wall);
+	coord_stop(t->c, reason);
+	rv = coord_commit(t->c);
+	if (t->p->committed != NULL)
+		t->p->committed(t->p->ctx, rv, now);
+}
+
 static void
 drop(struct turn *t, void **frame)
 {

@@ -140,6 +140,28 @@ struct turn {
 	int no_timers;
 };
 
+/*
+ * A run of node self of cfg, begun and ended the same way by cutd and by
+ * the simulation.  turn_start() makes the coordinator of run epoch
+ * (random, never 0) on the store sp, at the port's clock; commits its
+ * first batch, which marks what the last run left unfinished aborted
+ * ("daemon restarted"), so that nothing of this run can mix with it;
+ * and prepares t (turn_init()) with the dialers made now.  The port must
+ * be ready (its clock and committed step are used).  Returns 0 with the
+ * coordinator in t->c (the caller frees it after turn_fini()), or
+ * coord_new()'s error with e saying why, or E_NOMEM.
+ *
+ * turn_stop() ends the run in order: what is in flight ends aborted
+ * with reason, that batch is committed, and the shell's after-commit
+ * step runs (held replies answered, waits woken, conditions judged).
+ * A process that is killed does neither: its next start finds what it
+ * had not committed gone.
+ */
+int turn_start(struct turn *t, const struct config *cfg, size_t self,
+               uint64_t epoch, struct store_port sp,
+               const struct turn_port *p, struct errinfo *e);
+void turn_stop(struct turn *t, const char *reason);
+
 /* Prepares t for node self of nnodes, whose dialers were made at now.
  * 0, or ENOMEM. */
 int turn_init(struct turn *t, struct coord *c, size_t self, size_t nnodes,

@@ -12,8 +12,9 @@
  * libcut's own protocol core, libclient/core/appcore.c).  Every random choice
  * comes from one PRNG seeded once from the seed; there is no wall clock (the
  * simulated one starts on 2100-01-01) and no other randomness, so a seed is a
- * replay.  Each turn of a daemon is cutd's own (core/turn.c's turn_run(), over
- * simnet.c's port in place of nng's).
+ * replay.  A daemon starts, turns and stops as cutd does: turn_start(),
+ * turn_run() and turn_stop() of core/turn.c, over simnet.c's port in place
+ * of nng's.
  *
  * A run draws its cluster from the seed: the node count (in --nodes),
  * every pair or a ring plus chords, the cut, the deadline, the message
@@ -552,11 +553,7 @@ sim_crash(struct sim *s, struct sim_node *n, int64_t down, int stop)
 	 * marks what was running aborted, "daemon restarted". */
 	note_crash(s, n);
 	if (stop) {
-		/* cutd.c's stop(): what is in flight ends aborted, and the
-		 * batch commits. */
-		coord_set_time(n->c, s->now, sim_wall(s));
-		coord_stop(n->c, "daemon stopped");
-		coord_commit(n->c);
+		turn_stop(&n->turn, "daemon stopped");
 		s->st->stops++;
 	}
 	simnet_crash(s, n);
@@ -897,7 +894,7 @@ sim_note_running(struct sim *s, size_t i)
 	 * its senders send again, with a window of new messages, a window
 	 * they had not heard was taken, which its application may have
 	 * taken from its last run; the daemon holds those until its
-	 * application's hello says so (coord_app.c's drop_had()). */
+	 * application's hello says so (drop_had() in core/coord_app.c). */
 	if (q.down_bytes + q.down_items * cfg->message_cost >
 	    2 * n_in * one + replay)
 		sim_fail(s, SIM_C_BOUNDS,

@@ -154,7 +154,7 @@ struct sim_dial {
 	int reconnected;      /* a connection came up since the last turn */
 	int doom;             /* its next connection resets as it opens */
 	/* Since chk_at (0: not now) nothing stands in the link's way
-	 * (simnet.c's recovered()); it had sent up to chk_upto then. */
+	 * (recovered() in simnet.c); it had sent up to chk_upto then. */
 	int64_t chk_at;
 	uint64_t chk_upto;
 	int64_t attempt_at; /* next connect attempt, or SIM_NEVER */

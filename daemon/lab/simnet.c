@@ -211,8 +211,9 @@ tell_src(struct sim *s, struct sim_conn *k)
 	}
 }
 
-/* The dst end of k learns that it closed: the loop tells the
- * coordinator (net.c's listener_event()). */
+/* The dst end of k learns that it closed: its id waits for the port's
+ * peer_closed, which the turn reads (cutd's port learns it from nng's
+ * pipe events, in net.c). */
 static void
 tell_dst(struct sim *s, struct sim_conn *k)
 {
@@ -473,7 +474,7 @@ port_clock(void *ctx, int64_t *now, int64_t *wall)
 	*wall = sim_wall(n->sim);
 }
 
-/* Listener connections closed (net.c's listener_event()). */
+/* The port's peer_closed: the simulated listener's closed connections. */
 static size_t
 port_peer_closed(void *ctx, uint32_t *ids, size_t max)
 {
@@ -556,7 +557,8 @@ port_peer_redial(void *ctx, size_t node)
 	d->attempt_at = n->sim->now;
 }
 
-/* The application's connection closed (appsock.c's pipe_removed()). */
+/* The port's app_closed: the simulated application connection's close
+ * (cutd's port learns it from nng's pipe events, in appsock.c). */
 static size_t
 port_app_closed(void *ctx, uint32_t *ids, size_t max)
 {
@@ -683,25 +685,13 @@ judge_wall(void *arg)
 	return sim_wall(((struct sim_node *)arg)->sim);
 }
 
-/* After the commit: the conditions, as cutd's port does (shell/port.c).
- * The budget's clock is simulated time, which a turn does not move. */
+/* After the commit: the conditions (the sim holds no replies). */
 static void
 port_committed(void *ctx, int rv, int64_t now)
 {
-	struct sim_node *n = ctx;
-	struct judge *j = &n->judge;
-
 	(void)rv;
 	(void)now;
-	j->cfg = n->sim->cfg;
-	j->coord = n->c;
-	j->store = n->st;
-	j->cond = n->cond;
-	j->now_ms = judge_clock;
-	j->wall_ms = judge_wall;
-	j->damaged = NULL;
-	j->arg = n;
-	judge_turn(j);
+	judge_turn(&((struct sim_node *)ctx)->judge);
 }
 
 /* The link n -> v is whole within RECOVERY_MS whenever nothing stands in
@@ -862,8 +852,8 @@ simnet_crash(struct sim *s, struct sim_node *n)
 	n->crashes++;
 }
 
-/* cutd.c's start(): a new coordinator with a new epoch on the database
- * the last run left, its first batch committed, its dialers dialing. */
+/* A start of node n's daemon, as cutd starts (turn_start()), on the
+ * database the last run left; then its dialers dial. */
 int
 simnet_start(struct sim *s, struct sim_node *n)
 {
@@ -873,24 +863,28 @@ simnet_start(struct sim *s, struct sim_node *n)
 
 	while (epoch == 0)
 		epoch = lab_rng_next(&s->rng);
-	if ((rv = coord_new(s->cfg, n->idx, epoch, simdb_port(&n->db), s->now,
-	                    sim_wall(s), &n->c, &e)) != 0) {
+	n->sim = s;
+	n->port = sim_port;
+	n->port.ctx = n;
+	if ((rv = turn_start(&n->turn, s->cfg, n->idx, epoch,
+	                     simdb_port(&n->db), &n->port, &e)) != 0) {
 		/* As cutd exits on it and systemd starts it again. */
 		sim_trace(s, "%s: cannot start: %s", n->name, e.text);
 		simdb_crash(&n->db);
 		n->c = NULL;
 		return rv;
 	}
+	n->c = n->turn.c;
+	n->judge = (struct judge){.cfg = s->cfg,
+	                          .coord = n->c,
+	                          .store = n->st,
+	                          .cond = n->cond,
+	                          .now_ms = judge_clock,
+	                          .wall_ms = judge_wall,
+	                          .arg = n};
 	n->epoch = epoch;
 	n->started = s->now;
 	simnet_disturb(s, n->idx);
-	coord_set_time(n->c, s->now, sim_wall(s));
-	coord_commit(n->c);
-	n->sim = s;
-	n->port = sim_port;
-	n->port.ctx = n;
-	if (turn_init(&n->turn, n->c, n->idx, s->n, &n->port, s->now) != 0)
-		abort();
 	n->bad_seen = 0;
 	/* The planted bug: node 0 never runs its timers. */
 	n->turn.no_timers = s->o->self_check == SIM_SC_DEADLINE && n->idx == 0;

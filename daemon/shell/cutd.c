@@ -71,17 +71,6 @@ cutd_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Commits the turn's batch (the coordinator handles a failed one). */
-static void
-commit(struct cutd *d)
-{
-	int rv;
-
-	coord_set_time(d->coord, cutd_now_ms(), cutd_wall_ms());
-	if ((rv = coord_commit(d->coord)) != E_BUSY)
-		control_committed(d, rv == E_STORAGE);
-}
-
 static void
 usage(FILE *f)
 {
@@ -237,21 +226,6 @@ judge_damaged(void *arg, const char *why)
 	control_storage_damaged(arg, why);
 }
 
-struct judge *
-cutd_judge(struct cutd *d)
-{
-	struct judge *j = &d->judge;
-
-	j->cfg = d->cfg;
-	j->coord = d->coord;
-	j->store = d->store;
-	j->cond = d->cond;
-	j->now_ms = judge_now;
-	j->wall_ms = judge_wall;
-	j->damaged = judge_damaged;
-	j->arg = d;
-	return j;
-}
 
 static int
 open_store(struct cutd *d)
@@ -267,7 +241,7 @@ open_store(struct cutd *d)
 		 * read-only connection cannot create them. */
 		if ((rv = cond_open(path, 2 * d->cfg->max_message + 65536,
 		                    &d->cond, &e)) == 0)
-			return judge_check(cutd_judge(d)) ? EX_CONFIG : 0;
+			return judge_check(d->cfg, d->cond) ? EX_CONFIG : 0;
 		log_err("%s", e.text);
 		return EX_CANTCREAT;
 	}
@@ -307,17 +281,21 @@ start(struct cutd *d)
 		log_err("eventfd: %s", strerror(errno));
 		return EX_SOFTWARE;
 	}
-	if ((rv = coord_new(d->cfg, d->self, d->epoch, store_port(d->store),
-	                    cutd_now_ms(), cutd_wall_ms(), &d->coord, &e)) !=
-	    0) {
+	cutd_port(d);
+	if ((rv = turn_start(&d->turn, d->cfg, d->self, d->epoch,
+	                     store_port(d->store), &d->port, &e)) != 0) {
 		log_err("%s", e.text);
 		return rv == E_STORAGE ? EX_CANTCREAT : EX_SOFTWARE;
 	}
-	commit(d);
-	cutd_port(d);
-	if (turn_init(&d->turn, d->coord, d->self, d->cfg->nnodes, &d->port,
-	              cutd_now_ms()) != 0)
-		return EX_SOFTWARE;
+	d->coord = d->turn.c;
+	d->judge = (struct judge){.cfg = d->cfg,
+	                          .coord = d->coord,
+	                          .store = d->store,
+	                          .cond = d->cond,
+	                          .now_ms = judge_now,
+	                          .wall_ms = judge_wall,
+	                          .damaged = judge_damaged,
+	                          .arg = d};
 	if (net_start(d) != 0 || app_start(d) != 0 || control_start(d) != 0 ||
 	    http_start(d) != 0)
 		return EX_UNAVAILABLE;
@@ -457,11 +435,8 @@ close_sockets(struct cutd *d)
 static int
 stop(struct cutd *d)
 {
-	if (d->coord != NULL) {
-		coord_stop(d->coord, "daemon stopped");
-		commit(d);
-		control_wake(d, cutd_now_ms());
-	}
+	if (d->coord != NULL)
+		turn_stop(&d->turn, "daemon stopped");
 	/* Before the database closes: what still waits is answered 503. */
 	http_stop(d);
 	judge_free(&d->judge);
@@ -688,9 +663,8 @@ cloexec_all(void)
 static void
 restart_self(struct cutd *d, char **argv)
 {
-	coord_stop(d->coord, "daemon restarted: nng stopped reaping "
-	                     "connections");
-	commit(d);
+	turn_stop(&d->turn, "daemon restarted: nng stopped reaping "
+	                    "connections");
 	cond_close(d->cond);
 	store_close(d->store);
 	log_err("starting cutd again in this process");

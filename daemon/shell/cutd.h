@@ -171,8 +171,6 @@ void cutd_port(struct cutd *d);
 void cutd_port_in(struct turn_in *in, nng_msg *msg);
 
 /* Milliseconds since the epoch, and on the monotonic clock. */
-/* d's judge of conditions, wired to d's coordinator, store and clocks. */
-struct judge *cutd_judge(struct cutd *d);
 int64_t cutd_wall_ms(void);
 int64_t cutd_now_ms(void);
 

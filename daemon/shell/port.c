@@ -94,7 +94,7 @@ port_committed(void *ctx, int rv, int64_t now)
 	if (rv != E_BUSY)
 		control_committed(d, rv == E_STORAGE);
 	control_wake(d, now);
-	judge_turn(cutd_judge(d));
+	judge_turn(&d->judge);
 }
 
 void

@@ -9,15 +9,14 @@
 #include "log.h"
 
 int
-judge_check(struct judge *j)
+judge_check(const struct config *cfg, struct cond *cond)
 {
-	const struct config *cfg = j->cfg;
 	struct cond_result r;
 	int bad = 0;
 
 	for (size_t i = 0; i < cfg->nconds; i++) {
 		struct errinfo e = {0};
-		if (cond_eval(j->cond, cfg->conds[i].sql, NULL, 0, &r, &e) == 0)
+		if (cond_eval(cond, cfg->conds[i].sql, NULL, 0, &r, &e) == 0)
 			continue;
 		log_err("%s:%d: [condition %s] %s", cfg->path,
 		        cfg->conds[i].line, cfg->conds[i].name, e.text);

@@ -60,10 +60,10 @@ struct judge {
 	size_t npending, cap;
 };
 
-/* Checks that every condition prepares and is allowed, against the open
- * database; logs each that does not, naming the file and section, and
- * returns 1 if any did not. */
-int judge_check(struct judge *j);
+/* Checks that every condition of cfg prepares and is allowed, against
+ * the database open in cond; logs each that does not, naming the file
+ * and section, and returns 1 if any did not. */
+int judge_check(const struct config *cfg, struct cond *cond);
 
 /* After a turn's commit: notes the snapshots started here that are
  * running, and judges every condition on each of them that has ended
