@@ -1226,3 +1226,24 @@ Test(input, hello_reply_to_its_connection)
 	             0);
 	fake_free(f);
 }
+
+/* turn_stop() ends the run in order: what is in flight aborted with the
+ * reason, that batch on disk, and only then the shell's after-commit step
+ * (which answers held replies), told coord_commit()'s result. */
+Test(run, stop_commits_before_the_shells_step)
+{
+	struct fake *f = fake_new();
+	char sid[ENGINE_ID_MAX + 1];
+	struct store_snapshot row;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(f->h, 0));
+	h_commit(f->h);
+	cr_assert_str_eq(h_disk_status(f->h, sid), "in_progress");
+	f->committed_rv = -1;
+	turn_stop(&f->t, "daemon stopped");
+	cr_assert_eq(f->committed_rv, 0);
+	cr_assert_str_eq(h_disk_status(f->h, sid), "aborted");
+	cr_assert_eq(h_row(f->h, sid, &row), 0);
+	cr_assert_str_eq(row.reason, "daemon stopped");
+	fake_free(f);
+}
