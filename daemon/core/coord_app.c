@@ -158,8 +158,10 @@ app_restore_reset(struct coord *c)
 		free(r->upto);
 		free(r);
 	}
-	for (size_t v = 0; v < c->cfg->nnodes; v++)
+	for (size_t v = 0; v < c->cfg->nnodes; v++) {
 		c->peers[v].renum_next = c->peers[v].renum_unseen = 0;
+		c->peers[v].old_items = 0; /* dropped with the queue */
+	}
 	c->down_head_abs += fifo_count(&c->down);
 	fifo_clear(&c->down);
 	c->down_sent = 0;
@@ -181,7 +183,13 @@ app_request_state(struct coord *c, const char *id)
 		r->upto[i] = engine_delivered_count(c->eng, i);
 	snprintf(r->id, sizeof(r->id), "%s", id);
 	r->at = c->down_head_abs + fifo_count(&c->down);
-	r->overtake = !c->cfg->aligned;
+	/* An unaligned request overtakes what is queued for the
+	 * application, which the channels then record by their numbering.
+	 * Deliveries of a numbering a sender's restart ended (old_items)
+	 * belong to no channel's numbering: overtaken, they would be in no
+	 * state and no channel (seed 1242 of reboot), so the request waits
+	 * behind them, and the state holds them. */
+	r->overtake = !c->cfg->aligned && !app_old_queued(c);
 	while (*tail != NULL)
 		tail = &(*tail)->next;
 	*tail = r;
@@ -229,6 +237,15 @@ app_queued(struct coord *c, size_t from, uint64_t first, uint64_t count,
 			cut__v1__app_item__free_unpacked(it, NULL);
 	}
 	return rv;
+}
+
+int
+app_old_queued(const struct coord *c)
+{
+	for (size_t v = 0; v < c->cfg->nnodes; v++)
+		if (c->peers[v].old_items > 0)
+			return 1;
+	return 0;
 }
 
 size_t

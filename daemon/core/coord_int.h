@@ -162,6 +162,9 @@ struct snap {
 	/* Participant: its part, complete in the open batch, goes to the
 	 * initiator once that batch commits (snap_committed()). */
 	int part_due;
+	/* Participant: why it gave up went to the initiator (give_up()),
+	 * and goes again if the initiator restarts before having it. */
+	int told_abort;
 };
 
 /* The schedule at this node (coord_sched.c). */
@@ -415,6 +418,9 @@ void app_forget_request(struct coord *c, const char *id);
  * Returns the first non-zero fn result, or 0. */
 /* How many deliveries from node `from` the down stream holds. */
 size_t app_queued_from(const struct coord *c, size_t from);
+/* Whether deliveries of a numbering a sender's PeerRenumber ended are
+ * still queued for the application (struct peer's old_items). */
+int app_old_queued(const struct coord *c);
 int app_queued(struct coord *c, size_t from, uint64_t first, uint64_t count,
                int (*fn)(void *arg, uint64_t app_seq, const char *ctype,
                          const void *payload, size_t len),
@@ -443,6 +449,9 @@ int snap_marker(struct coord *c, size_t from, const char *id, uint64_t n,
                 uint32_t timeout_ms);
 int snap_abort_msg(struct coord *c, size_t from, const char *id,
                    const char *reason, int root_cause);
+/* After node restarted and its links were made anew: the aborts of its
+ * snapshots this node told its last run go again. */
+void snap_tell_aborts_again(struct coord *c, size_t node);
 void snap_peer_restarted(struct coord *c, size_t node);
 void snap_timers(struct coord *c);
 int snap_next_timer(struct coord *c, int max);

@@ -359,6 +359,7 @@ restarted(struct coord *c, struct peer *p)
 		return;
 	}
 	again = send_again(c, p);
+	snap_tell_aborts_again(c, p->node);
 	log_warnx("%s restarted; %zu messages its application had not taken "
 	          "go again (%zu items of the old link dropped)",
 	          c->cfg->nodes[p->node].name, again, dropped);

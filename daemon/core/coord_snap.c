@@ -749,6 +749,7 @@ give_up(struct coord *c, struct snap *s, const char *reason, int root_cause)
 		log_err("snapshot %s: cannot tell the initiator why; it names "
 		        "%s silent at its deadline",
 		        s->id, c->name);
+	s->told_abort = 1;
 	abort_snap(c, s, reason);
 }
 
@@ -1026,6 +1027,27 @@ snap_peer_restarted(struct coord *c, size_t node)
 	snprintf(reason, sizeof(reason), "%s restarted",
 	         c->cfg->nodes[node].name);
 	abort_running(c, reason);
+}
+
+void
+snap_tell_aborts_again(struct coord *c, size_t node)
+{
+	size_t n = 0;
+
+	/* The aborts this node sent node's last run went with its link.
+	 * Most are moot (its restart ended what it ran), but one may be
+	 * how node learns that this node holds a snapshot node deleted
+	 * (recorded here from a late marker after the deletion had come:
+	 * snap_abort_msg() deletes it here again).  Only the initiator's
+	 * ids, so told twice it ignores them. */
+	for (struct snap *s = c->snaps; s != NULL; s = s->next)
+		if (s->initiator == node && s->told_abort &&
+		    s->state == SNAP_ABORTED &&
+		    send_abort(c, node, s->id, s->why, 0) == 0)
+			n++;
+	if (n > 0)
+		log_info("%zu aborts told again to %s, which restarted", n,
+		         c->cfg->nodes[node].name);
 }
 
 static void

@@ -676,7 +676,10 @@ follow_schedule(struct sim *s, struct sim_node *n)
 	if (v.skipped > n->sched_skipped) {
 		struct coord_snap_view sv;
 		coord_snapshot_view(n->c, v.last_id, &sv);
-		if (!sv.running)
+		/* Running at the tick; the same turn's batch may then have
+		 * been lost, which ends what it held (unsaved, now). */
+		if (!sv.running &&
+		    (!sv.unsaved || sv.row.finished_ms < sim_wall(s)))
 			sim_fail(s, SIM_C_SCHEDULE,
 			         "%s: a tick skipped, but its last scheduled "
 			         "snapshot %s was not running",
