@@ -546,6 +546,19 @@ snap_marker(struct coord *c, size_t from, const char *id, uint64_t n,
 		return E_NOCHAN;
 	if (!engine_id_valid(id) || (init = (int)snap_initiator_of(c, id)) < 0)
 		return E_INVAL;
+	/* A restarted receiver learns the channel's numbering from the
+	 * first message (snap_data()), or from a marker that comes first:
+	 * the sender sends again what our application had not taken ahead
+	 * of anything else on the new link, so n counts messages all taken.
+	 * Else a channel with nothing to send kept every marker waiting for
+	 * messages the last run's application had (seed 536 of reboot). */
+	if (!c->peers[from].in_known &&
+	    engine_delivered_count(c->eng, (size_t)in) == 0) {
+		if ((rv = snap_resume_in(c, from, n)) != 0)
+			return rv;
+		if (c->peers[from].taken < n)
+			c->peers[from].taken = n;
+	}
 	if ((s = snap_find(c, id)) == NULL) {
 		if ((size_t)init == c->self)
 			return E_STATE; /* ours, but long forgotten */

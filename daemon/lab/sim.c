@@ -1330,12 +1330,14 @@ check_snapshots(struct sim *s)
  * channel) is alive both ways and knows the other end's current run,
  * every application connected, every database writable. */
 static int
-recovered(struct sim *s)
+recovered(struct sim *s, char *why, size_t len)
 {
 	/* The final snapshot would be aborted by a restore still to be
 	 * applied somewhere. */
-	if (s->rst.active)
+	if (s->rst.active) {
+		snprintf(why, len, "a restore is still being applied");
 		return 0;
+	}
 	for (size_t i = 0; i < s->n; i++) {
 		struct sim_node *n = &s->nodes[i];
 		struct coord_restore_view rv;
@@ -1344,13 +1346,27 @@ recovered(struct sim *s)
 			 * voting: it holds its deliveries until 3 x the
 			 * restore's timeout (README, Restore, Limits). */
 			coord_restore_view(n->c, &rv);
-			if (rv.running)
+			if (rv.running) {
+				snprintf(why, len, "%s is prepared for a restore",
+				         n->name);
 				return 0;
+			}
 		}
 		if (n->c == NULL || !coord_app_connected(n->c) ||
 		    coord_degraded(n->c)[0] != '\0' || n->app.lost ||
-		    !n->app.k.opened)
+		    !n->app.k.opened) {
+			snprintf(why, len,
+			         "%s: daemon %s, application %s%s%s", n->name,
+			         n->c == NULL                       ? "down"
+			         : coord_degraded(n->c)[0] != '\0' ? "degraded"
+			                                            : "up",
+			         n->c != NULL && coord_app_connected(n->c)
+			             ? "connected"
+			             : "not connected",
+			         n->app.lost ? ", its link lost" : "",
+			         n->app.k.opened ? "" : ", not opened");
 			return 0;
+		}
 		for (size_t v = 0; v < s->n; v++) {
 			struct coord_peer_stats ps;
 			if (v == i)
@@ -1362,8 +1378,20 @@ recovered(struct sim *s)
 			coord_peer_stats(n->c, v, &ps);
 			if (!coord_peer_alive(n->c, v) ||
 			    coord_peer_epoch(n->c, v) != s->nodes[v].epoch ||
-			    ps.renumbering || (ps.has_in && !ps.in_known))
+			    ps.renumbering || (ps.has_in && !ps.in_known)) {
+				snprintf(why, len,
+				         "%s -> %s: %s", n->name,
+				         s->nodes[v].name,
+				         !coord_peer_alive(n->c, v)
+				             ? "not alive"
+				         : coord_peer_epoch(n->c, v) !=
+				                 s->nodes[v].epoch
+				             ? "its run not known"
+				         : ps.renumbering
+				             ? "a renumbering not acked"
+				             : "the incoming numbering not known");
 				return 0;
+			}
 		}
 	}
 	return 1;
@@ -1523,15 +1551,16 @@ schedule(struct sim *s)
 		return 0;
 	s->check_at = s->now + 50;
 	if (s->phase == 1 && s->final_id == SIZE_MAX && !s->final_pending) {
-		if (recovered(s)) {
+		char why[160];
+		if (recovered(s, why, sizeof(why))) {
 			s->final_node = (size_t)sim_rand(s, s->n);
 			s->final_pending = 1;
 			s->nodes[s->final_node].starts++;
 		} else if (s->now > s->heal_at + RECOVER_MS) {
 			sim_fail(s, SIM_C_LIVENESS,
 			         "links did not come back within %d ms of "
-			         "the faults' end",
-			         RECOVER_MS);
+			         "the faults' end (%s)",
+			         RECOVER_MS, why);
 			return -1;
 		}
 	}

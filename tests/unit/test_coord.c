@@ -576,6 +576,43 @@ Test(snap, renumber_with_old_deliveries_queued)
 	h_free(h);
 }
 
+/* A daemon that restarted with a new application (a reboot: its hello
+ * resumes nothing) learns a silent channel's numbering from a marker that
+ * comes first: the sender sends again what our application had not taken
+ * ahead of anything else on the new link, so the marker's count was all
+ * taken.  Before, the marker waited for the 3 messages the last run's
+ * application had, and every snapshot aborted "no marker on channel p1 ->
+ * p0" until p1 sent something (seed 536 of reboot). */
+Test(snap, restarted_learns_the_numbering_from_a_marker)
+{
+	struct h *h = ready(NULL);
+	struct h_app_items ai = {0};
+	struct ab a;
+
+	h_data(h, "p1", 1, 1, "{}");
+	h_data(h, "p1", 2, 2, "{}");
+	h_data(h, "p1", 3, 3, "{}");
+	h_app_items(h, &ai);
+	h_taken(h, 3);
+	h_commit(h);
+	h_restart(h, H_EPOCH);
+	h_link(h);
+	h_hello(h, H_APP + 1);
+	cr_assert(!h_stats(h, 1).in_known);
+	h_marker(h, "p1", 1, P1_SNAP, 3);
+	h_commit(h);
+	cr_assert(h_stats(h, 1).in_known);
+	cr_assert(h_view(h, P1_SNAP).running);
+	want_request(h, P1_SNAP);
+	ab_init(&a);
+	ab_reply(&a, P1_SNAP, "{}", 0);
+	h_app(h, H_APP + 1, &a);
+	h_commit(h);
+	cr_assert_eq(h_view(h, P1_SNAP).channels_recording, 1,
+	             "only p2's channel records; p1's closed at its marker");
+	h_free(h);
+}
+
 /* ---- abort: every way to ABORTED ---- */
 
 /* The abort p0 sent to node for id, from the frames owed to it. */
