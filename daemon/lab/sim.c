@@ -1857,7 +1857,7 @@ usage(FILE *f)
 	        "LIST: all, none, or "
 	        "crash,partition,drop,storage,slow,applink,appkill,\n"
 	        "      restore,delete,schedule,handshake,reboot\n"
-	        "      (all: every one but reboot)\n"
+	        "      (all: every one)\n"
 	        "BUG: conservation, once, deadline, ids, bounds, restore\n");
 }
 

@@ -63,9 +63,7 @@ enum {
 	SIM_F_SCHEDULE = 1 << 9,   /* a [schedule] starts snapshots */
 	SIM_F_HANDSHAKE = 1 << 10, /* connections that close as they open */
 	SIM_F_REBOOT = 1 << 11,    /* a daemon and its application die */
-	/* Every fault but reboot, whose runs with the others still fail
-	 * about one in 200 (README, Guarantees and limits). */
-	SIM_F_ALL = (1 << 11) - 1,
+	SIM_F_ALL = (1 << 12) - 1,
 };
 
 /* Bugs --self-check plants, to show that a check can fail. */
