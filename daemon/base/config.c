@@ -1332,9 +1332,14 @@ comparable(const struct config *cur, const struct config *next, int s)
 	return 1;
 }
 
-int
-config_reload_refusals(const struct config *cur, const struct config *next,
-                       config_note_fn *fn, void *arg)
+/* Calls fn for each value that differs between cur and next, of the keys
+ * that a reload refuses (refused 1) or the others (0), with the change
+ * described in text; returns how many. */
+static int
+each_change(const struct config *cur, const struct config *next, int refused,
+            void (*fn)(const struct config_key *k, size_t i,
+                       const char *text, void *arg),
+            void *arg)
 {
 	char text[3 * TEXT_MAX];
 	int n = 0;
@@ -1342,17 +1347,45 @@ config_reload_refusals(const struct config *cur, const struct config *next,
 	for (size_t r = 0; r < config_nkeys; r++) {
 		const struct config_key *k = &config_keys[r];
 
-		if (k->reload != CR_REFUSE || k->store == ST_NONE ||
-		    !comparable(cur, next, k->section))
+		if ((k->reload == CR_REFUSE) != refused ||
+		    k->store == ST_NONE || !comparable(cur, next, k->section))
 			continue;
 		for (size_t i = 0; i < instances(cur, k->section); i++) {
 			if (same_value(cur, next, k, i))
 				continue;
 			describe_change(cur, next, k, i, text, sizeof(text));
-			fn(arg, text);
+			fn(k, i, text, arg);
 			n++;
 		}
 	}
+	return n;
+}
+
+/* Where each_change() reports: the callbacks, and for a reload the
+ * configurations the applied values move between. */
+struct notes {
+	config_note_fn *applied, *kept;
+	void *arg;
+	struct config *cur, *next;
+};
+
+static void
+note_refused(const struct config_key *k, size_t i, const char *text,
+             void *arg)
+{
+	const struct notes *nt = arg;
+
+	(void)k, (void)i;
+	nt->kept(nt->arg, text);
+}
+
+int
+config_reload_refusals(const struct config *cur, const struct config *next,
+                       config_note_fn *fn, void *arg)
+{
+	struct notes nt = {.kept = fn, .arg = arg};
+	int n = each_change(cur, next, 1, note_refused, &nt);
+
 	if (!same_nodes(cur, next)) {
 		fn(arg, "the nodes changed (their names, number or order)");
 		n++;
@@ -1386,30 +1419,26 @@ take_value(struct config *cur, struct config *next, const struct config_key *k,
 		*(long *)(bc + k->offset2) = *(long *)(bn + k->offset2);
 }
 
+static void
+note_change(const struct config_key *k, size_t i, const char *text, void *arg)
+{
+	const struct notes *nt = arg;
+
+	if (k->reload == CR_APPLY) {
+		take_value(nt->cur, nt->next, k, i);
+		nt->applied(nt->arg, text);
+	} else {
+		nt->kept(nt->arg, text);
+	}
+}
+
 void
 config_reload_apply(struct config *cur, struct config *next,
                     config_note_fn *applied, config_note_fn *kept, void *arg)
 {
-	char text[3 * TEXT_MAX];
+	struct notes nt = {applied, kept, arg, cur, next};
 
 	if (!comparable(cur, next, CS_CONDITION))
 		kept(arg, "the [condition] sections changed");
-	for (size_t r = 0; r < config_nkeys; r++) {
-		const struct config_key *k = &config_keys[r];
-
-		if (k->reload == CR_REFUSE || k->store == ST_NONE ||
-		    !comparable(cur, next, k->section))
-			continue;
-		for (size_t i = 0; i < instances(cur, k->section); i++) {
-			if (same_value(cur, next, k, i))
-				continue;
-			describe_change(cur, next, k, i, text, sizeof(text));
-			if (k->reload == CR_APPLY) {
-				take_value(cur, next, k, i);
-				applied(arg, text);
-			} else {
-				kept(arg, text);
-			}
-		}
-	}
+	(void)each_change(cur, next, 0, note_change, &nt);
 }
