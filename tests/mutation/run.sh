@@ -130,6 +130,9 @@ fi
 # ---- The copy ----
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/cutd-mutation.XXXXXX")
+# Readable by all: test_errtab runs cutctl as uid 65534 when root, which
+# mktemp's 0700 would keep out.
+chmod 755 "$work"
 tree="$work/src"
 build="$work/build"
 logs="$work/logs"
