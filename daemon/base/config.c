@@ -1337,8 +1337,8 @@ comparable(const struct config *cur, const struct config *next, int s)
  * described in text; returns how many. */
 static int
 each_change(const struct config *cur, const struct config *next, int refused,
-            void (*fn)(const struct config_key *k, size_t i,
-                       const char *text, void *arg),
+            void (*fn)(const struct config_key *k, size_t i, const char *text,
+                       void *arg),
             void *arg)
 {
 	char text[3 * TEXT_MAX];
@@ -1370,8 +1370,7 @@ struct notes {
 };
 
 static void
-note_refused(const struct config_key *k, size_t i, const char *text,
-             void *arg)
+note_refused(const struct config_key *k, size_t i, const char *text, void *arg)
 {
 	const struct notes *nt = arg;
 

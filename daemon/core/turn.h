@@ -120,10 +120,10 @@ struct turn_port {
 
 /* What the turn keeps of one peer. */
 struct turn_peer {
-	int up;          /* as last told the coordinator */
-	void *pending;   /* a frame the port would not take yet */
-	int64_t since;   /* when its connection came up */
-	int64_t dialed;  /* when its dialer was made */
+	int up;         /* as last told the coordinator */
+	void *pending;  /* a frame the port would not take yet */
+	int64_t since;  /* when its connection came up */
+	int64_t dialed; /* when its dialer was made */
 };
 
 struct turn {
@@ -158,8 +158,8 @@ struct turn {
  * had not committed gone.
  */
 int turn_start(struct turn *t, const struct config *cfg, size_t self,
-               uint64_t epoch, struct store_port sp,
-               const struct turn_port *p, struct errinfo *e);
+               uint64_t epoch, struct store_port sp, const struct turn_port *p,
+               struct errinfo *e);
 void turn_stop(struct turn *t, const char *reason);
 
 /* Prepares t for node self of nnodes, whose dialers were made at now.

@@ -106,9 +106,10 @@
  * snapshot's states and in-flight messages hold (the README's
  * conservation.sql without its expected total). */
 #define SIM_CONDITION                                                          \
-	"SELECT 1, (SELECT coalesce(sum(json_extract(state, '$.balance')), 0) " \
-	"FROM recorded_states WHERE snapshot_id = :snapshot) + "                \
-	"(SELECT coalesce(sum(json_extract(payload, '$.amount')), 0) "          \
+	"SELECT 1, (SELECT coalesce(sum(json_extract(state, '$.balance')), "   \
+	"0) "                                                                  \
+	"FROM recorded_states WHERE snapshot_id = :snapshot) + "               \
+	"(SELECT coalesce(sum(json_extract(payload, '$.amount')), 0) "         \
 	"FROM in_transit WHERE snapshot_id = :snapshot)"
 
 /* See the top: how late past its deadline a snapshot may end. */
@@ -1058,15 +1059,16 @@ judged_one(const char *name, int held, const char *detail, void *arg)
  * snapshot id (store/judge.c, after the turn that wrote its end), and
  * found the total the simulation counted from the same rows. */
 static void
-check_condition(struct sim *s, struct sim_node *n, const char *id,
-                int64_t sum)
+check_condition(struct sim *s, struct sim_node *n, const char *id, int64_t sum)
 {
 	struct judged j = {0};
 	long long total;
 
 	if (store_foreach_condition(n->st, id, judged_one, &j) != 0) {
-		sim_fail(s, SIM_C_SIM, "snapshot %s: cannot read its "
-		         "conditions: %s", id, store_errmsg(n->st));
+		sim_fail(s, SIM_C_SIM,
+		         "snapshot %s: cannot read its "
+		         "conditions: %s",
+		         id, store_errmsg(n->st));
 		return;
 	}
 	s->st->judged += j.found;
@@ -1347,7 +1349,8 @@ recovered(struct sim *s, char *why, size_t len)
 			 * restore's timeout (README, Restore, Limits). */
 			coord_restore_view(n->c, &rv);
 			if (rv.running) {
-				snprintf(why, len, "%s is prepared for a restore",
+				snprintf(why, len,
+				         "%s is prepared for a restore",
 				         n->name);
 				return 0;
 			}
@@ -1355,11 +1358,11 @@ recovered(struct sim *s, char *why, size_t len)
 		if (n->c == NULL || !coord_app_connected(n->c) ||
 		    coord_degraded(n->c)[0] != '\0' || n->app.lost ||
 		    !n->app.k.opened) {
-			snprintf(why, len,
-			         "%s: daemon %s, application %s%s%s", n->name,
-			         n->c == NULL                       ? "down"
+			snprintf(why, len, "%s: daemon %s, application %s%s%s",
+			         n->name,
+			         n->c == NULL                      ? "down"
 			         : coord_degraded(n->c)[0] != '\0' ? "degraded"
-			                                            : "up",
+			                                           : "up",
 			         n->c != NULL && coord_app_connected(n->c)
 			             ? "connected"
 			             : "not connected",
@@ -1379,17 +1382,16 @@ recovered(struct sim *s, char *why, size_t len)
 			if (!coord_peer_alive(n->c, v) ||
 			    coord_peer_epoch(n->c, v) != s->nodes[v].epoch ||
 			    ps.renumbering || (ps.has_in && !ps.in_known)) {
-				snprintf(why, len,
-				         "%s -> %s: %s", n->name,
-				         s->nodes[v].name,
-				         !coord_peer_alive(n->c, v)
-				             ? "not alive"
-				         : coord_peer_epoch(n->c, v) !=
-				                 s->nodes[v].epoch
-				             ? "its run not known"
-				         : ps.renumbering
-				             ? "a renumbering not acked"
-				             : "the incoming numbering not known");
+				snprintf(
+				    why, len, "%s -> %s: %s", n->name,
+				    s->nodes[v].name,
+				    !coord_peer_alive(n->c, v) ? "not alive"
+				    : coord_peer_epoch(n->c, v) !=
+				            s->nodes[v].epoch
+				        ? "its run not known"
+				    : ps.renumbering
+				        ? "a renumbering not acked"
+				        : "the incoming numbering not known");
 				return 0;
 			}
 		}
@@ -1948,12 +1950,12 @@ report(const struct sim_options *o, const struct sim_stats *st)
 	       " failed\n",
 	       st->runs, o->seed, o->seed + st->runs - 1, o->nodes_arg, faults,
 	       st->runs - st->failed, st->failed);
-	printf(
-	    "  snapshots: %" PRIu64 " started (%" PRIu64 " refused), %" PRIu64
-	    " complete and consistent (%" PRIu64 " conditions judged), %" PRIu64
-	    " aborted with a reason; %" PRIu64 " after healing complete\n",
-	    st->started, st->refused, st->complete, st->judged, st->aborted,
-	    st->final_ok);
+	printf("  snapshots: %" PRIu64 " started (%" PRIu64
+	       " refused), %" PRIu64 " complete and consistent (%" PRIu64
+	       " conditions judged), %" PRIu64
+	       " aborted with a reason; %" PRIu64 " after healing complete\n",
+	       st->started, st->refused, st->complete, st->judged, st->aborted,
+	       st->final_ok);
 	printf("  aborts: ");
 	for (size_t k = 0; k < sizeof(reason_kinds) / sizeof(reason_kinds[0]);
 	     k++)

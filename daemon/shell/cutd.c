@@ -226,7 +226,6 @@ judge_damaged(void *arg, const char *why)
 	control_storage_damaged(arg, why);
 }
 
-
 static int
 open_store(struct cutd *d)
 {
