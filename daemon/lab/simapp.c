@@ -936,24 +936,33 @@ delta(const struct sim *s, const struct sim_app *a, int life, int *known)
 	if (life <= a->life_base || life > a->life)
 		return 0;
 	d -= a->gone[life] - a->gone[a->life_base];
-	/* Deliveries a dead life had banked, which the daemon hands again
-	 * from where it stood (the first seq handed to a later life): at
-	 * each death, those are counted again (handed, or in flight), so
-	 * they are not gone. */
+	/* Deliveries a dead life had banked, which a later life was handed
+	 * again: they are counted again (handed, or in flight), so they
+	 * are not gone.  A daemon hands again from where it stood, and one
+	 * that restarted from where the sender last heard the application
+	 * took, which can be further back than a later life began (seed
+	 * 31550: an application killed, then its node rebooted): so each
+	 * position counts if any later life was handed it. */
 	for (int b = a->life_base + 1; b <= life; b++)
 		for (size_t v = 0; v < s->n; v++) {
 			uint64_t lo = a->first[b - 1][v],
 			         hi = a->last[b - 1][v];
-			uint64_t from = 0;
-			for (int l = b; l <= a->life && from == 0; l++)
-				from = a->first[l][v];
-			if (lo != 0 && from == 0)
+			int later = 0;
+			for (int l = b; l <= a->life; l++)
+				later |= a->first[l][v] != 0;
+			if (lo != 0 && !later)
 				*known = 0;
-			if (lo == 0 || from == 0)
+			if (lo == 0 || !later)
 				continue;
-			for (uint64_t q = from > lo ? from : lo; q <= hi; q++) {
+			for (uint64_t q = lo; q <= hi; q++) {
 				int64_t amt;
-				if (pos_amount(s, v, a->node, q, a->era, &amt))
+				int again = 0;
+				for (int l = b; l <= a->life && !again; l++)
+					again = a->first[l][v] != 0 &&
+					        a->first[l][v] <= q &&
+					        q <= a->last[l][v];
+				if (again &&
+				    pos_amount(s, v, a->node, q, a->era, &amt))
 					d += amt;
 			}
 		}
