@@ -970,9 +970,15 @@ nothing_changed(struct h *h, uint64_t p1_seq)
 	pull_gen(h, 1, 0, &it);
 	pull_gen(h, 2, 0, &it);
 	cr_assert_eq(h_count(&it, ITEM_PREPARE), 0);
-	data(h, "p1", p1_seq, p1_seq, "{\"x\": 1}");
+	/* What waited goes first; then p1's next message (on its link item
+	 * p1_seq) goes too. */
+	h_app_items(h, &ai);
+	memset(&ai, 0, sizeof(ai));
+	data(h, "p1", p1_seq, h_stats(h, 1).delivered + 1, "{\"x\": 1}");
 	h_app_items(h, &ai);
 	cr_assert_eq(h_app_count(&ai, APP_DELIVER), 1, "not paused");
+	cr_assert_eq(h_app_find(&ai, APP_DELIVER, 0)->deliver->seq,
+	             h_stats(h, 1).delivered);
 }
 
 static void
