@@ -163,10 +163,10 @@ judge(struct cut *c, const struct appq_item *qi, struct item *ret)
 	const Cut__V1__AppItem *it = qi->it;
 
 	switch (qi->what) {
-	case APPQ_NONE: /* not taken: see take_item() */
+	case APPQ_NONE: /* take_item() answers these two */
+	case APPQ_BAD_FRAME:
 	case APPQ_SKIP:
-		ret->kind = ITEM_SKIP;
-		return 0;
+		break;
 	case APPQ_STATE:
 		memcpy(ret->id, qi->id, sizeof(ret->id));
 		ret->kind = ITEM_STATE;
@@ -197,10 +197,8 @@ judge(struct cut *c, const struct appq_item *qi, struct item *ret)
 			              qi->why, (int)it->item_case);
 		ret->kind = ITEM_BAD;
 		return 0;
-	case APPQ_BAD_FRAME:
-		break;
 	}
-	ret->kind = ITEM_BAD; /* told when it came (ingest()) */
+	ret->kind = ITEM_SKIP;
 	return 0;
 }
 
