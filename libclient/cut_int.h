@@ -20,9 +20,12 @@
  *            CUT_EBUSY instead of a deadlock.
  *   taken_mu guards the handed count and its reporting, which a timer
  *            completes (nng_sleep_aio) while recv_mu may be held by a
- *            receiver that waits.
- *   q_mu     guards the queue of received batches and the unaligned
- *            requests waiting; q_cv announces new ones and a lost link.
+ *            receiver that waits; held around appq_take(), which counts
+ *            a delivery handed as it takes it.
+ *   q_mu     guards the receive queue (struct appq: frames received,
+ *            unaligned requests waiting); q_cv announces new ones and a
+ *            lost link.  The receiving thread takes send_mu inside it
+ *            for appq_ingest(), whose urgent items change credit.
  *   send_mu  guards the out buffer, the credit of each channel and the
  *            send in flight; send_cv announces credit and a lost link.
  *   ctl_mu   serializes control calls (req0 allows one at a time) and
