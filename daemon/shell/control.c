@@ -7,6 +7,12 @@
  * Recent replies are kept by request id: a resent request gets the same
  * answer and is not executed twice.
  *
+ * The methods are the rows of one table, proto/ctltab.h: run() decodes a
+ * request with its row's message type, checks a required snapshot_id,
+ * and calls the row's handler (do_*); the row says whether an OK answer
+ * is held until the turn's commit, and which methods the HTTP API may
+ * call (control_query()).
+ *
  * Who may call what is perm.c's decision, made here from the credentials
  * of the request's connection before the method runs; Start calls are
  * also bounded (snapshots in flight, a token bucket).  Refusals answer
