@@ -17,9 +17,10 @@
  * errtab.h's: a user defines X to keep the columns it has names for (a
  * macro argument that is not used is never expanded), so that cutctl never
  * meets the daemon's handler names.  ctltab.c expands the columns every
- * side shares into ctltab_rows[], in the table's order; control.c and
- * http.c expand their function columns into arrays of the same order,
- * indexed like ctltab_rows[] (ctltab_find() - ctltab_rows).
+ * side shares into ctltab_rows[], in the table's order; control.c
+ * expands its handler column into an array of the same order, indexed
+ * like ctltab_rows[] (ctltab_find() - ctltab_rows), and http.c its route
+ * and http columns into its routes.
  *
  * Columns:
  *   method   the gRPC path, RpcRequest.method: a CUTPROTO_METHOD_*

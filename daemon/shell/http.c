@@ -553,22 +553,25 @@ has_items(const char *route)
 /* Whether path (decoded, without the query) is route's: the same path;
  * for a route ending in "{id}", the part before it and then a snapshot
  * id, not empty (*ret_id, in path); or a collection's path (has_items())
- * and a "/". */
+ * and a "/".  *ret_id is NULL for a route without "{id}", and untouched
+ * when path is not route's. */
 static int
 route_match(const char *route, const char *path, const char **ret_id)
 {
 	size_t n = strlen(route);
 
-	*ret_id = NULL;
 	if (n >= 4 && strcmp(route + n - 4, "{id}") == 0) {
 		if (strncmp(path, route, n - 4) != 0 || path[n - 4] == '\0')
 			return 0;
 		*ret_id = path + n - 4;
 		return 1;
 	}
-	return strncmp(path, route, n) == 0 &&
-	       (path[n] == '\0' ||
-	        (strcmp(path + n, "/") == 0 && has_items(route)));
+	if (strncmp(path, route, n) != 0 ||
+	    (path[n] != '\0' &&
+	     !(strcmp(path + n, "/") == 0 && has_items(route))))
+		return 0;
+	*ret_id = NULL;
+	return 1;
 }
 
 /* One request, on the loop thread. */
