@@ -26,7 +26,8 @@
 /* The application-link protocol version described by app.proto. */
 #define CUTPROTO_APP_VERSION 3
 
-/* RpcRequest.method of each control method: "/" service "/" method. */
+/* RpcRequest.method of each control method: "/" service "/" method.  A
+ * new one also gets a row of the methods' table, ctltab.h. */
 #define CUTPROTO_METHOD_START  "/cut.v1.Snapshots/Start"
 #define CUTPROTO_METHOD_GET    "/cut.v1.Snapshots/Get"
 #define CUTPROTO_METHOD_LIST   "/cut.v1.Snapshots/List"
@@ -39,6 +40,10 @@
 #define CUTPROTO_METHOD_SCHEDULE_SHOW   "/cut.v1.Schedule/Show"
 #define CUTPROTO_METHOD_SCHEDULE_PAUSE  "/cut.v1.Schedule/Pause"
 #define CUTPROTO_METHOD_SCHEDULE_RESUME "/cut.v1.Schedule/Resume"
+
+/* The table of control methods: what the daemon and cutctl do with each
+ * (ctltab.h). */
+#include "ctltab.h"
 
 /*
  * Unpacks the len bytes at data as a message of type desc (for instance

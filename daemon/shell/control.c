@@ -7,6 +7,12 @@
  * Recent replies are kept by request id: a resent request gets the same
  * answer and is not executed twice.
  *
+ * The methods are the rows of one table, proto/ctltab.h: run() decodes a
+ * request with its row's message type, checks a required snapshot_id,
+ * and calls the row's handler (do_*); the row says whether an OK answer
+ * is held until the turn's commit, and which methods the HTTP API may
+ * call (control_query()).
+ *
  * Who may call what is perm.c's decision, made here from the credentials
  * of the request's connection before the method runs; Start calls are
  * also bounded (snapshots in flight, a token bucket).  Refusals answer
@@ -91,6 +97,21 @@ struct reply {
 	int has_body;
 	int deferred; /* a Wait call kept the request for later */
 };
+
+/* The call a handler answers: its request, which a method answered LATER
+ * may keep (it then sets the reply's deferred), the request's id, and for
+ * the HTTP API the page of each channel's messages to return. */
+struct call {
+	nng_msg *req;
+	uint64_t request_id;
+	const struct control_query *page; /* NULL: every message */
+};
+
+/* A method's handler (ctltab.h): answers rq, the request decoded with the
+ * row's descriptor (NULL for a request message without fields), in r.
+ * rq is borrowed until it returns. */
+typedef void handler_fn(struct cutd *d, const struct call *c,
+                        const ProtobufCMessage *rq, struct reply *r);
 
 /* Fails r with the gRPC status of err, an internal code (cuterr.h), as
  * the error table says (proto/errtab.h, through err_grpc()): the daemon
@@ -592,8 +613,8 @@ static void
 info_reply(struct cutd *d, struct reply *r, const char *id, int states,
            int messages)
 {
-	const struct control_query all = {.msg_limit = UINT64_MAX,
-	                                  .msg_budget = UINT64_MAX};
+	static const struct control_query all = {.msg_limit = UINT64_MAX,
+	                                         .msg_budget = UINT64_MAX};
 
 	info_page_reply(d, r, id, states, messages, &all);
 }
@@ -660,23 +681,17 @@ storage_degraded(struct cutd *d, struct reply *r)
 }
 
 static void
-do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
+do_start(struct cutd *d, const struct call *c, const ProtobufCMessage *msg,
+         struct reply *r)
 {
-	Cut__V1__StartRequest *rq =
-	    cut__v1__start_request__unpack(NULL, body->len, body->data);
+	const Cut__V1__StartRequest *rq = (const Cut__V1__StartRequest *)msg;
 	Cut__V1__StartReply rp = CUT__V1__START_REPLY__INIT;
 	char id[ENGINE_ID_MAX + 1];
 	struct errinfo e = {0};
-	uint32_t timeout = 0;
+	uint32_t timeout = rq->has_timeout_ms ? rq->timeout_ms : 0;
 	int rv;
 
-	if (rq == NULL) {
-		fail(r, E_INVAL, "bad request");
-		return;
-	}
-	if (rq->has_timeout_ms)
-		timeout = rq->timeout_ms;
-	cut__v1__start_request__free_unpacked(rq, NULL);
+	(void)c;
 	if (timeout != 0 && (timeout < 100 || timeout > 3600000)) {
 		fail(r, E_INVAL, "timeout_ms must be 100..3600000");
 		return;
@@ -693,18 +708,17 @@ do_start(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 }
 
 static void
-do_get(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
+do_get(struct cutd *d, const struct call *c, const ProtobufCMessage *msg,
+       struct reply *r)
 {
-	Cut__V1__GetRequest *rq =
-	    cut__v1__get_request__unpack(NULL, body->len, body->data);
+	const Cut__V1__GetRequest *rq = (const Cut__V1__GetRequest *)msg;
 
-	if (rq == NULL || !engine_id_valid(rq->snapshot_id))
-		fail(r, E_INVAL, "bad request or snapshot id");
+	if (c->page != NULL)
+		info_page_reply(d, r, rq->snapshot_id, rq->include_states,
+		                rq->include_messages, c->page);
 	else
 		info_reply(d, r, rq->snapshot_id, rq->include_states,
 		           rq->include_messages);
-	if (rq != NULL)
-		cut__v1__get_request__free_unpacked(rq, NULL);
 }
 
 struct list_ctx {
@@ -744,22 +758,18 @@ list_one(const struct store_snapshot *ss, void *arg)
 }
 
 static void
-do_list(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
+do_list(struct cutd *d, const struct call *call, const ProtobufCMessage *msg,
+        struct reply *r)
 {
-	Cut__V1__ListRequest *rq =
-	    cut__v1__list_request__unpack(NULL, body->len, body->data);
+	const Cut__V1__ListRequest *rq = (const Cut__V1__ListRequest *)msg;
 	Cut__V1__ListReply rp = CUT__V1__LIST_REPLY__INIT;
 	struct arena a = {0};
 	struct list_ctx c = {.d = d, .a = &a, .rp = &rp};
 	int rv;
 
-	if (rq == NULL) {
-		fail(r, E_INVAL, "bad request");
-		return;
-	}
+	(void)call;
 	c.limit = rq->limit;
 	c.status = rq->has_status ? (int)rq->status : 0;
-	cut__v1__list_request__free_unpacked(rq, NULL);
 	rv = store_list(d->store, list_one, &c);
 	if (rv != 0 && rv != 1)
 		fail_store(d, r, rv);
@@ -769,39 +779,34 @@ do_list(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 }
 
 static void
-do_wait(struct cutd *d, nng_msg *req, uint64_t request_id,
-        const ProtobufCBinaryData *body, struct reply *r)
+do_wait(struct cutd *d, const struct call *c, const ProtobufCMessage *msg,
+        struct reply *r)
 {
-	Cut__V1__WaitRequest *rq =
-	    cut__v1__wait_request__unpack(NULL, body->len, body->data);
+	const Cut__V1__WaitRequest *rq = (const Cut__V1__WaitRequest *)msg;
 	struct coord_snap_view v;
 	struct waiter *w;
 
-	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
-		fail(r, E_INVAL, "bad request or snapshot id");
-		goto out;
-	}
 	/* A resent Wait that is already waiting: answer once, later. */
 	for (w = d->waiters; w != NULL; w = w->next)
-		if (w->request_id == request_id && request_id != 0) {
+		if (w->request_id == c->request_id && c->request_id != 0) {
 			nng_msg_free(w->req);
-			w->req = req;
+			w->req = c->req;
 			r->deferred = 1;
-			goto out;
+			return;
 		}
 	coord_snapshot_view(d->coord, rq->snapshot_id, &v);
 	if (v.ended) {
 		info_reply(d, r, rq->snapshot_id, rq->include_states,
 		           rq->include_messages);
-		goto out;
+		return;
 	}
 	if (d->nwaiters >= MAX_WAITERS || (w = calloc(1, sizeof(*w))) == NULL) {
 		fail(r, E_LIMIT,
 		     "too many Wait calls waiting; try again later");
-		goto out;
+		return;
 	}
-	w->req = req;
-	w->request_id = request_id;
+	w->req = c->req;
+	w->request_id = c->request_id;
 	snprintf(w->id, sizeof(w->id), "%s", rq->snapshot_id);
 	w->deadline_ms =
 	    cutd_now_ms() +
@@ -812,9 +817,6 @@ do_wait(struct cutd *d, nng_msg *req, uint64_t request_id,
 	d->waiters = w;
 	d->nwaiters++;
 	r->deferred = 1;
-out:
-	if (rq != NULL)
-		cut__v1__wait_request__free_unpacked(rq, NULL);
 }
 
 /* The reply to the Restore call that ran, from how it ended. */
@@ -839,21 +841,19 @@ restore_reply(struct cutd *d, struct reply *r)
 }
 
 static void
-do_restore(struct cutd *d, nng_msg *req, uint64_t request_id,
-           const ProtobufCBinaryData *body, struct reply *r)
+do_restore(struct cutd *d, const struct call *c, const ProtobufCMessage *msg,
+           struct reply *r)
 {
-	Cut__V1__RestoreRequest *rq =
-	    cut__v1__restore_request__unpack(NULL, body->len, body->data);
+	const Cut__V1__RestoreRequest *rq =
+	    (const Cut__V1__RestoreRequest *)msg;
 	struct errinfo e = {0};
 	int rv;
 
-	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
-		fail(r, E_INVAL, "bad request or snapshot id");
-	} else if (d->restore_req != NULL &&
-	           d->restore_request_id == request_id && request_id != 0) {
+	if (d->restore_req != NULL && d->restore_request_id == c->request_id &&
+	    c->request_id != 0) {
 		/* Resent while it runs: answered once, later. */
 		nng_msg_free(d->restore_req);
-		d->restore_req = req;
+		d->restore_req = c->req;
 		r->deferred = 1;
 	} else if (rq->has_timeout_ms &&
 	           (rq->timeout_ms < 100 || rq->timeout_ms > 3600000)) {
@@ -868,13 +868,11 @@ do_restore(struct cutd *d, nng_msg *req, uint64_t request_id,
 		if (!v.running) {
 			restore_reply(d, r); /* a single node: done at once */
 		} else {
-			d->restore_req = req;
-			d->restore_request_id = request_id;
+			d->restore_req = c->req;
+			d->restore_request_id = c->request_id;
 			r->deferred = 1;
 		}
 	}
-	if (rq != NULL)
-		cut__v1__restore_request__free_unpacked(rq, NULL);
 }
 
 void
@@ -930,24 +928,21 @@ control_next_timer(struct cutd *d, int64_t now, int max)
 }
 
 static void
-do_delete(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
+do_delete(struct cutd *d, const struct call *c, const ProtobufCMessage *msg,
+          struct reply *r)
 {
-	Cut__V1__DeleteRequest *rq =
-	    cut__v1__delete_request__unpack(NULL, body->len, body->data);
+	const Cut__V1__DeleteRequest *rq = (const Cut__V1__DeleteRequest *)msg;
 	Cut__V1__DeleteReply rp = CUT__V1__DELETE_REPLY__INIT;
 	struct errinfo e = {0};
 	int rv;
 
-	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
-		fail(r, E_INVAL, "bad request or snapshot id");
-	} else if ((rv = coord_delete(d->coord, rq->snapshot_id, &e)) != 0) {
+	(void)c;
+	if ((rv = coord_delete(d->coord, rq->snapshot_id, &e)) != 0) {
 		fail_err(r, rv, &e);
-	} else {
-		rp.snapshot_id = rq->snapshot_id;
-		set_body(r, &rp.base);
+		return;
 	}
-	if (rq != NULL)
-		cut__v1__delete_request__free_unpacked(rq, NULL);
+	rp.snapshot_id = rq->snapshot_id;
+	set_body(r, &rp.base);
 }
 
 /* Why a condition cannot be judged on snapshot ss here, in r; 0 if it
@@ -982,10 +977,11 @@ not_judgeable(const struct store_snapshot *ss, struct reply *r)
 }
 
 static void
-do_evaluate(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
+do_evaluate(struct cutd *d, const struct call *c, const ProtobufCMessage *msg,
+            struct reply *r)
 {
-	Cut__V1__EvaluateRequest *rq =
-	    cut__v1__evaluate_request__unpack(NULL, body->len, body->data);
+	const Cut__V1__EvaluateRequest *rq =
+	    (const Cut__V1__EvaluateRequest *)msg;
 	Cut__V1__EvaluateReply rp = CUT__V1__EVALUATE_REPLY__INIT;
 	struct cond_result res = {0};
 	struct store_snapshot ss;
@@ -993,30 +989,27 @@ do_evaluate(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	const char *id;
 	int rv;
 
-	if (rq == NULL) {
-		fail(r, E_INVAL, "bad request");
-		return;
-	}
+	(void)c;
 	if (d->cond == NULL) { /* a harness with a store and no more */
 		fail(r, E_UNAVAIL, "conditions are not available here");
-		goto out;
+		return;
 	}
 	id = rq->snapshot_id != NULL && rq->snapshot_id[0] != '\0'
 	         ? rq->snapshot_id
 	         : NULL;
 	if (id != NULL && !engine_id_valid(id)) {
 		fail(r, E_INVAL, "bad snapshot id");
-		goto out;
+		return;
 	}
 	if (id != NULL && (rv = store_get(d->store, id, &ss)) != 0) {
 		if (rv == E_NOENT)
 			fail(r, E_NOENT, "no such snapshot");
 		else
 			fail_store(d, r, rv);
-		goto out;
+		return;
 	}
 	if (id != NULL && not_judgeable(&ss, r))
-		goto out;
+		return;
 	if ((rv = cond_eval(d->cond, rq->sql, id,
 	                    rq->has_deadline_ms ? rq->deadline_ms : 0, &res,
 	                    &e)) != 0) {
@@ -1025,7 +1018,7 @@ do_evaluate(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 			control_storage_damaged(d, e.text);
 		log_info("control: condition on %s: %s", id ? id : "(check)",
 		         e.text);
-		goto out;
+		return;
 	}
 	rp.held = res.held;
 	rp.rows = res.rows;
@@ -1037,31 +1030,25 @@ do_evaluate(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
 	             : res.held ? "the condition holds"
 	                        : "the condition does not hold";
 	set_body(r, &rp.base);
-out:
-	cut__v1__evaluate_request__free_unpacked(rq, NULL);
 }
 
 static void
-do_keep(struct cutd *d, const ProtobufCBinaryData *body, struct reply *r)
+do_keep(struct cutd *d, const struct call *c, const ProtobufCMessage *msg,
+        struct reply *r)
 {
-	Cut__V1__KeepRequest *rq =
-	    cut__v1__keep_request__unpack(NULL, body->len, body->data);
+	const Cut__V1__KeepRequest *rq = (const Cut__V1__KeepRequest *)msg;
 	Cut__V1__KeepReply rp = CUT__V1__KEEP_REPLY__INIT;
 	struct errinfo e = {0};
 	int rv;
 
-	if (rq == NULL || !engine_id_valid(rq->snapshot_id)) {
-		fail(r, E_INVAL, "bad request or snapshot id");
-	} else if ((rv = coord_keep(d->coord, rq->snapshot_id, rq->keep, &e)) !=
-	           0) {
+	(void)c;
+	if ((rv = coord_keep(d->coord, rq->snapshot_id, rq->keep, &e)) != 0) {
 		fail_err(r, rv, &e);
-	} else {
-		rp.snapshot_id = rq->snapshot_id;
-		rp.keep = rq->keep;
-		set_body(r, &rp.base);
+		return;
 	}
-	if (rq != NULL)
-		cut__v1__keep_request__free_unpacked(rq, NULL);
+	rp.snapshot_id = rq->snapshot_id;
+	rp.keep = rq->keep;
+	set_body(r, &rp.base);
 }
 
 /* Fills ss from the coordinator's view; strings are borrowed from it
@@ -1092,9 +1079,9 @@ schedule_status(struct cutd *d, Cut__V1__ScheduleStatus *ss)
 	ss->next_tick_ms = (uint64_t)v.next_tick_ms;
 }
 
-/* Show, Pause (pause 1) or Resume (pause 0). */
+/* Show (pause -1), Pause (pause 1) or Resume (pause 0). */
 static void
-do_schedule(struct cutd *d, int pause, struct reply *r)
+schedule(struct cutd *d, int pause, struct reply *r)
 {
 	Cut__V1__ScheduleStatus ss;
 	struct errinfo e = {0};
@@ -1107,6 +1094,30 @@ do_schedule(struct cutd *d, int pause, struct reply *r)
 	}
 	schedule_status(d, &ss);
 	set_body(r, &ss.base);
+}
+
+static void
+do_schedule_show(struct cutd *d, const struct call *c,
+                 const ProtobufCMessage *msg, struct reply *r)
+{
+	(void)c, (void)msg;
+	schedule(d, -1, r);
+}
+
+static void
+do_schedule_pause(struct cutd *d, const struct call *c,
+                  const ProtobufCMessage *msg, struct reply *r)
+{
+	(void)c, (void)msg;
+	schedule(d, 1, r);
+}
+
+static void
+do_schedule_resume(struct cutd *d, const struct call *c,
+                   const ProtobufCMessage *msg, struct reply *r)
+{
+	(void)c, (void)msg;
+	schedule(d, 0, r);
 }
 
 static void
@@ -1220,7 +1231,8 @@ status_conditions(struct cutd *d, struct arena *a, Cut__V1__StatusReply *rp)
 }
 
 static void
-do_status(struct cutd *d, struct reply *r)
+do_status(struct cutd *d, const struct call *c, const ProtobufCMessage *msg,
+          struct reply *r)
 {
 	Cut__V1__StatusReply rp = CUT__V1__STATUS_REPLY__INIT;
 	struct arena a = {0};
@@ -1229,6 +1241,7 @@ do_status(struct cutd *d, struct reply *r)
 	struct coord_restore_view rv;
 	size_t n = d->cfg->nnodes;
 
+	(void)c, (void)msg;
 	rp.node = (char *)d->name;
 	rp.cluster = d->cfg->cluster;
 	rp.version = CUTD_VERSION;
@@ -1304,40 +1317,64 @@ do_status(struct cutd *d, struct reply *r)
 	arena_free(&a);
 }
 
-/* The one dispatch of control methods.  Returns 1 if the request was kept
- * to be answered later. */
+/* The handlers of the methods' table (ctltab.h), row for row. */
+#define HANDLER(method, req, reply, handler, ...) handler,
+static handler_fn *const handlers[CTLTAB_NROWS] = {CUT_CTLTAB(HANDLER)};
+#undef HANDLER
+
+/* The required snapshot_id of request type desc, or NULL if it has none:
+ * every method that names a snapshot checks it first. */
+static const ProtobufCFieldDescriptor *
+required_id(const ProtobufCMessageDescriptor *desc)
+{
+	const ProtobufCFieldDescriptor *f =
+	    protobuf_c_message_descriptor_get_field_by_name(desc,
+	                                                    "snapshot_id");
+
+	return f != NULL && f->label == PROTOBUF_C_LABEL_REQUIRED &&
+	               f->type == PROTOBUF_C_TYPE_STRING
+	           ? f
+	           : NULL;
+}
+
+/* Decodes body as row's request, checks its snapshot_id and runs the
+ * row's handler: the one dispatch of control methods, for the control
+ * socket and the HTTP API. */
+static void
+run(struct cutd *d, const struct ctltab_row *row, const struct call *c,
+    const ProtobufCBinaryData *body, struct reply *r)
+{
+	const ProtobufCFieldDescriptor *id = required_id(row->req);
+	ProtobufCMessage *rq = NULL;
+
+	/* A request without fields is not decoded: nothing in it could
+	 * matter. */
+	if (row->req->n_fields > 0 &&
+	    ((rq = protobuf_c_message_unpack(row->req, NULL, body->len,
+	                                     body->data)) == NULL ||
+	     (id != NULL && !engine_id_valid(*(char *const *)((const char *)rq +
+	                                                      id->offset)))))
+		fail(r, E_INVAL,
+		     id != NULL ? "bad request or snapshot id" : "bad request");
+	else
+		handlers[row - ctltab_rows](d, c, rq, r);
+	if (rq != NULL)
+		protobuf_c_message_free_unpacked(rq, NULL);
+}
+
+/* Answers rq, or fails it as an unknown method.  Returns 1 if the request
+ * was kept to be answered later. */
 static int
 dispatch(struct cutd *d, nng_msg *req, const Cut__V1__RpcRequest *rq,
          struct reply *r)
 {
-	const char *m = rq->method;
+	const struct ctltab_row *row = ctltab_find(rq->method);
+	const struct call c = {.req = req, .request_id = rq->request_id};
 
-	if (strcmp(m, CUTPROTO_METHOD_START) == 0)
-		do_start(d, &rq->body, r);
-	else if (strcmp(m, CUTPROTO_METHOD_GET) == 0)
-		do_get(d, &rq->body, r);
-	else if (strcmp(m, CUTPROTO_METHOD_LIST) == 0)
-		do_list(d, &rq->body, r);
-	else if (strcmp(m, CUTPROTO_METHOD_WAIT) == 0)
-		do_wait(d, req, rq->request_id, &rq->body, r);
-	else if (strcmp(m, CUTPROTO_METHOD_DELETE) == 0)
-		do_delete(d, &rq->body, r);
-	else if (strcmp(m, CUTPROTO_METHOD_EVALUATE) == 0)
-		do_evaluate(d, &rq->body, r);
-	else if (strcmp(m, CUTPROTO_METHOD_STATUS) == 0)
-		do_status(d, r);
-	else if (strcmp(m, CUTPROTO_METHOD_KEEP) == 0)
-		do_keep(d, &rq->body, r);
-	else if (strcmp(m, CUTPROTO_METHOD_RESTORE) == 0)
-		do_restore(d, req, rq->request_id, &rq->body, r);
-	else if (strcmp(m, CUTPROTO_METHOD_SCHEDULE_SHOW) == 0)
-		do_schedule(d, -1, r);
-	else if (strcmp(m, CUTPROTO_METHOD_SCHEDULE_PAUSE) == 0)
-		do_schedule(d, 1, r);
-	else if (strcmp(m, CUTPROTO_METHOD_SCHEDULE_RESUME) == 0)
-		do_schedule(d, 0, r);
-	else
+	if (row == NULL)
 		fail(r, E_NOMETHOD, "unknown method");
+	else
+		run(d, row, &c, &rq->body, r);
 	return r->deferred;
 }
 
@@ -1489,8 +1526,8 @@ control_request(struct cutd *d, nng_msg *req)
 		send_reply(d, req, rq->request_id, &r);
 		nng_msg_free(req);
 	} else if (!dispatch(d, req, rq, &r)) {
-		if ((strcmp(rq->method, CUTPROTO_METHOD_DELETE) == 0 ||
-		     strcmp(rq->method, CUTPROTO_METHOD_KEEP) == 0) &&
+		const struct ctltab_row *row = ctltab_find(rq->method);
+		if (row != NULL && row->answer == CTLTAB_COMMIT &&
 		    r.status == CUT__V1__STATUS_CODE__OK &&
 		    coord_batch_open(d->coord)) {
 			hold(d, req, rq->request_id, &r);
@@ -1518,26 +1555,16 @@ void
 control_query(struct cutd *d, struct control_query *q)
 {
 	ProtobufCBinaryData body = {q->req_len, (uint8_t *)q->req};
+	const struct ctltab_row *row = ctltab_find(q->method);
+	const struct call c = {.page = q};
 	struct reply r = {0};
 
-	if (strcmp(q->method, CUTPROTO_METHOD_STATUS) == 0) {
-		do_status(d, &r);
-	} else if (strcmp(q->method, CUTPROTO_METHOD_LIST) == 0) {
-		do_list(d, &body, &r);
-	} else if (strcmp(q->method, CUTPROTO_METHOD_GET) == 0) {
-		Cut__V1__GetRequest *rq =
-		    cut__v1__get_request__unpack(NULL, body.len, body.data);
-		if (rq == NULL || !engine_id_valid(rq->snapshot_id))
-			fail(&r, E_INVAL, "bad request or snapshot id");
-		else
-			info_page_reply(d, &r, rq->snapshot_id,
-			                rq->include_states,
-			                rq->include_messages, q);
-		if (rq != NULL)
-			cut__v1__get_request__free_unpacked(rq, NULL);
-	} else {
+	/* The methods of the HTTP API: those with a route, which the
+	 * table's test keeps to READ methods answered NOW. */
+	if (row == NULL || row->route == NULL)
 		fail(&r, E_NOMETHOD, "not a read-only method");
-	}
+	else
+		run(d, row, &c, &body, &r);
 	q->status = r.status;
 	snprintf(q->message, sizeof(q->message), "%s", r.message);
 	q->body = r.has_body ? r.body : NULL;

@@ -43,7 +43,7 @@ int control_next_timer(struct cutd *d, int64_t now, int max);
 
 /* A read-only call of the HTTP API (http.c), on the loop's thread. */
 struct control_query {
-	const char *method; /* CUTPROTO_METHOD_STATUS, _LIST or _GET */
+	const char *method; /* a method with a route (ctltab.h) */
 	const uint8_t *req; /* its packed request (borrowed), or NULL */
 	size_t req_len;
 	/* Get: of each channel's messages, from the msg_offset-th, at most

@@ -24,6 +24,10 @@
  * unread, and the connection closed), the queue, pages of snapshots and
  * of messages (count and bytes), and nng's own limit on a request's head.
  * Every refusal is a JSON document {"status": N, "error": S}.
+ *
+ * The API's paths but /metrics are the route column of the control
+ * methods' table (proto/ctltab.h), each answered by the function of its
+ * row's http column.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -385,12 +389,20 @@ get_metrics(struct cutd *d, nng_aio *aio)
 	free(b.p);
 }
 
+/* The API's answer to a method's route (ctltab.h's http column): method
+ * is the row's, id the snapshot id in place of the route's "{id}" (or
+ * NULL) and qs the query string. */
+typedef void route_fn(struct cutd *d, nng_aio *aio, const char *method,
+                      const char *id, const char *qs);
+
 static void
-get_status(struct cutd *d, nng_aio *aio)
+http_status(struct cutd *d, nng_aio *aio, const char *method, const char *id,
+            const char *qs)
 {
-	struct control_query q = {.method = CUTPROTO_METHOD_STATUS};
+	struct control_query q = {.method = method};
 	Cut__V1__StatusReply *rp;
 
+	(void)id, (void)qs;
 	if (query(d, aio, &q) != 0)
 		return;
 	rp = cut__v1__status_reply__unpack(NULL, q.len, q.body);
@@ -404,16 +416,18 @@ get_status(struct cutd *d, nng_aio *aio)
 }
 
 static void
-get_list(struct cutd *d, nng_aio *aio, const char *qs)
+http_list(struct cutd *d, nng_aio *aio, const char *method, const char *id,
+          const char *qs)
 {
 	Cut__V1__ListRequest rq = CUT__V1__LIST_REQUEST__INIT;
-	struct control_query q = {.method = CUTPROTO_METHOD_LIST};
+	struct control_query q = {.method = method};
 	Cut__V1__ListReply *rp, page;
 	uint64_t offset, limit;
 	uint8_t buf[32];
 	json_t *doc;
 	size_t more;
 
+	(void)id;
 	if (page_params(d, aio, qs, HTTP_OFFSET_MAX, 1, HTTP_LIST_MAX,
 	                HTTP_LIST_DEFAULT, &offset, &limit) != 0)
 		return;
@@ -445,10 +459,11 @@ get_list(struct cutd *d, nng_aio *aio, const char *qs)
 }
 
 static void
-get_snapshot(struct cutd *d, nng_aio *aio, const char *id, const char *qs)
+http_snapshot(struct cutd *d, nng_aio *aio, const char *method, const char *id,
+              const char *qs)
 {
 	Cut__V1__GetRequest rq = CUT__V1__GET_REQUEST__INIT;
-	struct control_query q = {.method = CUTPROTO_METHOD_GET,
+	struct control_query q = {.method = method,
 	                          .msg_budget = HTTP_MSG_BUDGET};
 	Cut__V1__SnapshotInfo *in;
 	uint8_t buf[ENGINE_ID_MAX + 32];
@@ -510,33 +525,81 @@ unescape(const char *s, size_t len, char *buf, size_t cap)
 	return 0;
 }
 
+/* The API's routes: the route and http columns of the methods' table
+ * (ctltab.h), row for row; a row without a route has none. */
+#define ROUTE(method, req, reply, handler, perm, answer, route, http, ...)     \
+	{route, method, http},
+static const struct {
+	const char *route, *method;
+	route_fn *fn;
+} routes[CTLTAB_NROWS] = {CUT_CTLTAB(ROUTE)};
+#undef ROUTE
+
+/* Whether another route names the items of route's collection: route
+ * followed by "/{id}". */
+static int
+has_items(const char *route)
+{
+	size_t n = strlen(route);
+
+	for (size_t i = 0; i < CTLTAB_NROWS; i++)
+		if (routes[i].route != NULL &&
+		    strncmp(routes[i].route, route, n) == 0 &&
+		    strcmp(routes[i].route + n, "/{id}") == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether path (decoded, without the query) is route's: the same path;
+ * for a route ending in "{id}", the part before it and then a snapshot
+ * id, not empty (*ret_id, in path); or a collection's path (has_items())
+ * and a "/".  *ret_id is NULL for a route without "{id}", and untouched
+ * when path is not route's. */
+static int
+route_match(const char *route, const char *path, const char **ret_id)
+{
+	size_t n = strlen(route);
+
+	if (n >= 4 && strcmp(route + n - 4, "{id}") == 0) {
+		if (strncmp(path, route, n - 4) != 0 || path[n - 4] == '\0')
+			return 0;
+		*ret_id = path + n - 4;
+		return 1;
+	}
+	if (strncmp(path, route, n) != 0 ||
+	    (path[n] != '\0' &&
+	     !(strcmp(path + n, "/") == 0 && has_items(route))))
+		return 0;
+	*ret_id = NULL;
+	return 1;
+}
+
 /* One request, on the loop thread. */
 static void
 route(struct cutd *d, nng_aio *aio, const char *uri)
 {
-	static const char snaps[] = "/v1/snapshots";
 	size_t plen = strcspn(uri, "?");
-	const char *qs = uri[plen] == '?' ? uri + plen + 1 : "";
+	const char *qs = uri[plen] == '?' ? uri + plen + 1 : "", *id;
 	char path[HTTP_URI_MAX + 1];
 
 	if (unescape(uri, plen, path, sizeof(path)) != 0) {
 		fail(d->http->sh, aio, 400, "malformed path", 0);
 		return;
 	}
-	if (strcmp(path, "/metrics") == 0)
+	if (strcmp(path, "/metrics") == 0) {
 		get_metrics(d, aio);
-	else if (strcmp(path, "/v1/status") == 0)
-		get_status(d, aio);
-	else if (strcmp(path, snaps) == 0 ||
-	         strcmp(path, "/v1/snapshots/") == 0)
-		get_list(d, aio, qs);
-	else if (strncmp(path, "/v1/snapshots/", sizeof(snaps)) == 0)
-		get_snapshot(d, aio, path + sizeof(snaps), qs);
-	else
-		fail(d->http->sh, aio, 404,
-		     "no such resource: try /metrics, /v1/status, "
-		     "/v1/snapshots or /v1/snapshots/ID",
-		     0);
+		return;
+	}
+	for (size_t i = 0; i < CTLTAB_NROWS; i++)
+		if (routes[i].route != NULL &&
+		    route_match(routes[i].route, path, &id)) {
+			routes[i].fn(d, aio, routes[i].method, id, qs);
+			return;
+		}
+	fail(d->http->sh, aio, 404,
+	     "no such resource: try /metrics, /v1/status, "
+	     "/v1/snapshots or /v1/snapshots/ID",
+	     0);
 }
 
 void

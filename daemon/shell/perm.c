@@ -3,7 +3,8 @@
  * bucket of its Start calls.  See perm.h for the rules.
  *
  * Everything but perm_groups() is pure, so that the unit tests can try
- * every combination of method, uid, gid and groups without users.
+ * every combination of method, uid, gid and groups without users.  A
+ * method's class is its row's in the methods' table (proto/ctltab.h).
  */
 #include <grp.h>
 #include <pwd.h>
@@ -14,27 +15,21 @@
 #include "cutproto.h"
 #include "perm.h"
 
+/* perm.h's classes are the perm column of the methods' table. */
+_Static_assert(PERM_READ == (int)CTLTAB_READ &&
+                   PERM_START == (int)CTLTAB_START &&
+                   PERM_ADMIN == (int)CTLTAB_ADMIN,
+               "perm.h and ctltab.h disagree on the classes");
+
 enum perm_class
 perm_method_class(const char *method)
 {
-	static const char *const readers[] = {
-	    CUTPROTO_METHOD_GET, CUTPROTO_METHOD_LIST, CUTPROTO_METHOD_WAIT,
-	    CUTPROTO_METHOD_STATUS, CUTPROTO_METHOD_SCHEDULE_SHOW};
+	const struct ctltab_row *row = ctltab_find(method);
 
-	if (method == NULL)
-		return PERM_ADMIN;
-	for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++)
-		if (strcmp(method, readers[i]) == 0)
-			return PERM_READ;
 	/* Evaluate holds up the daemon's loop for up to its deadline, and
 	 * a watcher calls it with Start: whoever may start snapshots.
 	 * Pausing and resuming the schedule is no more than starting. */
-	if (strcmp(method, CUTPROTO_METHOD_START) == 0 ||
-	    strcmp(method, CUTPROTO_METHOD_EVALUATE) == 0 ||
-	    strcmp(method, CUTPROTO_METHOD_SCHEDULE_PAUSE) == 0 ||
-	    strcmp(method, CUTPROTO_METHOD_SCHEDULE_RESUME) == 0)
-		return PERM_START;
-	return PERM_ADMIN;
+	return row != NULL ? (enum perm_class)row->perm : PERM_ADMIN;
 }
 
 static int

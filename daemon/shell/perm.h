@@ -7,12 +7,17 @@
  * of their connection (SO_PEERCRED, through nng's ipc:peer-uid/gid):
  *
  *   class        methods                    allowed
- *   PERM_READ    Status, List, Get, Wait    anyone who could connect
- *   PERM_START   Start, Evaluate            the admins (below), and the
- *                                           uid of the application
+ *   PERM_READ    Status, List, Get, Wait,   anyone who could connect
+ *                Schedule Show
+ *   PERM_START   Start, Evaluate, Schedule  the admins (below), and the
+ *                Pause and Resume           uid of the application
  *                                           connected to this daemon
- *   PERM_ADMIN   Delete, and any method     the daemon's own uid, root,
- *                this file does not know    members of admin_group
+ *   PERM_ADMIN   Delete, Keep, Restore,     the daemon's own uid, root,
+ *                and any method the table   members of admin_group
+ *                does not know
+ *
+ * A method's class is the perm column of its row in the methods' table
+ * (proto/ctltab.h).
  *
  * Membership of admin_group: the caller's primary gid (from its
  * connection), or the supplementary groups of the caller's uid in the
@@ -70,8 +75,9 @@ struct perm_policy {
 	long app_uid;   /* uid of the connected application, or -1 */
 };
 
-/* The class of a control method, by its gRPC path; unknown paths are
- * PERM_ADMIN, so that a method added later is closed until classified. */
+/* The class of a control method, by its gRPC path: its row's in the
+ * methods' table (ctltab.h); unknown paths are PERM_ADMIN, so that a
+ * method added later is closed until classified. */
 enum perm_class perm_method_class(const char *method);
 
 /* Decides whether caller may call method under policy.  Pure. */

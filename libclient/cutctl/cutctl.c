@@ -22,6 +22,7 @@
 #include "config.h"
 #include "cut/cut.h"
 #include "cutctl.h"
+#include "cutctl_verbs.h"
 #include "rpc.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
@@ -69,47 +70,22 @@ struct ctl {
  * struct ctl exists too. */
 static int json_errors;
 
+/* The commands: cutctl_verbs.h's rows, each run by its cmd_ function. */
+#define DECLARE(verb, ...) static int cmd_##verb(struct ctl *x);
+CUTCTL_VERBS(DECLARE)
+#undef DECLARE
+
 static const struct command {
-	const char *name, *usage, *help;
+	const char *name;
+	const char *method; /* the control method it calls, or NULL */
 	int nargs;
+	const char *usage, *help;
+	int (*run)(struct ctl *x);
 } commands[] = {
-    {"snapshot", "snapshot [--wait] [--deadline MS]",
-     "start a snapshot here; print its id, or with --wait its outcome", 0},
-    {"wait", "wait ID", "wait until snapshot ID is complete or aborted", 1},
-    {"list", "list [--limit N]", "list the snapshots, newest first", 0},
-    {"show", "show [--dot] ID",
-     "show a snapshot: nodes, channels, audit (--dot: as a Graphviz graph)", 1},
-    {"export", "export ID",
-     "write the whole snapshot, states and messages, as JSON", 1},
-    {"status", "status", "show this node: peers, channels, counters", 0},
-    {"delete", "delete ID",
-     "delete a finished snapshot (one this node initiated: on every node)",
-     1},
-    {"keep", "keep ID", "mark a snapshot kept: retention never deletes it",
-     1},
-    {"unkeep", "unkeep ID", "let retention delete a snapshot again", 1},
-    {"schedule", "schedule show|pause|resume",
-     "show, pause or resume the schedule at this node (pause is this "
-     "node's only)",
-     1},
-    {"evaluate", "evaluate ID --condition SQL | --condition-file FILE",
-     "judge the condition on snapshot ID, complete and consistent, at its\n"
-     "      initiator: exit 0 if it holds, 1 if not",
-     1},
-    {"watch",
-     "watch [--every DURATION] --condition SQL | --condition-file FILE",
-     "take a snapshot every DURATION (default 2s) until the condition\n"
-     "      holds on one (complete, consistent); print its id.  The\n"
-     "      condition is a SELECT naming the snapshot as :snapshot; it holds\n"
-     "      when its first row's first column is true.  --timeout DURATION\n"
-     "      bounds the whole watch (exit 2 when it ends first)",
-     0},
-    {"restore", "restore ID [--timeout DURATION]",
-     "restore the whole cluster to snapshot ID (complete, consistent, one\n"
-     "      this node initiated): every node's state and the messages in\n"
-     "      transit; --timeout bounds the nodes' answers (default: the\n"
-     "      cluster file's deadline_ms)",
-     1},
+#define COMMAND(verb, method, nargs, usage, help)                              \
+	{#verb, method, nargs, usage, help, cmd_##verb},
+    CUTCTL_VERBS(COMMAND)
+#undef COMMAND
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -552,6 +528,23 @@ refused(const struct ctl *x, int err, const struct rpc_answer *a)
 	return fail_code(exit_code(err), code, "%s", why);
 }
 
+/* Calls method (a row of the methods' table, proto/ctltab.h, whose reply
+ * type it decodes) with req; returns 0 with the answer in *a, or an exit
+ * status after saying why the daemon could not be asked. */
+static int
+ask(struct ctl *x, const char *method, const ProtobufCMessage *req,
+    int timeout_ms, struct rpc_answer *a)
+{
+	int rv;
+
+	if (x->rpc == NULL && (rv = rpc_open(x->url, &x->rpc)) != 0)
+		return unreached(x, rv);
+	if ((rv = rpc_call(x->rpc, method, req, ctltab_find(method)->reply,
+	                   timeout_ms, a)) != 0)
+		return unreached(x, rv);
+	return 0;
+}
+
 /*
  * One call.  Returns 0 with the body in *ret (caller frees), or an exit
  * status after saying what went wrong, with *ret NULL.  With allow_deadline
@@ -559,17 +552,14 @@ refused(const struct ctl *x, int err, const struct rpc_answer *a)
  */
 static int
 call(struct ctl *x, const char *method, const ProtobufCMessage *req,
-     const ProtobufCMessageDescriptor *desc, int timeout_ms, int allow_deadline,
-     ProtobufCMessage **ret)
+     int timeout_ms, int allow_deadline, ProtobufCMessage **ret)
 {
 	struct rpc_answer a = {0};
 	int rv;
 
 	*ret = NULL; /* also tells gcc that no path leaves it unset */
-	if (x->rpc == NULL && (rv = rpc_open(x->url, &x->rpc)) != 0)
-		return unreached(x, rv);
-	if ((rv = rpc_call(x->rpc, method, req, desc, timeout_ms, &a)) != 0)
-		return unreached(x, rv);
+	if ((rv = ask(x, method, req, timeout_ms, &a)) != 0)
+		return rv;
 	rv = rpc_status_error(a.status);
 	if (rv == CUT_ETIMEDOUT && allow_deadline) {
 		*ret = a.body;
@@ -624,7 +614,6 @@ wait_for(struct ctl *x, const char *id)
 		if (end != 0 && end - now < req.timeout_ms)
 			req.timeout_ms = now < end ? (uint32_t)(end - now) : 0;
 		rv = call(x, CUTPROTO_METHOD_WAIT, &req.base,
-		          &cut__v1__snapshot_info__descriptor,
 		          (int)req.timeout_ms + DEFAULT_TIMEOUT_MS, 1, &body);
 		if (rv != 0)
 			break;
@@ -669,34 +658,56 @@ wait_for(struct ctl *x, const char *id)
 	return rv;
 }
 
+/* Writes the reply rep to the request req of a command; returns 0 or an
+ * exit status. */
+typedef int printer(struct ctl *x, const ProtobufCMessage *req,
+                    ProtobufCMessage *rep);
+
+/* The usual command: one call of method with req, its reply written by
+ * print, and freed.  Returns the exit status. */
+static int
+call_print(struct ctl *x, const char *method, const ProtobufCMessage *req,
+           int timeout_ms, printer *print)
+{
+	ProtobufCMessage *body;
+	int rv;
+
+	if ((rv = call(x, method, req, timeout_ms, 0, &body)) != 0)
+		return rv;
+	rv = print(x, req, body);
+	protobuf_c_message_free_unpacked(body, NULL);
+	return rv;
+}
+
+static int
+print_started(struct ctl *x, const ProtobufCMessage *req,
+              ProtobufCMessage *body)
+{
+	const Cut__V1__StartReply *rep = (const Cut__V1__StartReply *)body;
+
+	(void)req;
+	if (x->o->wait) {
+		if (!x->o->json && isatty(STDERR_FILENO))
+			fprintf(stderr, "started %s\n", rep->snapshot_id);
+		return wait_for(x, rep->snapshot_id);
+	}
+	if (x->o->json)
+		return json_out(
+		    json_pack("{s:o, s:I}", "id", cj_string(rep->snapshot_id),
+		              "started_ms", (json_int_t)rep->started_ms));
+	printf("%s\n", rep->snapshot_id);
+	return 0;
+}
+
 static int
 cmd_snapshot(struct ctl *x)
 {
 	Cut__V1__StartRequest req = CUT__V1__START_REQUEST__INIT;
-	Cut__V1__StartReply *rep;
-	ProtobufCMessage *body;
-	int rv;
 
 	req.has_timeout_ms = x->o->deadline_ms > 0;
 	req.timeout_ms = (uint32_t)x->o->deadline_ms;
-	rv = call(x, CUTPROTO_METHOD_START, &req.base,
-	          &cut__v1__start_reply__descriptor, call_timeout(x), 0, &body);
-	if (rv != 0)
-		return rv;
-	rep = (Cut__V1__StartReply *)body;
-	if (x->o->wait) {
-		if (!x->o->json && isatty(STDERR_FILENO))
-			fprintf(stderr, "started %s\n", rep->snapshot_id);
-		rv = wait_for(x, rep->snapshot_id);
-	} else if (x->o->json) {
-		rv = json_out(
-		    json_pack("{s:o, s:I}", "id", cj_string(rep->snapshot_id),
-		              "started_ms", (json_int_t)rep->started_ms));
-	} else {
-		printf("%s\n", rep->snapshot_id);
-	}
-	protobuf_c_message_free_unpacked(body, NULL);
-	return rv;
+	return call_print(x, CUTPROTO_METHOD_START, &req.base, call_timeout(x),
+	                  print_started);
 }
 
 static int
@@ -706,33 +717,48 @@ cmd_wait(struct ctl *x)
 }
 
 static int
+print_list(struct ctl *x, const ProtobufCMessage *req, ProtobufCMessage *body)
+{
+	const Cut__V1__ListReply *l = (const Cut__V1__ListReply *)body;
+
+	(void)req;
+	for (size_t i = 0; i < l->n_snapshots; i++)
+		if (rpc_check_snapshot(l->snapshots[i]) != 0)
+			return fail(exit_code(CUT_EPROTO),
+			            "bad list from the daemon");
+	if (x->o->json)
+		return json_out(list_json(l));
+	print_list_human(stdout, l);
+	return 0;
+}
+
+static int
 cmd_list(struct ctl *x)
 {
 	Cut__V1__ListRequest req = CUT__V1__LIST_REQUEST__INIT;
-	Cut__V1__ListReply *l;
-	ProtobufCMessage *body;
-	size_t i;
-	int rv;
 
 	req.has_limit = x->o->limit > 0;
 	req.limit = (uint32_t)(x->o->limit > 0 ? x->o->limit : 0);
-	rv = call(x, CUTPROTO_METHOD_LIST, &req.base,
-	          &cut__v1__list_reply__descriptor, call_timeout(x), 0, &body);
-	if (rv != 0)
-		return rv;
-	l = (Cut__V1__ListReply *)body;
-	for (i = 0; i < l->n_snapshots; i++)
-		if (rpc_check_snapshot(l->snapshots[i]) != 0) {
-			protobuf_c_message_free_unpacked(body, NULL);
-			return fail(exit_code(CUT_EPROTO),
-			            "bad list from the daemon");
-		}
-	if (x->o->json)
-		rv = json_out(list_json(l));
+	return call_print(x, CUTPROTO_METHOD_LIST, &req.base, call_timeout(x),
+	                  print_list);
+}
+
+static int
+print_show(struct ctl *x, const ProtobufCMessage *req, ProtobufCMessage *body)
+{
+	const Cut__V1__SnapshotInfo *s = (const Cut__V1__SnapshotInfo *)body;
+
+	(void)req;
+	if (rpc_check_snapshot(s) != 0)
+		return fail(exit_code(CUT_EPROTO),
+		            "bad snapshot from the daemon");
+	if (x->o->dot)
+		print_snapshot_dot(stdout, s);
+	else if (x->o->json)
+		return json_out(snapshot_json(s, DETAIL_SHOW));
 	else
-		print_list_human(stdout, l);
-	protobuf_c_message_free_unpacked(body, NULL);
-	return rv;
+		print_snapshot_human(stdout, s);
+	return 0;
 }
 
 /* show: states, and (as text) the first few in-transit messages of each
@@ -741,8 +767,6 @@ static int
 cmd_show(struct ctl *x)
 {
 	Cut__V1__GetRequest req = CUT__V1__GET_REQUEST__INIT;
-	ProtobufCMessage *body;
-	int rv;
 
 	req.snapshot_id = (char *)x->o->args[0];
 	req.has_include_states = req.include_states = 1;
@@ -750,23 +774,8 @@ cmd_show(struct ctl *x)
 	    !x->o->json && !x->o->dot;
 	req.has_max_messages = 1;
 	req.max_messages = SHOW_MESSAGES;
-	rv = call(x, CUTPROTO_METHOD_GET, &req.base,
-	          &cut__v1__snapshot_info__descriptor, call_timeout(x), 0,
-	          &body);
-	if (rv != 0)
-		return rv;
-	if (rpc_check_snapshot((Cut__V1__SnapshotInfo *)body) != 0)
-		rv =
-		    fail(exit_code(CUT_EPROTO), "bad snapshot from the daemon");
-	else if (x->o->dot)
-		print_snapshot_dot(stdout, (Cut__V1__SnapshotInfo *)body);
-	else if (x->o->json)
-		rv = json_out(
-		    snapshot_json((Cut__V1__SnapshotInfo *)body, DETAIL_SHOW));
-	else
-		print_snapshot_human(stdout, (Cut__V1__SnapshotInfo *)body);
-	protobuf_c_message_free_unpacked(body, NULL);
-	return rv;
+	return call_print(x, CUTPROTO_METHOD_GET, &req.base, call_timeout(x),
+	                  print_show);
 }
 
 static int
@@ -795,46 +804,46 @@ cmd_export(struct ctl *x)
 }
 
 static int
+print_status(struct ctl *x, const ProtobufCMessage *req, ProtobufCMessage *body)
+{
+	(void)req;
+	if (x->o->json)
+		return json_out(status_json((Cut__V1__StatusReply *)body));
+	print_status_human(stdout, (Cut__V1__StatusReply *)body, now_ms());
+	return 0;
+}
+
+static int
 cmd_status(struct ctl *x)
 {
 	Cut__V1__StatusRequest req = CUT__V1__STATUS_REQUEST__INIT;
-	ProtobufCMessage *body;
-	int rv;
 
-	rv =
-	    call(x, CUTPROTO_METHOD_STATUS, &req.base,
-	         &cut__v1__status_reply__descriptor, call_timeout(x), 0, &body);
-	if (rv != 0)
-		return rv;
+	return call_print(x, CUTPROTO_METHOD_STATUS, &req.base, call_timeout(x),
+	                  print_status);
+}
+
+static int
+print_deleted(struct ctl *x, const ProtobufCMessage *req,
+              ProtobufCMessage *body)
+{
+	const Cut__V1__DeleteRequest *rq = (const Cut__V1__DeleteRequest *)req;
+
+	(void)body;
 	if (x->o->json)
-		rv = json_out(status_json((Cut__V1__StatusReply *)body));
-	else
-		print_status_human(stdout, (Cut__V1__StatusReply *)body,
-		                   now_ms());
-	protobuf_c_message_free_unpacked(body, NULL);
-	return rv;
+		return json_out(
+		    json_pack("{s:o}", "deleted", cj_string(rq->snapshot_id)));
+	printf("deleted %s\n", rq->snapshot_id);
+	return 0;
 }
 
 static int
 cmd_delete(struct ctl *x)
 {
 	Cut__V1__DeleteRequest req = CUT__V1__DELETE_REQUEST__INIT;
-	ProtobufCMessage *body;
-	int rv;
 
 	req.snapshot_id = (char *)x->o->args[0];
-	rv =
-	    call(x, CUTPROTO_METHOD_DELETE, &req.base,
-	         &cut__v1__delete_reply__descriptor, call_timeout(x), 0, &body);
-	if (rv != 0)
-		return rv;
-	if (x->o->json)
-		rv = json_out(
-		    json_pack("{s:o}", "deleted", cj_string(req.snapshot_id)));
-	else
-		printf("deleted %s\n", req.snapshot_id);
-	protobuf_c_message_free_unpacked(body, NULL);
-	return rv;
+	return call_print(x, CUTPROTO_METHOD_DELETE, &req.base, call_timeout(x),
+	                  print_deleted);
 }
 
 /* The condition of watch, from --condition or --condition-file, into
@@ -895,12 +904,9 @@ evaluate(struct ctl *x, const char *id, const char *sql, int skip,
 	*ret = NULL;
 	req.snapshot_id = (char *)(id != NULL ? id : "");
 	req.sql = (char *)sql;
-	if (x->rpc == NULL && (rv = rpc_open(x->url, &x->rpc)) != 0)
-		return unreached(x, rv);
-	if ((rv = rpc_call(x->rpc, CUTPROTO_METHOD_EVALUATE, &req.base,
-	                   &cut__v1__evaluate_reply__descriptor,
-	                   DEFAULT_TIMEOUT_MS, &a)) != 0)
-		return unreached(x, rv);
+	if ((rv = ask(x, CUTPROTO_METHOD_EVALUATE, &req.base,
+	              DEFAULT_TIMEOUT_MS, &a)) != 0)
+		return rv;
 	/* The exit statuses are the table's, but for FAILED_PRECONDITION
 	 * (exit 75, "try again", for a Delete of a snapshot in progress): a
 	 * snapshot that cannot be judged (aborted, inconsistent, another
@@ -955,7 +961,6 @@ wait_quietly(struct ctl *x, const char *id, uint64_t end_ms, int *ret_done)
 		if (end_ms != 0 && end_ms - now < req.timeout_ms)
 			req.timeout_ms = (uint32_t)(end_ms - now);
 		rv = call(x, CUTPROTO_METHOD_WAIT, &req.base,
-		          &cut__v1__snapshot_info__descriptor,
 		          (int)req.timeout_ms + DEFAULT_TIMEOUT_MS, 1, &body);
 		if (rv != 0)
 			return rv;
@@ -1047,7 +1052,6 @@ cmd_watch(struct ctl *x)
 	for (;;) {
 		tick = now_ms();
 		if ((rv = call(x, CUTPROTO_METHOD_START, &sreq.base,
-		               &cut__v1__start_reply__descriptor,
 		               DEFAULT_TIMEOUT_MS, 0, &body)) != 0)
 			return rv;
 		rep = (Cut__V1__StartReply *)body;
@@ -1099,27 +1103,29 @@ cmd_watch(struct ctl *x)
 }
 
 static int
+print_kept(struct ctl *x, const ProtobufCMessage *req, ProtobufCMessage *body)
+{
+	const Cut__V1__KeepRequest *rq = (const Cut__V1__KeepRequest *)req;
+
+	(void)body;
+	if (x->o->json)
+		return json_out(json_pack("{s:o, s:b}", "id",
+		                          cj_string(rq->snapshot_id), "keep",
+		                          rq->keep));
+	printf("%s %s\n", rq->keep ? "kept" : "no longer kept",
+	       rq->snapshot_id);
+	return 0;
+}
+
+static int
 keep_or_not(struct ctl *x, int keep)
 {
 	Cut__V1__KeepRequest req = CUT__V1__KEEP_REQUEST__INIT;
-	ProtobufCMessage *body;
-	int rv;
 
 	req.snapshot_id = (char *)x->o->args[0];
 	req.keep = keep;
-	rv = call(x, CUTPROTO_METHOD_KEEP, &req.base,
-	          &cut__v1__keep_reply__descriptor, call_timeout(x), 0, &body);
-	if (rv != 0)
-		return rv;
-	if (x->o->json)
-		rv = json_out(json_pack("{s:o, s:b}", "id",
-		                        cj_string(req.snapshot_id), "keep",
-		                        keep));
-	else
-		printf("%s %s\n", keep ? "kept" : "no longer kept",
-		       req.snapshot_id);
-	protobuf_c_message_free_unpacked(body, NULL);
-	return rv;
+	return call_print(x, CUTPROTO_METHOD_KEEP, &req.base, call_timeout(x),
+	                  print_kept);
 }
 
 static int
@@ -1135,16 +1141,25 @@ cmd_unkeep(struct ctl *x)
 }
 
 static int
+print_schedule(struct ctl *x, const ProtobufCMessage *req,
+               ProtobufCMessage *body)
+{
+	(void)req;
+	if (x->o->json)
+		return json_out(schedule_json((Cut__V1__ScheduleStatus *)body));
+	print_schedule_human(stdout, (Cut__V1__ScheduleStatus *)body, now_ms());
+	return 0;
+}
+
+static int
 cmd_schedule(struct ctl *x)
 {
 	static const char *const verbs[] = {"show", "pause", "resume"};
-	static const char *const methods[] = {
-	    CUTPROTO_METHOD_SCHEDULE_SHOW, CUTPROTO_METHOD_SCHEDULE_PAUSE,
-	    CUTPROTO_METHOD_SCHEDULE_RESUME};
+	static const char *const methods[] = {CUTPROTO_METHOD_SCHEDULE_SHOW,
+	                                      CUTPROTO_METHOD_SCHEDULE_PAUSE,
+	                                      CUTPROTO_METHOD_SCHEDULE_RESUME};
 	Cut__V1__ScheduleRequest req = CUT__V1__SCHEDULE_REQUEST__INIT;
-	ProtobufCMessage *body;
 	size_t k;
-	int rv;
 
 	for (k = 0; k < 3; k++)
 		if (strcmp(x->o->args[0], verbs[k]) == 0)
@@ -1154,18 +1169,33 @@ cmd_schedule(struct ctl *x)
 		            "usage: cutctl schedule show|pause|resume, not "
 		            "\"%s\"",
 		            x->o->args[0]);
-	rv = call(x, methods[k], &req.base,
-	          &cut__v1__schedule_status__descriptor, call_timeout(x), 0,
-	          &body);
-	if (rv != 0)
-		return rv;
+	return call_print(x, methods[k], &req.base, call_timeout(x),
+	                  print_schedule);
+}
+
+static int
+print_restored(struct ctl *x, const ProtobufCMessage *req,
+               ProtobufCMessage *body)
+{
+	const Cut__V1__RestoreReply *rep = (const Cut__V1__RestoreReply *)body;
+
+	(void)req;
 	if (x->o->json)
-		rv = json_out(schedule_json((Cut__V1__ScheduleStatus *)body));
-	else
-		print_schedule_human(stdout, (Cut__V1__ScheduleStatus *)body,
-		                     now_ms());
-	protobuf_c_message_free_unpacked(body, NULL);
-	return rv;
+		return json_out(
+		    json_pack("{s:o, s:I, s:I, s:I, s:I, s:I}", "snapshot_id",
+		              cj_string(rep->snapshot_id), "generation",
+		              (json_int_t)rep->generation, "nodes",
+		              (json_int_t)rep->nodes, "replayed",
+		              (json_int_t)rep->replayed, "state_bytes",
+		              (json_int_t)rep->state_bytes, "message_bytes",
+		              (json_int_t)rep->message_bytes));
+	printf("restored %s on %u node%s (generation %llu): %llu "
+	       "in-flight message%s replayed\n",
+	       rep->snapshot_id, rep->nodes, rep->nodes == 1 ? "" : "s",
+	       (unsigned long long)rep->generation,
+	       (unsigned long long)rep->replayed,
+	       rep->replayed == 1 ? "" : "s");
+	return 0;
 }
 
 /* restore: the whole cluster to one snapshot. */
@@ -1173,54 +1203,18 @@ static int
 cmd_restore(struct ctl *x)
 {
 	Cut__V1__RestoreRequest req = CUT__V1__RESTORE_REQUEST__INIT;
-	Cut__V1__RestoreReply *rep;
-	ProtobufCMessage *body;
 	long wait;
-	int rv;
 
 	req.snapshot_id = (char *)x->o->args[0];
 	req.has_timeout_ms = x->o->timeout_ms > 0;
-	req.timeout_ms = (uint32_t)(x->o->timeout_ms > 0 ? x->o->timeout_ms : 0);
+	req.timeout_ms =
+	    (uint32_t)(x->o->timeout_ms > 0 ? x->o->timeout_ms : 0);
 	/* The daemon waits for the votes, then for the confirmations. */
 	wait = 2 * (x->o->timeout_ms > 0 ? x->o->timeout_ms : 10000) +
 	       DEFAULT_TIMEOUT_MS;
-	rv = call(x, CUTPROTO_METHOD_RESTORE, &req.base,
-	          &cut__v1__restore_reply__descriptor,
-	          wait > 0x7fffffff ? 0x7fffffff : (int)wait, 0, &body);
-	if (rv != 0)
-		return rv;
-	rep = (Cut__V1__RestoreReply *)body;
-	if (x->o->json)
-		rv = json_out(json_pack(
-		    "{s:o, s:I, s:I, s:I, s:I, s:I}", "snapshot_id",
-		    cj_string(rep->snapshot_id), "generation",
-		    (json_int_t)rep->generation, "nodes", (json_int_t)rep->nodes,
-		    "replayed", (json_int_t)rep->replayed, "state_bytes",
-		    (json_int_t)rep->state_bytes, "message_bytes",
-		    (json_int_t)rep->message_bytes));
-	else
-		printf("restored %s on %u node%s (generation %llu): %llu "
-		       "in-flight message%s replayed\n",
-		       rep->snapshot_id, rep->nodes, rep->nodes == 1 ? "" : "s",
-		       (unsigned long long)rep->generation,
-		       (unsigned long long)rep->replayed,
-		       rep->replayed == 1 ? "" : "s");
-	protobuf_c_message_free_unpacked(body, NULL);
-	return rv;
-}
-
-/* Runs the command; returns the exit status. */
-static int
-run(struct ctl *x, const struct command *c)
-{
-	static int (*const fns[])(struct ctl *) = {
-	    cmd_snapshot, cmd_wait,     cmd_list,  cmd_show,
-	    cmd_export,   cmd_status,   cmd_delete, cmd_keep,
-	    cmd_unkeep,   cmd_schedule, cmd_evaluate, cmd_watch,
-	    cmd_restore,
-	};
-
-	return fns[c - commands](x);
+	return call_print(x, CUTPROTO_METHOD_RESTORE, &req.base,
+	                  wait > 0x7fffffff ? 0x7fffffff : (int)wait,
+	                  print_restored);
 }
 
 int
@@ -1262,7 +1256,7 @@ main(int argc, char **argv)
 		x.id = o.args[0];
 	if ((rv = control_url(&x)) != 0)
 		return rv;
-	rv = run(&x, c);
+	rv = c->run(&x);
 	rpc_close(x.rpc);
 	if (fflush(stdout) != 0 && rv == 0)
 		rv = fail(EX_IOERR, "cannot write the output");

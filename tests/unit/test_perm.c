@@ -50,10 +50,35 @@ Test(perm, method_classes)
 	/* Evaluate stalls the loop up to its deadline: who may Start. */
 	cr_assert_eq(perm_method_class(CUTPROTO_METHOD_EVALUATE), PERM_START);
 	cr_assert_eq(perm_method_class(CUTPROTO_METHOD_DELETE), PERM_ADMIN);
+	cr_assert_eq(perm_method_class(CUTPROTO_METHOD_KEEP), PERM_ADMIN);
+	cr_assert_eq(perm_method_class(CUTPROTO_METHOD_RESTORE), PERM_ADMIN);
+	cr_assert_eq(perm_method_class(CUTPROTO_METHOD_SCHEDULE_SHOW),
+	             PERM_READ);
+	cr_assert_eq(perm_method_class(CUTPROTO_METHOD_SCHEDULE_PAUSE),
+	             PERM_START);
+	cr_assert_eq(perm_method_class(CUTPROTO_METHOD_SCHEDULE_RESUME),
+	             PERM_START);
 	/* Unknown methods are closed until classified. */
 	cr_assert_eq(perm_method_class("/cut.v1.Snapshots/Future"), PERM_ADMIN);
 	cr_assert_eq(perm_method_class("/cut.v1.Snapshots/get"), PERM_ADMIN);
 	cr_assert_eq(perm_method_class(NULL), PERM_ADMIN);
+}
+
+/* The class of every method is its row's in the methods' table
+ * (proto/ctltab.h): 5 readers, 4 starters, 3 admins' methods. */
+Test(perm, classes_are_the_table_rows)
+{
+	size_t n[3] = {0};
+
+	for (size_t i = 0; i < CTLTAB_NROWS; i++) {
+		enum perm_class k = perm_method_class(ctltab_rows[i].method);
+		cr_assert_eq((int)k, (int)ctltab_rows[i].perm, "%s",
+		             ctltab_rows[i].method);
+		n[k]++;
+	}
+	cr_assert_eq(n[PERM_READ], 5);
+	cr_assert_eq(n[PERM_START], 4);
+	cr_assert_eq(n[PERM_ADMIN], 3);
 }
 
 Test(perm, readers_are_open_to_anyone_who_connects)
