@@ -1,6 +1,6 @@
 /*
  * simdb.c - a node's database in the simulation: the real store (store.c
- * on an in-memory SQLite database) behind a fault port (core/store_fault.c)
+ * on an in-memory SQLite database) behind a fault port (store_fault.c)
  * that fails writes while the node's storage fault lasts.
  *
  * It fails the way SQLite does on a full disk or an I/O error (store.h):
