@@ -142,6 +142,31 @@ Test(appcore, resume_sends_again_what_the_daemon_lacks)
 	appcore_fini(&k);
 }
 
+/* A resumed connection's credit counts from 0: the new daemon's limits
+ * know nothing of the old connection's counts, so until it grants credit
+ * there is no room (mutation 47 kept the old counts, and the application
+ * could send past the new daemon's window). */
+Test(appcore, resumed_credit_counts_from_zero)
+{
+	struct appcore k;
+	Cut__V1__AppHelloReply r;
+	char *peers[] = {"p1"};
+	uint64_t sent[] = {0};
+
+	opened(&k);
+	send_text(&k, "{\"a\": 1}");
+	send_text(&k, "{\"a\": 2}");
+	cr_assert(appcore_room(&k, 0, appcore_charge(&k, 8)));
+	appcore_forget(&k);
+	reply_to(&r, peers, sent);
+	cr_assert_eq(appcore_resumed(&k, &r), 0);
+	cr_assert(!appcore_room(&k, 0, appcore_charge(&k, 8)),
+	          "room from the old connection's credit");
+	credit(&k, 65536);
+	cr_assert(appcore_room(&k, 0, appcore_charge(&k, 8)));
+	appcore_fini(&k);
+}
+
 /* ---- Taking the down stream in ---- */
 
 /* Packs one AppItem (as appcore_frame_item() gives it) into buf; returns
