@@ -78,6 +78,7 @@ SIM_PLAN=(
 	"medium|--nodes 5-8 --seed 170000 --runs 20"
 	"appkill|--nodes 2-4 --seed 180000 --runs 60 --faults appkill,applink,slow --rate 300"
 	"long|--nodes 2-4 --seed 200000 --runs 30 --latency 20-80 --rate 1000 --faults slow,applink,appkill"
+	"reboot|--nodes 2-4 --seed 210000 --runs 40 --faults reboot,appkill,applink,crash"
 	# The seeds of the bugs the simulation found (tests/CMakeLists.txt,
 	# sim_regress_*): one run each.
 	"regress_window|--nodes 3 --faults crash,partition,drop --seed 153"
@@ -89,6 +90,9 @@ SIM_PLAN=(
 	"regress_lostpart|--nodes 2-6 --faults partition,drop,storage --rate 400 --seed 10186"
 	"regress_replies_resume|--nodes 2-3 --faults applink --seed 40000"
 	"regress_replies_open|--nodes 2-3 --faults applink --seed 40002"
+	"regress_reboot_old_numbering|--nodes 2-6 --seed 1242 --faults all"
+	"regress_reboot_late_marker|--nodes 2-6 --seed 8033 --cut unaligned --faults all"
+	"regress_reboot_silent|--nodes 2-6 --seed 536 --faults all"
 )
 SIM_CHUNK=20
 SIM_TIMEOUT=180    # seconds of wall time for one chunk
