@@ -76,7 +76,11 @@ Test(ctltab, the_shared_rows_are_the_table)
 		cr_assert_str_eq(r->method, rows[i].method);
 		cr_assert_eq(r->req, rows[i].req, "%s", rows[i].method);
 		cr_assert_eq(r->reply, rows[i].reply, "%s", rows[i].method);
-		cr_assert_eq(r->verb, rows[i].verb);
+		/* By text: an ASan build does not merge equal literals. */
+		cr_assert((r->verb == NULL && rows[i].verb == NULL) ||
+		              (r->verb != NULL && rows[i].verb != NULL &&
+		               strcmp(r->verb, rows[i].verb) == 0),
+		          "%s", rows[i].method);
 	}
 	cr_assert_null(ctltab_find("/cut.v1.Snapshots/Future"));
 	cr_assert_null(ctltab_find("/cut.v1.Snapshots/start"));
