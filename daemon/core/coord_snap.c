@@ -475,6 +475,34 @@ snap_state_reply(struct coord *c, const char *id, const char *ctype,
 	return perform(c, NULL);
 }
 
+/*
+ * A daemon that restarted learns where the channel from `from` stands
+ * from its application's hello (coord_app.c's resume()) or else from the
+ * first item of it that counts: a message (its seq less one) or a marker
+ * (its count).  The sender sends again what our application had not
+ * taken ahead of anything else on the new link, so `taken` messages were
+ * all taken (m), to this run or an earlier one, even if no libcut resumed
+ * them (an application that died took them, and the fresh one knows
+ * nothing).  Without the marker's case a channel with nothing to send
+ * kept every marker waiting for messages the last run's application had
+ * (seed 536 of reboot).  Nothing once the numbering is known.
+ */
+static int
+learn_numbering(struct coord *c, size_t from, uint64_t taken)
+{
+	struct peer *p = &c->peers[from];
+	int rv;
+
+	if (p->in_known ||
+	    engine_delivered_count(c->eng, (size_t)p->in_chan) != 0)
+		return 0;
+	if ((rv = snap_resume_in(c, from, taken)) != 0)
+		return rv;
+	if (p->taken < taken)
+		p->taken = taken;
+	return 0;
+}
+
 int
 snap_data(struct coord *c, size_t from, uint64_t app_seq,
           const char *content_type, const void *payload, size_t len)
@@ -494,17 +522,8 @@ snap_data(struct coord *c, size_t from, uint64_t app_seq,
 		c->peers[from].dups++;
 		return 0;
 	}
-	if (!c->peers[from].in_known &&
-	    engine_delivered_count(c->eng, (size_t)in) == 0) {
-		if ((rv = snap_resume_in(c, from, app_seq - 1)) != 0)
-			return rv;
-		/* The sender goes on after what our application reported
-		 * taken, to this run or an earlier one: those messages were
-		 * taken (m), even if no libcut resumed them (an application
-		 * that died took them, and the fresh one knows nothing). */
-		if (c->peers[from].taken < app_seq - 1)
-			c->peers[from].taken = app_seq - 1;
-	}
+	if ((rv = learn_numbering(c, from, app_seq - 1)) != 0)
+		return rv;
 	c->peers[from].in_known = 1;
 	/* The link delivers in order, so the sender's numbering must go on
 	 * exactly where ours stands. */
@@ -546,19 +565,8 @@ snap_marker(struct coord *c, size_t from, const char *id, uint64_t n,
 		return E_NOCHAN;
 	if (!engine_id_valid(id) || (init = (int)snap_initiator_of(c, id)) < 0)
 		return E_INVAL;
-	/* A restarted receiver learns the channel's numbering from the
-	 * first message (snap_data()), or from a marker that comes first:
-	 * the sender sends again what our application had not taken ahead
-	 * of anything else on the new link, so n counts messages all taken.
-	 * Else a channel with nothing to send kept every marker waiting for
-	 * messages the last run's application had (seed 536 of reboot). */
-	if (!c->peers[from].in_known &&
-	    engine_delivered_count(c->eng, (size_t)in) == 0) {
-		if ((rv = snap_resume_in(c, from, n)) != 0)
-			return rv;
-		if (c->peers[from].taken < n)
-			c->peers[from].taken = n;
-	}
+	if ((rv = learn_numbering(c, from, n)) != 0)
+		return rv;
 	if ((s = snap_find(c, id)) == NULL) {
 		if ((size_t)init == c->self)
 			return E_STATE; /* ours, but long forgotten */
