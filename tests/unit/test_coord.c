@@ -3284,6 +3284,39 @@ Test(sched, initiator_tells_outcomes_when_asked)
 	h_free(h);
 }
 
+/* A restart of p2 that aborts p0's own snapshot in a batch whose writes
+ * fail: the abort's outcome first went on p2's old link, which the
+ * restart drops, and the row it would be told again from is not on disk.
+ * It still goes to p2's new run, which may hold the snapshot from a
+ * marker another node passed on (seeds 61590, 62179). */
+Test(sched, outcome_of_an_abort_by_a_restart_in_a_lost_batch)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct h_items it = {0};
+	const Cut__V1__PeerOutcome *o = NULL;
+	struct pb b;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	h_commit(h);
+	h_drain(h);
+	h_fail_lost(h, STORE_OP_FINISH, E_IO, -1);
+	pb_init(&b, "p2");
+	b.epoch = H_E2 + 1;
+	pb_hello(&b, 1, b.epoch);
+	h_peer(h, H_C2, &b);
+	cr_assert_eq(coord_commit(h->c), E_STORAGE);
+	h_pull_items(h, 2, &it);
+	for (size_t i = 0; i < h_count(&it, ITEM_OUTCOME); i++)
+		if (strcmp(h_find(&it, ITEM_OUTCOME, i)->outcome->snapshot_id,
+		           sid) == 0)
+			o = h_find(&it, ITEM_OUTCOME, i)->outcome;
+	cr_assert_not_null(o, "the outcome goes on p2's new link");
+	cr_assert(!o->complete);
+	HAS(o->reason, "p2 restarted");
+	h_free(h);
+}
+
 /* Deleting p0's own snapshot: its row, a pending deletion per peer, a
  * PeerForget to each; PeerForgotten clears one; a restart of p2 sends
  * p2's again; another node's snapshot is deleted here only. */
