@@ -239,6 +239,8 @@ struct coord_restore {
 /* Deletions answered per turn at most; past that the initiator asks
  * again. */
 #define FORGOT_MAX     64
+/* Copies to delete again (sched_forget_late()) kept to write again. */
+#define LATE_KEEP      32
 #define FORGOTTEN_KEEP 256
 
 struct coord {
@@ -322,6 +324,17 @@ struct coord {
 		size_t node;
 	} forgot[FORGOT_MAX];
 	size_t nforgot;
+	/* Copies of this node's deleted snapshots that a participant
+	 * recorded again (sched_forget_late()): those whose pending
+	 * deletion the open batch holds, and those a lost batch or a failed
+	 * read left unwritten, written again once the database works (the
+	 * participant's abort that told of the copy does not come again). */
+	struct late_rec {
+		char id[ENGINE_ID_MAX + 1];
+		size_t node;
+	} late_batch[LATE_KEEP], late_retry[LATE_KEEP];
+	size_t nlate_batch, nlate_retry;
+	int64_t late_retry_ms; /* when they were last tried again */
 	/* The last FORGOTTEN_KEEP snapshots of other nodes deleted here
 	 * at their initiator's word: a marker of one that comes later
 	 * (on another link, or held by a partition) starts nothing. */
@@ -475,7 +488,8 @@ long snap_initiator_of(struct coord *c, const char *id);
 
 /* coord_sched.c */
 void sched_init(struct coord *c);
-/* After a failed commit: the outcomes it lost are stored again later. */
+/* After a failed commit: the outcomes and the deletions of copies
+ * recorded late (sched_forget_late()) it lost are stored again later. */
 void sched_storage_failed(struct coord *c);
 void sched_timers(struct coord *c);
 int sched_next_timer(struct coord *c, int max);

@@ -352,6 +352,8 @@ resend_outcomes(struct coord *c, size_t node)
 }
 
 static void note_forgotten(struct coord *c, const char *id);
+static void keep_late(struct coord *c, struct late_rec *list, size_t *n,
+                      size_t node, const char *id);
 
 /* Keeps outcome r, which a failed write lost, to store it again once the
  * database works. */
@@ -442,6 +444,10 @@ sched_storage_failed(struct coord *c)
 	for (size_t i = 0; i < c->nout_batch; i++)
 		keep_outcome(c, &c->out_batch[i]);
 	c->nout_batch = 0;
+	for (size_t i = 0; i < c->nlate_batch; i++)
+		keep_late(c, c->late_retry, &c->nlate_retry,
+		          c->late_batch[i].node, c->late_batch[i].id);
+	c->nlate_batch = 0;
 }
 
 /* The outcomes a failed write lost, or that came before their row was
@@ -619,23 +625,73 @@ sched_was_forgotten(const struct coord *c, const char *id)
 	return 0;
 }
 
+/* Keeps the copy of id at node to delete again once the database works:
+ * the participant's report that told of it does not come again. */
+static void
+keep_late(struct coord *c, struct late_rec *list, size_t *n, size_t node,
+          const char *id)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (list[i].node == node && strcmp(list[i].id, id) == 0)
+			return;
+	if (*n == LATE_KEEP) {
+		log_warnx("snapshot %s: %s recorded it after it was deleted, "
+		          "and too many such copies wait for the database: "
+		          "this one stays there",
+		          id, c->cfg->nodes[node].name);
+		return;
+	}
+	snprintf(list[*n].id, sizeof(list[0].id), "%s", id);
+	list[(*n)++].node = node;
+}
+
 void
 sched_forget_late(struct coord *c, size_t node, const char *id)
 {
 	struct store_snapshot row;
+	int rv;
 
 	if (snap_initiator_of(c, id) != (long)c->self ||
-	    DB(c, get, id, &row) != E_NOENT)
+	    (rv = DB(c, get, id, &row)) == 0)
 		return;
+	/* A read that failed, or a batch already lost (whose reads may show
+	 * a deletion it undoes, and whose writes are undone): the pending
+	 * deletion is written later, from a batch that commits. */
+	if (rv != E_NOENT || c->write_failed || c->begin_failed) {
+		keep_late(c, c->late_retry, &c->nlate_retry, node, id);
+		return;
+	}
 	coord_db(c);
 	if (DB(c, forget_add, c->cfg->nodes[node].name, id, c->wall) != 0) {
 		coord_write_failed(c, "cannot store a deletion");
+		keep_late(c, c->late_retry, &c->nlate_retry, node, id);
 		return;
 	}
+	/* Until the batch commits: a later write of it may still fail. */
+	keep_late(c, c->late_batch, &c->nlate_batch, node, id);
 	log_info("snapshot %s: %s recorded it after it was deleted; "
 	         "deleted there again",
 	         id, c->cfg->nodes[node].name);
 	(void)send_forget(c, node, id, 0); /* else forget_timers() */
+}
+
+/* The copies sched_forget_late() could not write the deletion of are
+ * tried again, in the turn's batch, once a second while the database
+ * works. */
+static void
+retry_late(struct coord *c)
+{
+	struct late_rec again[LATE_KEEP];
+	size_t n = c->nlate_retry;
+
+	if (n == 0 || c->degraded[0] != '\0' ||
+	    c->now - c->late_retry_ms < 1000)
+		return;
+	c->late_retry_ms = c->now;
+	memcpy(again, c->late_retry, n * sizeof(again[0]));
+	c->nlate_retry = 0;
+	for (size_t i = 0; i < n; i++)
+		sched_forget_late(c, again[i].node, again[i].id);
 }
 
 int
@@ -830,6 +886,7 @@ sched_timers(struct coord *c)
 	sched_tick(c);
 	forget_timers(c);
 	retry_outcomes(c);
+	retry_late(c);
 	if ((cfg->keep_last != 0 || cfg->keep_for_ms != 0) &&
 	    c->degraded[0] == '\0' &&
 	    (c->retain_due || c->now - c->retain_ms >= RETAIN_EVERY_MS))
@@ -853,6 +910,8 @@ sched_committed(struct coord *c)
 			         c->cfg->nodes[c->forgot[i].node].name);
 	c->nforgot = 0;
 	c->nout_batch = 0;
+	if (!c->batch_open)
+		c->nlate_batch = 0;
 	if (!c->reclaim_due || c->batch_open ||
 	    c->now - c->reclaim_ms < RECLAIM_EVERY_MS)
 		return;

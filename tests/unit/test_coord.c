@@ -3377,6 +3377,50 @@ Test(sched, forget_everywhere_and_again_after_a_restart)
 	h_free(h);
 }
 
+/* A participant that recorded a deleted snapshot again tells its
+ * initiator (its abort); the pending deletion the initiator writes for
+ * that copy is lost with its batch.  The abort does not come again, so
+ * the initiator writes the deletion again once its database works, and
+ * the copy goes (seed 62365: it stayed for good). */
+Test(sched, late_copy_deleted_again_after_a_lost_batch)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct errinfo e = {0};
+	struct h_items it = {0};
+	struct pb b;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	complete_own(h, sid, 1);
+	cr_assert_eq(coord_delete(h->c, sid, &e), 0);
+	h_commit(h);
+	h_drain(h);
+	pb_init(&b, "p1");
+	pb_forget(&b, 3, sid, 1);
+	h_peer(h, H_C1, &b);
+	pb_init(&b, "p2");
+	pb_forget(&b, 3, sid, 1);
+	h_peer(h, H_C2, &b);
+	h_commit(h);
+	cr_assert_eq(coord_forgets_pending(h->c), 0);
+	/* p1 recorded it again (a late marker after a restart) and tells. */
+	h_fail_lost(h, STORE_OP_FORGET_ADD, E_IO, 1);
+	pb_init(&b, "p1");
+	pb_abort(&b, 4, sid, "p1: channel numbering resumed after a restart",
+	         0);
+	h_peer(h, H_C1, &b);
+	cr_assert_eq(coord_commit(h->c), E_STORAGE);
+	cr_assert_eq(coord_forgets_pending(h->c), 0, "lost with the batch");
+	h_time(h, 1000);
+	coord_timers(h->c);
+	h_commit(h);
+	cr_assert_eq(coord_forgets_pending(h->c), 1, "written again");
+	h_pull_items(h, 1, &it);
+	cr_assert_geq(h_count(&it, ITEM_FORGET), 1);
+	cr_assert_str_eq(h_find(&it, ITEM_FORGET, 0)->forget->snapshot_id, sid);
+	h_free(h);
+}
+
 /* A participant told to forget: deletes its copy and answers, also for
  * one it never held; a PeerForget from a node that did not initiate the
  * snapshot is refused. */
