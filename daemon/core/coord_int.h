@@ -165,6 +165,9 @@ struct snap {
 	/* Participant: why it gave up went to the initiator (give_up()),
 	 * and goes again if the initiator restarts before having it. */
 	int told_abort;
+	/* Participant: refused while degraded (refuse_degraded()), so that
+	 * no row of it is here and none is written for its end. */
+	int no_row;
 };
 
 /* The schedule at this node (coord_sched.c). */

@@ -623,9 +623,16 @@ abort_snap(struct coord *c, struct snap *s, const char *reason)
 	if (engine_state(c->eng, s->id, &es) == 0 &&
 	    (es == ENGINE_S_REQUESTED || es == ENGINE_S_RECORDED))
 		engine_abort(c->eng, s->id);
-	coord_db(c);
-	if ((rv = DB(c, finish, s->id, STORE_ABORTED, reason, c->wall)) ==
-	    E_STATE)
+	/* One refused while degraded has no row here: a write of its end
+	 * would fail and lose the whole batch, and its retry, once the
+	 * database works, would write a row for a snapshot this node never
+	 * recorded (a copy deleted here came back that way: seed 63460). */
+	rv = 0;
+	if (!s->no_row) {
+		coord_db(c);
+		rv = DB(c, finish, s->id, STORE_ABORTED, reason, c->wall);
+	}
+	if (rv == E_STATE)
 		log_info("snapshot %s: its part here had already completed",
 		         s->id);
 	else if (rv == E_NOENT && sched_was_forgotten(c, s->id))
@@ -808,6 +815,7 @@ refuse_degraded(struct coord *c, struct snap *s)
 		return 0;
 	snprintf(reason, sizeof(reason), "%s: storage degraded: %s", c->name,
 	         c->degraded);
+	s->no_row = 1;
 	give_up(c, s, reason, 1);
 	return 1;
 }
@@ -833,8 +841,9 @@ snap_storage_failed(struct coord *c)
 		log_info("cannot checkpoint the database: %s", DB_ERR(c));
 	snprintf(reason, sizeof(reason), "%s: storage: %s", c->name, err);
 	for (s = c->snaps; s != NULL; s = s->next) {
-		if (s->state != SNAP_RUNNING && s->state != SNAP_WAITING &&
-		    s->ended_gen != gen)
+		if ((s->state != SNAP_RUNNING && s->state != SNAP_WAITING &&
+		     s->ended_gen != gen) ||
+		    s->no_row)
 			continue;
 		s->unsaved = 1;
 		s->part_due = 0;          /* its part is lost with the batch */

@@ -987,6 +987,33 @@ Test(abort, degraded_refuses_start_and_markers)
 	h_free(h);
 }
 
+/* A snapshot refused while degraded leaves nothing on disk: its end is
+ * not written (there is no row: the failed write lost the whole batch,
+ * which the database would have taken), nor written again once the
+ * database works (seed 63460: a copy deleted here came back that way). */
+Test(abort, degraded_refusal_writes_nothing)
+{
+	struct h *h = ready(NULL);
+	struct store_snapshot row;
+
+	h_start(h, 0);
+	h_fail(h, STORE_OP_COMMIT, E_IO, -1);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "injected: commit failed");
+	h_fail(h, STORE_OP_COMMIT, 0, 0);
+	h_drain(h);
+	h_marker(h, "p2", 1, "p2:3", 0);
+	cr_assert_str_eq(abort_to(h, 2, "p2:3")->reason,
+	                 "p0: storage degraded: injected: commit failed");
+	cr_assert_eq(coord_commit(h->c), 0, "the batch is not lost");
+	cr_assert(!h_view(h, "p2:3").unsaved);
+	h_time(h, 1000);
+	h_commit(h);
+	cr_assert_str_eq(coord_degraded(h->c), "");
+	cr_assert_eq(h_row(h, "p2:3", &row), E_NOENT);
+	h_free(h);
+}
+
 /* Aligned: the application took deliveries beyond the request's place in
  * the stream and reconnected without answering: that cut is gone. */
 Test(abort, application_reconnected_before_answering)
