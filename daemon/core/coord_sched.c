@@ -419,6 +419,7 @@ sched_outcome(struct coord *c, size_t from, const Cut__V1__PeerOutcome *o)
 	    .parts = o->has_parts ? o->parts : 0,
 	    .wall = c->wall,
 	};
+	struct snap *s;
 	int rv;
 
 	if (!engine_id_valid(o->snapshot_id) ||
@@ -429,6 +430,21 @@ sched_outcome(struct coord *c, size_t from, const Cut__V1__PeerOutcome *o)
 	         o->reason != NULL ? o->reason : "");
 	snprintf(r.audit_reason, sizeof(r.audit_reason), "%s",
 	         o->audit_reason != NULL ? o->audit_reason : "");
+	/* The outcome ends the part here too.  The initiator's PeerAbort
+	 * comes before it on a link, but not when the initiator learnt of
+	 * this node's restart after the snapshot had reached this run: the
+	 * abort went with the old link, and only the outcome is told again
+	 * on the new one (resend_outcomes()).  Left running, the part would
+	 * complete into a row the outcome has ended, and that failed write
+	 * would lose the whole batch (seed 63518: the final snapshot with
+	 * it). */
+	s = snap_find(c, o->snapshot_id);
+	if (s != NULL && s->state == SNAP_RUNNING)
+		(void)snap_abort_msg(c, from, o->snapshot_id,
+		                     r.reason[0] != '\0'
+		                         ? r.reason
+		                         : "ended by its initiator",
+		                     0);
 	if ((rv = store_outcome(c, &r)) == E_INVAL)
 		return E_INVAL;
 	if (rv == 0)

@@ -3185,6 +3185,33 @@ Test(sched, participant_stores_the_outcome)
 	h_free(h);
 }
 
+/* An outcome that comes while this node's part still runs (its PeerAbort
+ * went with a link the initiator dropped when it learnt of this node's
+ * restart) ends the part: completed later, its end would go to a row the
+ * outcome has ended, and that failed write would lose the whole batch
+ * (seed 63518). */
+Test(sched, outcome_ends_a_part_still_running)
+{
+	struct h *h = ready(NULL);
+	struct store_snapshot row;
+	struct pb b;
+
+	h_marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_commit(h);
+	pb_init(&b, "p1");
+	pb_outcome(&b, 2, P1_SNAP, 0, "p0 restarted", -1, 2);
+	h_peer(h, H_C1, &b);
+	cr_assert(!h_view(h, P1_SNAP).running);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
+	cr_assert_eq(coord_commit(h->c), 0, "the batch is not lost");
+	want_row(h, P1_SNAP, STORE_ABORTED, &row);
+	cr_assert_str_eq(row.reason, "p0 restarted");
+	cr_assert_neq(row.outcome_ms, 0);
+	h_free(h);
+}
+
 /* A participant whose write of an outcome fails keeps it to store again,
  * up to a bound; one past the bound is lost, and once the database stores
  * again the participant asks the initiator for its outcomes (seed 362). */
