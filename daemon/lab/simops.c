@@ -675,11 +675,20 @@ follow_schedule(struct sim *s, struct sim_node *n)
 		         v.failed);
 	if (v.skipped > n->sched_skipped) {
 		struct coord_snap_view sv;
+		struct store_snapshot row;
+		int64_t lost_at = INT64_MIN;
 		coord_snapshot_view(n->c, v.last_id, &sv);
 		/* Running at the tick; the same turn's batch may then have
-		 * been lost, which ends what it held (unsaved, now). */
-		if (!sv.running &&
-		    (!sv.unsaved || sv.row.finished_ms < sim_wall(s)))
+		 * been lost, which ends what it held: unsaved, now, or, when
+		 * the retry that follows the loss at once committed, on disk
+		 * with the storage's reason, now. */
+		if (sv.unsaved)
+			lost_at = sv.row.finished_ms;
+		else if (store_get(n->st, v.last_id, &row) == 0 &&
+		         row.status == STORE_ABORTED &&
+		         strstr(row.reason, ": storage: ") != NULL)
+			lost_at = row.finished_ms;
+		if (!sv.running && lost_at < sim_wall(s))
 			sim_fail(s, SIM_C_SCHEDULE,
 			         "%s: a tick skipped, but its last scheduled "
 			         "snapshot %s was not running",
