@@ -793,13 +793,27 @@ static const struct turn_port sim_port = {
 void
 simnet_turn(struct sim *s, struct sim_node *n)
 {
+	struct coord_counters before, after;
+	uint64_t failed = n->db.fault.failures;
 	int ms;
 
 	n->turns++;
 	s->st->turns++;
 	if (s->o->verbose >= 3)
 		sim_trace(s, "%s: turn", n->name);
+	coord_counters(n->c, &before);
 	turn_run(&n->turn);
+	/* A batch is lost only to the storage: one that did not commit in a
+	 * turn whose store calls all worked was lost by the daemon itself (a
+	 * write its own logic made fail, such as an end written to a row
+	 * that does not exist or has ended), and with it every snapshot it
+	 * held. */
+	coord_counters(n->c, &after);
+	if (after.commit_failures != before.commit_failures &&
+	    n->db.fault.failures == failed)
+		sim_fail(s, SIM_C_SIM,
+		         "%s lost a batch though its storage failed no call",
+		         n->name);
 	/* Every frame here was built by a daemon or by libcut's core: a
 	 * daemon that finds one bad (it would only count and log it) found
 	 * a bug in one of them. */
