@@ -390,10 +390,12 @@ store_outcome(struct coord *c, const struct outcome_rec *r)
 		 * recorded here, or deleted: over, whatever marker comes
 		 * late. */
 		const struct snap *held = snap_find(c, r->id);
-		if (held != NULL && (held->unsaved || c->write_failed ||
-		                     c->degraded[0] != '\0'))
+		if (held != NULL && !held->no_row &&
+		    (held->unsaved || c->write_failed ||
+		     c->degraded[0] != '\0'))
 			keep_outcome(c, r);
-		else if (held == NULL)
+		else if (held == NULL || held->no_row)
+			/* (One refused here while degraded never has a row.) */
 			note_forgotten(c, r->id);
 		return rv;
 	}

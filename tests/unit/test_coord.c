@@ -995,6 +995,8 @@ Test(abort, degraded_refusal_writes_nothing)
 {
 	struct h *h = ready(NULL);
 	struct store_snapshot row;
+	struct coord_queue_stats q;
+	struct pb b;
 
 	h_start(h, 0);
 	h_fail(h, STORE_OP_COMMIT, E_IO, -1);
@@ -1007,6 +1009,12 @@ Test(abort, degraded_refusal_writes_nothing)
 	                 "p0: storage degraded: injected: commit failed");
 	cr_assert_eq(coord_commit(h->c), 0, "the batch is not lost");
 	cr_assert(!h_view(h, "p2:3").unsaved);
+	/* Its outcome has no row to wait for. */
+	pb_init(&b, "p2");
+	pb_outcome(&b, 2, "p2:3", 0, "p0: storage degraded", -1, 2);
+	h_peer(h, H_C2, &b);
+	coord_queue_stats(h->c, &q);
+	cr_assert_eq(q.outcomes_waiting, 0);
 	h_time(h, 1000);
 	h_commit(h);
 	cr_assert_str_eq(coord_degraded(h->c), "");
