@@ -135,17 +135,11 @@ cut_set_live(struct cut *c, nng_pipe p)
 	}
 }
 
-void
-cut_queue_free(struct cut *c)
+/* Frees a frame the receive queue is done with (appq_init()). */
+static void
+frame_free(void *msg)
 {
-	struct batch *q;
-
-	while ((q = c->head) != NULL) {
-		c->head = q->link;
-		nng_msg_free(q->msg);
-		free(q);
-	}
-	c->tail = NULL;
+	nng_msg_free(msg);
 }
 
 /* Sends AppHello for node (NULL: any) with the given timeout. */
@@ -175,7 +169,7 @@ cut_hello_refused(struct cut *c, const struct appcore_answer *a)
 
 /*
  * Looks for the answer to our hello in a frame from the daemon
- * (appcore_hello_answer(): frames it had queued for an application before
+ * (appcore_hello_frame(): frames it had queued for an application before
  * us may still come first, and are skipped).  Returns 0 when the reply was
  * taken, NOT_YET, or the error of a refused hello or a bad reply.
  */
@@ -184,20 +178,17 @@ take_frame(struct cut *c, nng_msg *msg, const char *node, int *bad)
 {
 	struct appcore_answer a;
 
-	switch (appcore_hello_answer(&c->k, nng_msg_body(msg),
-	                             nng_msg_len(msg), node, &a)) {
-	case APPCORE_ANSWER_OPENED:
-	case APPCORE_ANSWER_RESUMED: /* not before the first */
-		return a.rv;
-	case APPCORE_ANSWER_REFUSED:
-		return cut_hello_refused(c, &a);
-	case APPCORE_ANSWER_BAD:
-		*bad = 1;
+	/* No restore callback can be registered before cut_open()
+	 * returns: the application tells the daemon of it after. */
+	if (!appcore_hello_frame(&c->k, nng_msg_body(msg), nng_msg_len(msg),
+	                         node, 0, &a)) {
+		if (a.what == APPCORE_ANSWER_BAD)
+			*bad = 1;
 		return NOT_YET;
-	case APPCORE_ANSWER_NONE:
-		break;
 	}
-	return NOT_YET;
+	if (a.what == APPCORE_ANSWER_REFUSED)
+		return cut_hello_refused(c, &a);
+	return a.rv;
 }
 
 /* The code for a hello that got no answer in time. */
@@ -332,7 +323,7 @@ new_handle(void)
 	pthread_cond_init(&c->q_cv, &cattr);
 	pthread_cond_init(&c->send_cv, &cattr);
 	pthread_condattr_destroy(&cattr);
-	cutproto_arena_init(&c->arena);
+	appq_init(&c->q, frame_free);
 	c->ctl_timeout = CUT_CONTROL_TIMEOUT_MS;
 	c->send_timeout = CUT_SEND_TIMEOUT_MS;
 	return c;
@@ -473,13 +464,7 @@ cut_close(struct cut *c)
 		nng_aio_free(c->send_aio);
 	}
 	rpc_close(c->rpc);
-	cut_queue_free(c);
-	while (c->ovt != NULL) {
-		struct overtake *o = c->ovt;
-		c->ovt = o->link;
-		free(o);
-	}
-	cutproto_arena_fini(&c->arena);
+	appq_fini(&c->q);
 	appcore_fini(&c->k);
 	close(c->recv_efd);
 	close(c->send_efd);

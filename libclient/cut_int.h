@@ -20,9 +20,12 @@
  *            CUT_EBUSY instead of a deadlock.
  *   taken_mu guards the handed count and its reporting, which a timer
  *            completes (nng_sleep_aio) while recv_mu may be held by a
- *            receiver that waits.
- *   q_mu     guards the queue of received batches and the unaligned
- *            requests waiting; q_cv announces new ones and a lost link.
+ *            receiver that waits; held around appq_take(), which counts
+ *            a delivery handed as it takes it.
+ *   q_mu     guards the receive queue (struct appq: frames received,
+ *            unaligned requests waiting); q_cv announces new ones and a
+ *            lost link.  The receiving thread takes send_mu inside it
+ *            for appq_ingest(), whose urgent items change credit.
  *   send_mu  guards the out buffer, the credit of each channel and the
  *            send in flight; send_cv announces credit and a lost link.
  *   ctl_mu   serializes control calls (req0 allows one at a time) and
@@ -49,6 +52,7 @@
 #include <nng/supplemental/util/platform.h>
 
 #include "appcore.h"
+#include "appqueue.h"
 #include "cut/cut.h"
 #include "cutproto.h"
 #include "rpc.h"
@@ -100,22 +104,6 @@
  * connection is closed and the next one gets a hello (resume.c). */
 #define CUT_HELLO_RETRY_MS 2000
 
-/* A received frame (an AppBatch, still packed), with the offset of its
- * next unprocessed item.  Items are decoded one at a time as the
- * application takes them, so the receiving thread only skims a frame for
- * credit and unaligned state requests. */
-struct batch {
-	nng_msg *msg;
-	size_t off;
-	struct batch *link;
-};
-
-/* An unaligned state request, answered ahead of every queued delivery. */
-struct overtake {
-	char id[CUT_SNAPSHOT_ID_MAX];
-	struct overtake *link;
-};
-
 struct cut {
 	/* Set by cut_open() and never changed after. */
 	int has_app;
@@ -150,16 +138,14 @@ struct cut {
 
 	pthread_mutex_t q_mu;
 	pthread_cond_t q_cv;
-	struct batch *head, *tail;
-	struct overtake *ovt, *ovt_tail;
-	size_t bad_frames; /* frames that did not decode, not yet told */
-	struct cutproto_arena arena; /* decodes the item being taken */
-	int recv_efd;                /* cut_fd(): readable when items wait */
+	/* The frames received and not yet taken (nng messages, freed by
+	 * the queue), the unaligned requests ahead of them, a restore
+	 * pending (appqueue.h). */
+	struct appq q;
+	int recv_efd;    /* cut_fd(): readable when items wait */
 	int resuming;    /* waiting for the reply to a resuming hello */
 	int resume_done; /* it came, and was taken with this result: */
 	int resume_rv;
-	int restore_pending; /* an AppRestore is queued, not yet taken:
-	                      * unaligned requests wait behind it */
 	/* An AppRestore arrived and its step (restore_step()) is not taken
 	 * yet: a cut_send() waiting for room gives up (CUT_EAGAIN), since
 	 * the fresh credit comes only after the step, which the thread in
@@ -245,7 +231,7 @@ void cut_set_live(struct cut *c, nng_pipe p);
 int cut_hello_refused(struct cut *c, const struct appcore_answer *a);
 
 /* While resuming: takes frame msg (consumed) in if it holds the answer
- * to the hello (appcore_hello_answer()), and returns 1; drops it (from
+ * to the hello (appcore_hello_frame()), and returns 1; drops it (from
  * the lost connection) and returns 0 otherwise.  q_mu held. */
 int cut_resume_frame(struct cut *c, nng_msg *msg);
 /* Queues AppRestorable (whether a restore callback is registered) after
@@ -279,8 +265,5 @@ void cut_send_done(void *arg);
 
 /* Waits up to CUT_LINGER_MS for queued items to leave (cut_close). */
 void cut_linger(struct cut *c);
-
-/* Frees every batch queued on c. */
-void cut_queue_free(struct cut *c);
 
 #endif /* CUT_INT_H */

@@ -38,26 +38,16 @@
 static void
 forget_connection(struct cut *c)
 {
-	struct overtake *o;
-
+	pthread_mutex_lock(&c->taken_mu);
 	pthread_mutex_lock(&c->q_mu);
-	cut_queue_free(c);
-	while ((o = c->ovt) != NULL) {
-		c->ovt = o->link;
-		free(o);
-	}
-	c->ovt_tail = NULL;
-	c->bad_frames = 0;
-	c->restore_pending = 0; /* sent again after the hello if untaken */
+	pthread_mutex_lock(&c->send_mu);
+	appq_forget(&c->q, &c->k);
 	atomic_store(&c->restore_arrived, 0);
 	c->resume_done = 0;
 	c->resuming = 1;
-	pthread_mutex_unlock(&c->q_mu);
-	pthread_mutex_lock(&c->taken_mu);
-	pthread_mutex_lock(&c->send_mu);
-	appcore_forget(&c->k);
 	c->send_err = 0;
 	pthread_mutex_unlock(&c->send_mu);
+	pthread_mutex_unlock(&c->q_mu);
 	pthread_mutex_unlock(&c->taken_mu);
 }
 
@@ -99,11 +89,11 @@ send_resume_hello(struct cut *c, uint32_t pipe, int wait_ms)
 	return rv;
 }
 
-/* Applies the answer to a resuming hello in frame msg (consumed), on the
- * receiving thread before any frame after it, so that the credit behind
- * it counts.  Returns 1 if the frame held it, with the result in
- * resume_rv: 0, or the error of a refused hello or a reply that does not
- * fit this handle.  q_mu held. */
+/* Applies the answer to a resuming hello in frame msg (consumed,
+ * appcore_hello_frame()), on the receiving thread before any frame after
+ * it, so that the credit behind it counts.  Returns 1 if the frame held
+ * it, with the result in resume_rv: 0, or the error of a refused hello or
+ * a reply that does not fit this handle.  q_mu held. */
 int
 cut_resume_frame(struct cut *c, nng_msg *msg)
 {
@@ -111,40 +101,31 @@ cut_resume_frame(struct cut *c, nng_msg *msg)
 	int rv, restorable;
 
 	pthread_mutex_lock(&c->send_mu);
-	switch (appcore_hello_answer(&c->k, nng_msg_body(msg),
-	                             nng_msg_len(msg), NULL, &a)) {
-	case APPCORE_ANSWER_NONE: /* the lost connection's */
-		pthread_mutex_unlock(&c->send_mu);
-		nng_msg_free(msg);
-		return 0;
-	case APPCORE_ANSWER_BAD:
+	pthread_mutex_lock(&c->mu);
+	restorable = c->restore_fn != NULL;
+	pthread_mutex_unlock(&c->mu);
+	if (appcore_hello_frame(&c->k, nng_msg_body(msg), nng_msg_len(msg),
+	                        NULL, restorable, &a)) {
+		if (a.what == APPCORE_ANSWER_REFUSED)
+			rv = cut_hello_refused(c, &a);
+		else if ((rv = a.rv) == CUT_EPROTO)
+			cut_set_error(c, "the restarted daemon serves another "
+			                 "node, cluster or set of peers");
+	} else if (a.what == APPCORE_ANSWER_BAD) {
 		cut_set_error(c, "the daemon sent a frame that does not "
 		                 "decode");
 		rv = CUT_EPROTO;
-		break;
-	case APPCORE_ANSWER_REFUSED:
-		rv = cut_hello_refused(c, &a);
-		break;
-	case APPCORE_ANSWER_OPENED: /* never: a resume follows an open */
-	case APPCORE_ANSWER_RESUMED:
-	default:
-		if ((rv = a.rv) == CUT_EPROTO)
-			cut_set_error(c, "the restarted daemon serves another "
-			                 "node, cluster or set of peers");
-		break;
+	} else { /* the lost connection's */
+		pthread_mutex_unlock(&c->send_mu);
+		nng_msg_free(msg);
+		return 0;
 	}
 	if (rv == 0) {
 		c->resuming = 0;
 		atomic_store(&c->lost, 0);
-		/* Lost again already?  Then set_live says so. */
+		/* Lost again already?  Then set_live says so, and what
+		 * the answer queued is forgotten with it. */
 		cut_set_live(c, nng_msg_get_pipe(msg));
-		/* The new connection knows of no restore callback until
-		 * told, after the hello. */
-		pthread_mutex_lock(&c->mu);
-		restorable = c->restore_fn != NULL;
-		pthread_mutex_unlock(&c->mu);
-		if (restorable)
-			(void)cut_restorable_locked(c);
 		cut_kick(c);
 		pthread_cond_broadcast(&c->send_cv);
 	}
