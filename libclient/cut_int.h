@@ -107,8 +107,13 @@
 struct cut {
 	/* Set by cut_open() and never changed after. */
 	int has_app;
-	nng_socket app;
+	int test_stopped_reaper; /* CUT_TEST_STOPPED_REAPER (cut.c) */
+	char *app_url;
 	char *control_url;
+	/* The link's socket and dialer: replaced only by cut_relink(), with
+	 * re_mu, q_mu and send_mu held. */
+	nng_socket app;
+	nng_dialer dialer;
 
 	/* The protocol's state (appcore.h): node, peers and window are set
 	 * by cut_open() and never changed after; the up stream's part is
@@ -126,11 +131,19 @@ struct cut {
 
 	pthread_mutex_t recv_mu;
 
+	/* Whether nng still lets go of the link's closed connections
+	 * (cut_link_check()); link_mu is taken last of all. */
+	pthread_mutex_t link_mu;
+	uint64_t link_checked; /* nng_clock() of the last look */
+	int64_t link_errs;     /* the dialer's error count, as of... */
+	uint32_t errs_pipe;    /* ...this live connection */
+
 	/* Resuming after the link was lost (resume.c). */
 	pthread_mutex_t re_mu;
 	uint32_t hello_pipe; /* cur_pipe when the resuming hello went */
 	int hello_sent;
 	uint64_t hello_at; /* nng_clock() when it went */
+	int need_relink;   /* the socket is to be replaced (cut_relink()) */
 
 	pthread_mutex_t taken_mu;
 	nng_aio *taken_aio; /* reports them CUT_TAKEN_DELAY_MS later */
@@ -152,7 +165,8 @@ struct cut {
 	 * it may be the one to take. */
 	atomic_int restore_arrived;
 	nng_aio *recv_aio;
-	int recv_err; /* the reason receiving stopped, or 0 */
+	int recv_err;    /* the reason receiving stopped, or 0 */
+	int recv_moving; /* cut_relink() called recv_aio back: not an error */
 
 	pthread_mutex_t send_mu;
 	pthread_cond_t send_cv;
@@ -229,6 +243,29 @@ void cut_set_live(struct cut *c, nng_pipe p);
 /* The code for the refusal of a hello (appcore_hello_answer()), whose
  * sentence becomes the last error. */
 int cut_hello_refused(struct cut *c, const struct appcore_answer *a);
+
+/*
+ * Looks, at most every CUT_LINK_CHECK_MS, at what nng's statistics say of
+ * the link (rpc.h, rpc_reaper_stopped()).  Before nng's reaper stopped:
+ * returns 1 when the link is lost, nothing was dialed again, and the
+ * socket still counts a connection CUT_REAPER_WAIT_MS after the loss: the
+ * reaper has stopped (said to rpc_set_reaper_stopped()), and the socket
+ * must be replaced (cut_relink()).  After: nng reports no lost connection
+ * any more, so a live link whose dialer counts a new error is marked lost
+ * here.  Returns 0 otherwise.  Takes link_mu only.
+ */
+int cut_link_check(struct cut *c);
+/* Once nng's reaper stopped: notes the dialer's error count as a hello
+ * goes on connection pipe, so that cut_link_check() counts as its loss
+ * any error after.  re_mu held. */
+void cut_link_baseline(struct cut *c, uint32_t pipe);
+#define CUT_LINK_CHECK_MS  250
+#define CUT_REAPER_WAIT_MS 1000
+
+/* Replaces the link's socket with a new one dialing the same daemon, and
+ * leaves the old one open (closing it would wait for the stopped reaper
+ * forever).  re_mu held, no frame in flight.  0 or a CUT_E* code. */
+int cut_relink(struct cut *c);
 
 /* While resuming: takes frame msg (consumed) in if it holds the answer
  * to the hello (appcore_hello_frame()), and returns 1; drops it (from

@@ -281,6 +281,7 @@ wait_items(struct cut *c, int timeout_ms, nng_time deadline)
 
 	pthread_mutex_lock(&c->q_mu);
 	while (!appq_ready(&c->q)) {
+		(void)cut_link_check(c);
 		if (c->recv_err != 0) {
 			rv = c->recv_err;
 			break;
@@ -379,23 +380,31 @@ static void
 recv_done(void *arg)
 {
 	struct cut *c = arg;
-	int rv = nng_aio_result(c->recv_aio), news = 1;
+	int rv = nng_aio_result(c->recv_aio), news = 1, again = rv == 0;
+	nng_socket app;
 
 	pthread_mutex_lock(&c->q_mu);
-	if (rv != 0)
+	if (rv != 0 && c->recv_moving) {
+		/* Called back by cut_relink(): on to the new socket. */
+		c->recv_moving = 0;
+		again = 1;
+		news = 0;
+	} else if (rv != 0) {
 		c->recv_err = rv == NNG_ECLOSED || rv == NNG_ECANCELED
 		                  ? CUT_ECLOSED
 		                  : rpc_nng_error(rv);
-	else
+	} else {
 		news = ingest(c, nng_aio_get_msg(c->recv_aio));
+	}
 	/* A frame of credit alone is nothing to dispatch. */
 	if (news) {
 		pthread_cond_broadcast(&c->q_cv);
 		poke(c->recv_efd);
 	}
+	app = c->app;
 	pthread_mutex_unlock(&c->q_mu);
-	if (rv == 0)
-		nng_recv_aio(c->app, c->recv_aio);
+	if (again)
+		nng_recv_aio(app, c->recv_aio);
 }
 
 int

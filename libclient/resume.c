@@ -161,11 +161,23 @@ cut_resume(struct cut *c, int timeout_ms)
 		forget_connection(c);
 		c->hello_pipe = 0;
 		c->hello_sent = 0;
+		/* nng dials no connection again once its reaper stopped
+		 * (rpc.h): a new socket, at once. */
+		c->need_relink = rpc_reaper_stopped();
 	}
 	for (;;) {
 		/* A hello goes on each new connection, once, and only
 		 * when one is up and nothing else can go before it. */
 		uint32_t pipe = atomic_load(&c->cur_pipe);
+		/* Lost, and nng holds on to the closed connection instead
+		 * of dialing again: its reaper stopped just now. */
+		if (pipe == 0 && cut_link_check(c))
+			c->need_relink = 1;
+		if (c->need_relink && nothing_in_flight(c) &&
+		    cut_relink(c) == 0) {
+			c->need_relink = 0;
+			pipe = 0;
+		}
 		/* A hello unanswered on its connection for a while went
 		 * nowhere (a connection that was dying as it went): that
 		 * connection is closed, and the next gets a hello. */
@@ -173,12 +185,18 @@ cut_resume(struct cut *c, int timeout_ms)
 		    nng_clock() - c->hello_at > CUT_HELLO_RETRY_MS) {
 			nng_pipe p = NNG_PIPE_INITIALIZER;
 			p.id = pipe;
-			nng_pipe_close(p);
+			/* (Once the reaper stopped, nng would never say
+			 * that connection closed, nor dial again.) */
+			if (rpc_reaper_stopped())
+				c->need_relink = 1;
+			else
+				nng_pipe_close(p);
 			c->hello_sent = 0;
 			pipe = 0;
 		}
 		if (pipe != 0 && (!c->hello_sent || c->hello_pipe != pipe) &&
 		    nothing_in_flight(c)) {
+			cut_link_baseline(c, pipe);
 			c->hello_sent =
 			    send_resume_hello(c, pipe,
 			                      timeout_ms == 0 ? 0 : 50) == 0;
