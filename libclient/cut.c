@@ -66,6 +66,10 @@ pipe_event(nng_pipe p, nng_pipe_ev ev, void *arg)
 	struct cut *c = arg;
 	uint32_t id = (uint32_t)nng_pipe_id(p);
 
+	/* (A stopped reaper reports no closed connection: the test hook
+	 * of cut_open() plays it.) */
+	if (ev == NNG_PIPE_EV_REM_POST && c->test_stopped_reaper)
+		return;
 	if (ev == NNG_PIPE_EV_ADD_POST) {
 		atomic_store(&c->connected, 1);
 		atomic_store(&c->cur_pipe, id);
@@ -135,17 +139,11 @@ cut_set_live(struct cut *c, nng_pipe p)
 	}
 }
 
-void
-cut_queue_free(struct cut *c)
+/* Frees a frame the receive queue is done with (appq_init()). */
+static void
+frame_free(void *msg)
 {
-	struct batch *q;
-
-	while ((q = c->head) != NULL) {
-		c->head = q->link;
-		nng_msg_free(q->msg);
-		free(q);
-	}
-	c->tail = NULL;
+	nng_msg_free(msg);
 }
 
 /* Sends AppHello for node (NULL: any) with the given timeout. */
@@ -175,7 +173,7 @@ cut_hello_refused(struct cut *c, const struct appcore_answer *a)
 
 /*
  * Looks for the answer to our hello in a frame from the daemon
- * (appcore_hello_answer(): frames it had queued for an application before
+ * (appcore_hello_frame(): frames it had queued for an application before
  * us may still come first, and are skipped).  Returns 0 when the reply was
  * taken, NOT_YET, or the error of a refused hello or a bad reply.
  */
@@ -184,20 +182,17 @@ take_frame(struct cut *c, nng_msg *msg, const char *node, int *bad)
 {
 	struct appcore_answer a;
 
-	switch (appcore_hello_answer(&c->k, nng_msg_body(msg),
-	                             nng_msg_len(msg), node, &a)) {
-	case APPCORE_ANSWER_OPENED:
-	case APPCORE_ANSWER_RESUMED: /* not before the first */
-		return a.rv;
-	case APPCORE_ANSWER_REFUSED:
-		return cut_hello_refused(c, &a);
-	case APPCORE_ANSWER_BAD:
-		*bad = 1;
+	/* No restore callback can be registered before cut_open()
+	 * returns: the application tells the daemon of it after. */
+	if (!appcore_hello_frame(&c->k, nng_msg_body(msg), nng_msg_len(msg),
+	                         node, 0, &a)) {
+		if (a.what == APPCORE_ANSWER_BAD)
+			*bad = 1;
 		return NOT_YET;
-	case APPCORE_ANSWER_NONE:
-		break;
 	}
-	return NOT_YET;
+	if (a.what == APPCORE_ANSWER_REFUSED)
+		return cut_hello_refused(c, &a);
+	return a.rv;
 }
 
 /* The code for a hello that got no answer in time. */
@@ -207,6 +202,129 @@ no_answer(struct cut *c, int rv)
 	if (rv == CUT_ETIMEDOUT && !atomic_load(&c->connected))
 		return CUT_EUNAVAIL;
 	return rv;
+}
+
+/* Opens a socket for the link in *sock, receiving messages up to max
+ * bytes, and dials c->app_url without waiting: the dialer keeps trying if
+ * the daemon is not up. */
+static int
+open_link(struct cut *c, nng_socket *sock, nng_dialer *dialer, size_t max)
+{
+	int rv;
+
+	if ((rv = nng_pair1_open(sock)) != 0)
+		return rv;
+	if ((rv = nng_socket_set_size(*sock, NNG_OPT_RECVMAXSZ, max)) != 0 ||
+	    (rv = nng_pipe_notify(*sock, NNG_PIPE_EV_ADD_POST, pipe_event,
+	                          c)) != 0 ||
+	    (rv = nng_pipe_notify(*sock, NNG_PIPE_EV_REM_POST, pipe_event,
+	                          c)) != 0 ||
+	    (rv = nng_dial(*sock, c->app_url, dialer, NNG_FLAG_NONBLOCK)) != 0) {
+		nng_close(*sock); /* no connection yet: nothing to reap */
+		return rv;
+	}
+	return 0;
+}
+
+int
+cut_relink(struct cut *c)
+{
+	nng_socket s, old = c->app;
+	nng_dialer d;
+	size_t max = CUT_HELLO_MAX_MESSAGE + CUT_FRAME_SLACK;
+	int rv;
+
+	(void)nng_socket_get_size(old, NNG_OPT_RECVMAXSZ, &max);
+	/* The old socket's connections say nothing more, and it dials no
+	 * more: it would take the daemon's one application connection. */
+	nng_pipe_notify(old, NNG_PIPE_EV_ADD_POST, NULL, NULL);
+	nng_pipe_notify(old, NNG_PIPE_EV_REM_POST, NULL, NULL);
+	(void)nng_dialer_close(c->dialer);
+	/* Before the new socket's first connection, which may come at
+	 * once. */
+	atomic_store(&c->cur_pipe, 0);
+	if ((rv = open_link(c, &s, &d, max)) != 0)
+		return rpc_nng_error(rv);
+	pthread_mutex_lock(&c->q_mu);
+	pthread_mutex_lock(&c->send_mu);
+	c->app = s;
+	c->dialer = d;
+	c->recv_moving = 1;
+	pthread_mutex_unlock(&c->send_mu);
+	pthread_mutex_unlock(&c->q_mu);
+	/* The receive waiting on the old socket comes back and goes on
+	 * on the new one (recv.c); one in its callback now goes there
+	 * anyway. */
+	nng_aio_cancel(c->recv_aio);
+	return 0;
+}
+
+/* Dialer statistics that count a lost connection (nng's
+ * nni_dialer_bump_error(); "refused" counts only dialing). */
+static const char *const link_errors[] = {
+    "disconnect", "canceled", "timeout", "proto",
+    "auth",       "oom",      "other",   NULL};
+static const char *const pipes_stat[] = {"pipes", NULL};
+
+void
+cut_link_baseline(struct cut *c, uint32_t pipe)
+{
+	int64_t n;
+
+	if (!rpc_reaper_stopped())
+		return;
+	n = rpc_stat_sum("dialer", nng_dialer_id(c->dialer), link_errors);
+	pthread_mutex_lock(&c->link_mu);
+	c->errs_pipe = pipe;
+	c->link_errs = n;
+	pthread_mutex_unlock(&c->link_mu);
+}
+
+int
+cut_link_check(struct cut *c)
+{
+	nng_time now = nng_clock();
+	int stopped = rpc_reaper_stopped(), relink = 0;
+	int lost = atomic_load(&c->lost);
+
+	if (!c->has_app || (!lost && !stopped))
+		return 0;
+	pthread_mutex_lock(&c->link_mu);
+	if (now - c->link_checked < CUT_LINK_CHECK_MS) {
+		pthread_mutex_unlock(&c->link_mu);
+		return 0;
+	}
+	c->link_checked = now;
+	if (lost && !stopped) {
+		if (atomic_load(&c->cur_pipe) == 0 &&
+		    now - atomic_load(&c->lost_at) >= CUT_REAPER_WAIT_MS &&
+		    rpc_stat_sum("socket", nng_socket_id(c->app), pipes_stat) >
+		        0) {
+			rpc_set_reaper_stopped();
+			cut_set_error(c, "nng stopped letting go of closed "
+			                 "connections in this process (a bug of "
+			                 "nng 1.5.2): libcut replaces its "
+			                 "sockets from now on");
+			relink = 1;
+		}
+	} else if (!lost) {
+		uint32_t live = atomic_load(&c->live);
+		int64_t n = rpc_stat_sum("dialer", nng_dialer_id(c->dialer),
+		                         link_errors);
+		if (c->errs_pipe != live) {
+			c->errs_pipe = live;
+			c->link_errs = n;
+		} else if (n > c->link_errs) {
+			atomic_store(&c->lost_at, (uint64_t)now);
+			atomic_store(&c->lost, 1);
+			/* Nor would nng ever dial again: the test hook
+			 * plays it. */
+			if (c->test_stopped_reaper)
+				(void)nng_dialer_close(c->dialer);
+		}
+	}
+	pthread_mutex_unlock(&c->link_mu);
+	return relink;
 }
 
 /* A daemon that closes our connections before answering has another
@@ -222,20 +340,19 @@ open_app(struct cut *c, const char *app_url, const char *node)
 	int rv, bad = 0;
 	unsigned drops = 0;
 
-	if ((rv = nng_pair1_open(&c->app)) != 0)
+	if ((c->app_url = strdup(app_url)) == NULL)
+		return CUT_ENOMEM;
+	/* For the tests: behave as once nng's reaper stopped (rpc.h),
+	 * which nothing can make nng do on purpose: no closed connection
+	 * is reported, no socket dials again. */
+	if (getenv("CUT_TEST_STOPPED_REAPER") != NULL) {
+		c->test_stopped_reaper = 1;
+		rpc_set_reaper_stopped();
+	}
+	if ((rv = open_link(c, &c->app, &c->dialer,
+	                    CUT_HELLO_MAX_MESSAGE + CUT_FRAME_SLACK)) != 0)
 		return rpc_nng_error(rv);
 	c->has_app = 1;
-	if ((rv = nng_socket_set_size(c->app, NNG_OPT_RECVMAXSZ,
-	                              CUT_HELLO_MAX_MESSAGE +
-	                                  CUT_FRAME_SLACK)) != 0 ||
-	    (rv = nng_pipe_notify(c->app, NNG_PIPE_EV_ADD_POST, pipe_event,
-	                          c)) != 0 ||
-	    (rv = nng_pipe_notify(c->app, NNG_PIPE_EV_REM_POST, pipe_event,
-	                          c)) != 0)
-		return rpc_nng_error(rv);
-	/* Non-blocking: the dialer keeps trying if the daemon is not up. */
-	if ((rv = nng_dial(c->app, app_url, NULL, NNG_FLAG_NONBLOCK)) != 0)
-		return rpc_nng_error(rv);
 	if ((rv = send_hello(c, node, CUT_OPEN_TIMEOUT_MS)) != 0)
 		return no_answer(c, rv);
 	do {
@@ -322,6 +439,7 @@ new_handle(void)
 	pthread_mutexattr_destroy(&attr);
 	pthread_mutex_init(&c->taken_mu, NULL);
 	pthread_mutex_init(&c->re_mu, NULL);
+	pthread_mutex_init(&c->link_mu, NULL);
 	pthread_mutex_init(&c->q_mu, NULL);
 	pthread_mutex_init(&c->send_mu, NULL);
 	pthread_mutex_init(&c->ctl_mu, NULL);
@@ -332,7 +450,7 @@ new_handle(void)
 	pthread_cond_init(&c->q_cv, &cattr);
 	pthread_cond_init(&c->send_cv, &cattr);
 	pthread_condattr_destroy(&cattr);
-	cutproto_arena_init(&c->arena);
+	appq_init(&c->q, frame_free);
 	c->ctl_timeout = CUT_CONTROL_TIMEOUT_MS;
 	c->send_timeout = CUT_SEND_TIMEOUT_MS;
 	return c;
@@ -467,26 +585,25 @@ cut_close(struct cut *c)
 			nng_aio_stop(c->send_aio);
 		}
 		quiesce(c);
-		nng_close(c->app);
+		/* Closing would wait for a stopped reaper forever (rpc.h):
+		 * the socket is left open then. */
+		if (!rpc_reaper_stopped())
+			nng_close(c->app);
 		nng_aio_free(c->recv_aio);
 		nng_aio_free(c->taken_aio);
 		nng_aio_free(c->send_aio);
 	}
 	rpc_close(c->rpc);
-	cut_queue_free(c);
-	while (c->ovt != NULL) {
-		struct overtake *o = c->ovt;
-		c->ovt = o->link;
-		free(o);
-	}
-	cutproto_arena_fini(&c->arena);
+	appq_fini(&c->q);
 	appcore_fini(&c->k);
 	close(c->recv_efd);
 	close(c->send_efd);
 	free(c->control_url);
+	free(c->app_url);
 	pthread_mutex_destroy(&c->recv_mu);
 	pthread_mutex_destroy(&c->taken_mu);
 	pthread_mutex_destroy(&c->re_mu);
+	pthread_mutex_destroy(&c->link_mu);
 	pthread_mutex_destroy(&c->q_mu);
 	pthread_cond_destroy(&c->q_cv);
 	pthread_cond_destroy(&c->send_cv);

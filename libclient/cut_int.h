@@ -20,9 +20,12 @@
  *            CUT_EBUSY instead of a deadlock.
  *   taken_mu guards the handed count and its reporting, which a timer
  *            completes (nng_sleep_aio) while recv_mu may be held by a
- *            receiver that waits.
- *   q_mu     guards the queue of received batches and the unaligned
- *            requests waiting; q_cv announces new ones and a lost link.
+ *            receiver that waits; held around appq_take(), which counts
+ *            a delivery handed as it takes it.
+ *   q_mu     guards the receive queue (struct appq: frames received,
+ *            unaligned requests waiting); q_cv announces new ones and a
+ *            lost link.  The receiving thread takes send_mu inside it
+ *            for appq_ingest(), whose urgent items change credit.
  *   send_mu  guards the out buffer, the credit of each channel and the
  *            send in flight; send_cv announces credit and a lost link.
  *   ctl_mu   serializes control calls (req0 allows one at a time) and
@@ -49,6 +52,7 @@
 #include <nng/supplemental/util/platform.h>
 
 #include "appcore.h"
+#include "appqueue.h"
 #include "cut/cut.h"
 #include "cutproto.h"
 #include "rpc.h"
@@ -100,27 +104,16 @@
  * connection is closed and the next one gets a hello (resume.c). */
 #define CUT_HELLO_RETRY_MS 2000
 
-/* A received frame (an AppBatch, still packed), with the offset of its
- * next unprocessed item.  Items are decoded one at a time as the
- * application takes them, so the receiving thread only skims a frame for
- * credit and unaligned state requests. */
-struct batch {
-	nng_msg *msg;
-	size_t off;
-	struct batch *link;
-};
-
-/* An unaligned state request, answered ahead of every queued delivery. */
-struct overtake {
-	char id[CUT_SNAPSHOT_ID_MAX];
-	struct overtake *link;
-};
-
 struct cut {
 	/* Set by cut_open() and never changed after. */
 	int has_app;
-	nng_socket app;
+	int test_stopped_reaper; /* CUT_TEST_STOPPED_REAPER (cut.c) */
+	char *app_url;
 	char *control_url;
+	/* The link's socket and dialer: replaced only by cut_relink(), with
+	 * re_mu, q_mu and send_mu held. */
+	nng_socket app;
+	nng_dialer dialer;
 
 	/* The protocol's state (appcore.h): node, peers and window are set
 	 * by cut_open() and never changed after; the up stream's part is
@@ -138,11 +131,19 @@ struct cut {
 
 	pthread_mutex_t recv_mu;
 
+	/* Whether nng still lets go of the link's closed connections
+	 * (cut_link_check()); link_mu is taken last of all. */
+	pthread_mutex_t link_mu;
+	uint64_t link_checked; /* nng_clock() of the last look */
+	int64_t link_errs;     /* the dialer's error count, as of... */
+	uint32_t errs_pipe;    /* ...this live connection */
+
 	/* Resuming after the link was lost (resume.c). */
 	pthread_mutex_t re_mu;
 	uint32_t hello_pipe; /* cur_pipe when the resuming hello went */
 	int hello_sent;
 	uint64_t hello_at; /* nng_clock() when it went */
+	int need_relink;   /* the socket is to be replaced (cut_relink()) */
 
 	pthread_mutex_t taken_mu;
 	nng_aio *taken_aio; /* reports them CUT_TAKEN_DELAY_MS later */
@@ -150,23 +151,22 @@ struct cut {
 
 	pthread_mutex_t q_mu;
 	pthread_cond_t q_cv;
-	struct batch *head, *tail;
-	struct overtake *ovt, *ovt_tail;
-	size_t bad_frames; /* frames that did not decode, not yet told */
-	struct cutproto_arena arena; /* decodes the item being taken */
-	int recv_efd;                /* cut_fd(): readable when items wait */
+	/* The frames received and not yet taken (nng messages, freed by
+	 * the queue), the unaligned requests ahead of them, a restore
+	 * pending (appqueue.h). */
+	struct appq q;
+	int recv_efd;    /* cut_fd(): readable when items wait */
 	int resuming;    /* waiting for the reply to a resuming hello */
 	int resume_done; /* it came, and was taken with this result: */
 	int resume_rv;
-	int restore_pending; /* an AppRestore is queued, not yet taken:
-	                      * unaligned requests wait behind it */
 	/* An AppRestore arrived and its step (restore_step()) is not taken
 	 * yet: a cut_send() waiting for room gives up (CUT_EAGAIN), since
 	 * the fresh credit comes only after the step, which the thread in
 	 * it may be the one to take. */
 	atomic_int restore_arrived;
 	nng_aio *recv_aio;
-	int recv_err; /* the reason receiving stopped, or 0 */
+	int recv_err;    /* the reason receiving stopped, or 0 */
+	int recv_moving; /* cut_relink() called recv_aio back: not an error */
 
 	pthread_mutex_t send_mu;
 	pthread_cond_t send_cv;
@@ -244,8 +244,31 @@ void cut_set_live(struct cut *c, nng_pipe p);
  * sentence becomes the last error. */
 int cut_hello_refused(struct cut *c, const struct appcore_answer *a);
 
+/*
+ * Looks, at most every CUT_LINK_CHECK_MS, at what nng's statistics say of
+ * the link (rpc.h, rpc_reaper_stopped()).  Before nng's reaper stopped:
+ * returns 1 when the link is lost, nothing was dialed again, and the
+ * socket still counts a connection CUT_REAPER_WAIT_MS after the loss: the
+ * reaper has stopped (said to rpc_set_reaper_stopped()), and the socket
+ * must be replaced (cut_relink()).  After: nng reports no lost connection
+ * any more, so a live link whose dialer counts a new error is marked lost
+ * here.  Returns 0 otherwise.  Takes link_mu only.
+ */
+int cut_link_check(struct cut *c);
+/* Once nng's reaper stopped: notes the dialer's error count as a hello
+ * goes on connection pipe, so that cut_link_check() counts as its loss
+ * any error after.  re_mu held. */
+void cut_link_baseline(struct cut *c, uint32_t pipe);
+#define CUT_LINK_CHECK_MS  250
+#define CUT_REAPER_WAIT_MS 1000
+
+/* Replaces the link's socket with a new one dialing the same daemon, and
+ * leaves the old one open (closing it would wait for the stopped reaper
+ * forever).  re_mu held, no frame in flight.  0 or a CUT_E* code. */
+int cut_relink(struct cut *c);
+
 /* While resuming: takes frame msg (consumed) in if it holds the answer
- * to the hello (appcore_hello_answer()), and returns 1; drops it (from
+ * to the hello (appcore_hello_frame()), and returns 1; drops it (from
  * the lost connection) and returns 0 otherwise.  q_mu held. */
 int cut_resume_frame(struct cut *c, nng_msg *msg);
 /* Queues AppRestorable (whether a restore callback is registered) after
@@ -279,8 +302,5 @@ void cut_send_done(void *arg);
 
 /* Waits up to CUT_LINGER_MS for queued items to leave (cut_close). */
 void cut_linger(struct cut *c);
-
-/* Frees every batch queued on c. */
-void cut_queue_free(struct cut *c);
 
 #endif /* CUT_INT_H */

@@ -29,6 +29,11 @@
  * whenever the application stops receiving (cut_dispatch returns,
  * cut_recv(…, 0) finds nothing): the daemon then frees those deliveries
  * and their senders' windows reopen.
+ *
+ * What is taken in at once, the queue and the order it is taken in are
+ * the pure core's (appq_ingest(), appq_take() in core/appqueue.c, which
+ * the simulation runs too); this file is their shell: the locks, nng, the
+ * eventfd, the taken timer, and the copies handed to the application.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,10 +46,6 @@
 #include <nng/supplemental/util/platform.h>
 
 #include "cut_int.h"
-
-/* How many items one cut_dispatch() takes at most, so that a daemon that
- * never stops sending cannot keep it forever. */
-#define DISPATCH_MAX_ITEMS 4096
 
 struct cut_msg {
 	char *from;
@@ -152,33 +153,35 @@ new_restore(const Cut__V1__AppRestore *r)
 	return rs;
 }
 
-/* Checks an item from the daemon (appcore_judge()) and says what to do
- * with it in *ret.  Returns 0 or CUT_ENOMEM. */
+/* What the taken item qi is for the application, in *ret: deliveries and
+ * restores are copied out of it (it lives only until the next take).
+ * Returns 0 or CUT_ENOMEM. */
 static int
-judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
+judge(struct cut *c, const struct appq_item *qi, struct item *ret)
 {
 	const ProtobufCEnumValue *v;
-	const char *why;
+	const Cut__V1__AppItem *it = qi->it;
 
-	switch (appcore_judge(it, &why)) {
-	case APPCORE_SKIP:
-		ret->kind = ITEM_SKIP;
+	switch (qi->what) {
+	case APPQ_NONE: /* take_item() answers these two */
+	case APPQ_BAD_FRAME:
+	case APPQ_SKIP:
+		break;
+	case APPQ_STATE:
+		memcpy(ret->id, qi->id, sizeof(ret->id));
+		ret->kind = ITEM_STATE;
 		return 0;
-	case APPCORE_DELIVER:
+	case APPQ_DELIVER:
 		if ((ret->msg = new_msg(it->deliver)) == NULL)
 			return CUT_ENOMEM;
 		ret->kind = ITEM_DELIVER;
 		return 0;
-	case APPCORE_STATE:
-		strcpy(ret->id, it->state_request->snapshot_id);
-		ret->kind = ITEM_STATE;
-		return 0;
-	case APPCORE_RESTORE:
+	case APPQ_RESTORE:
 		if ((ret->rs = new_restore(it->restore)) == NULL)
 			return CUT_ENOMEM;
 		ret->kind = ITEM_RESTORE;
 		return 0;
-	case APPCORE_REFUSED:
+	case APPQ_REFUSED:
 		v = protobuf_c_enum_descriptor_get_value(
 		    &cut__v1__app_error__code__descriptor,
 		    (int)it->error->code);
@@ -186,60 +189,17 @@ judge(struct cut *c, const Cut__V1__AppItem *it, struct item *ret)
 		              v != NULL ? v->name : "?", it->error->message);
 		ret->kind = ITEM_ERROR;
 		return 0;
-	case APPCORE_BAD_ITEM:
-		break;
-	}
-	cut_set_error(c, "the daemon sent %s (kind %d)", why,
-	              (int)it->item_case);
-	ret->kind = ITEM_BAD;
-	return 0;
-}
-
-/* The first byte of a packed AppItem names its kind: the tag of its one
- * field, length-delimited (protobuf-c writes nothing before it). */
-#define KIND_CREDIT  APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_CREDIT)
-#define KIND_RESTORE APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_RESTORE)
-#define KIND_SYNCED  APPCORE_KIND(CUT__V1__APP_ITEM__ITEM_SYNCED)
-
-/* Decodes the next item of frame q into *ret (see judge()).  Credit and
- * unaligned requests were handled when the frame came, and are skipped.
- * Called with q_mu. */
-static int
-take_packed(struct cut *c, struct batch *q, struct item *ret)
-{
-	const uint8_t *p;
-	size_t len;
-	Cut__V1__AppItem *it;
-	int rv;
-
-	if (appcore_frame_item(nng_msg_body(q->msg), nng_msg_len(q->msg),
-	                       &q->off, &p, &len) != 1) {
-		q->off = nng_msg_len(q->msg); /* checked on arrival */
-		ret->kind = ITEM_SKIP;
-		return 0;
-	}
-	/* Taken on arrival (appcore_urgent()); appcore_judge() would say
-	 * so too: this only spares decoding them again. */
-	if (len > 0 && (p[0] == KIND_CREDIT || p[0] == KIND_SYNCED)) {
-		ret->kind = ITEM_SKIP;
-		return 0;
-	}
-	/* Taken off the queue now: unaligned requests that came after it
-	 * may go (after it is processed, by this same thread). */
-	if (len > 0 && p[0] == KIND_RESTORE)
-		c->restore_pending = 0;
-	it = (Cut__V1__AppItem *)cutproto_unpack_arena(
-	    &cut__v1__app_item__descriptor, len, p, &c->arena);
-	if (it == NULL) {
-		cut_set_error(c,
-		              "the daemon sent an item that does not decode");
+	case APPQ_BAD_ITEM:
+		if (it == NULL)
+			cut_set_error(c, "the daemon sent %s", qi->why);
+		else
+			cut_set_error(c, "the daemon sent %s (kind %d)",
+			              qi->why, (int)it->item_case);
 		ret->kind = ITEM_BAD;
-		rv = 0;
-	} else {
-		rv = judge(c, it, ret);
+		return 0;
 	}
-	cutproto_arena_reset(&c->arena);
-	return rv;
+	ret->kind = ITEM_SKIP;
+	return 0;
 }
 
 /* Sends AppTaken if the handed count changed.  taken_mu held. */
@@ -276,69 +236,37 @@ taken_due(void *arg)
 	pthread_mutex_unlock(&c->taken_mu);
 }
 
-/* Notes that the delivery m was handed to the application: reported at
- * once when a window's eighth is unreported, else by the timer. */
-static void
-handed(struct cut *c, const struct cut_msg *m)
+/*
+ * Takes the next item into *ret, in appq_take()'s order.  A delivery
+ * taken counts as handed, and is reported at once when a window's eighth
+ * is unreported, else by the timer.  Returns 0, CUT_ETIMEDOUT when
+ * nothing is queued, CUT_EPROTO for a frame that did not decode, or
+ * CUT_ENOMEM.  Called with recv_mu.
+ */
+static int
+take_item(struct cut *c, struct item *ret)
 {
+	struct appq_item qi;
+
 	pthread_mutex_lock(&c->taken_mu);
-	if (appcore_handed(&c->k, m->from, m->seq, m->numbering, m->len, 0)) {
+	pthread_mutex_lock(&c->q_mu);
+	appq_take(&c->q, &c->k, 0, &qi);
+	pthread_mutex_unlock(&c->q_mu);
+	if (qi.what == APPQ_DELIVER && qi.report) {
 		report_locked(c);
-	} else if (!c->taken_armed && c->taken_aio != NULL) {
+	} else if (qi.what == APPQ_DELIVER && !c->taken_armed &&
+	           c->taken_aio != NULL) {
 		c->taken_armed = 1;
 		nng_sleep_aio(CUT_TAKEN_DELAY_MS, c->taken_aio);
 	}
 	pthread_mutex_unlock(&c->taken_mu);
-}
-
-/* Takes the next item into *ret: an unaligned state request first, then
- * the queue in order.  Returns 0, CUT_ETIMEDOUT when nothing is queued,
- * CUT_EPROTO for a frame that did not decode, or CUT_ENOMEM.  Called with
- * recv_mu. */
-static int
-take_item(struct cut *c, struct item *ret)
-{
-	struct overtake *o;
-	struct batch *q;
-	int rv, done = 0;
-
-	pthread_mutex_lock(&c->q_mu);
-	/* An unaligned request that came after a restore still queued is
-	 * answered after it: it is about the restored state. */
-	if ((o = c->ovt) != NULL && !c->restore_pending) {
-		c->ovt = o->link;
-		if (c->ovt == NULL)
-			c->ovt_tail = NULL;
-		pthread_mutex_unlock(&c->q_mu);
-		memcpy(ret->id, o->id, sizeof(ret->id));
-		free(o);
-		ret->kind = ITEM_STATE;
-		return 0;
-	}
-	if (c->bad_frames > 0) {
-		c->bad_frames--;
-		pthread_mutex_unlock(&c->q_mu);
-		return CUT_EPROTO;
-	}
-	if ((q = c->head) == NULL) {
-		pthread_mutex_unlock(&c->q_mu);
+	if (qi.what == APPQ_NONE)
 		return CUT_ETIMEDOUT;
-	}
-	rv = take_packed(c, q, ret);
-	if (q->off == nng_msg_len(q->msg)) {
-		c->head = q->link;
-		if (c->head == NULL)
-			c->tail = NULL;
-		done = 1;
-	}
-	pthread_mutex_unlock(&c->q_mu);
-	if (done) {
-		nng_msg_free(q->msg);
-		free(q);
-	}
-	if (rv == 0 && ret->kind == ITEM_DELIVER)
-		handed(c, ret->msg);
-	return rv;
+	if (qi.what == APPQ_BAD_FRAME)
+		return CUT_EPROTO;
+	/* The item lives until the next take, which only this thread
+	 * (recv_mu) makes: it is copied out without the locks. */
+	return judge(c, &qi, ret);
 }
 
 /*
@@ -352,7 +280,8 @@ wait_items(struct cut *c, int timeout_ms, nng_time deadline)
 	int rv = 0;
 
 	pthread_mutex_lock(&c->q_mu);
-	while (c->head == NULL && c->ovt == NULL && c->bad_frames == 0) {
+	while (!appq_ready(&c->q)) {
+		(void)cut_link_check(c);
 		if (c->recv_err != 0) {
 			rv = c->recv_err;
 			break;
@@ -408,109 +337,42 @@ poke(int fd)
 		return; /* already at its maximum: readable anyway */
 }
 
-/* Queues an unaligned state request for id ahead of every queued
- * delivery.  Called with q_mu. */
-static void
-overtake(struct cut *c, const char *id)
-{
-	struct overtake *o = calloc(1, sizeof(*o));
-
-	/* Without memory the request goes unanswered and the daemon's
-	 * deadline aborts that snapshot. */
-	if (o == NULL)
-		return;
-	strcpy(o->id, id);
-	if (c->ovt_tail != NULL)
-		c->ovt_tail->link = o;
-	else
-		c->ovt = o;
-	c->ovt_tail = o;
-}
-
-/* Takes in frame msg (consumed): checks its framing, handles its urgent
- * items, and queues it if anything else is in it.  Returns 1 if the
- * application has something new to process.  Called with q_mu. */
+/* Takes in frame msg (consumed, appq_ingest()): credit and syncs'
+ * answers wake the senders, a restore stops those waiting for room.
+ * Returns 1 if the application has something new to process.  Called
+ * with q_mu. */
 static int
 ingest(struct cut *c, nng_msg *msg)
 {
-	const uint8_t *body = nng_msg_body(msg), *p;
-	size_t len = nng_msg_len(msg), off, n, keep = 0, start;
-	int urgent_state = 0, restore;
-	struct appcore_event ev;
-	struct batch *q;
+	size_t len = nng_msg_len(msg);
+	struct appq_news news;
+	int rv;
 
 	if (c->resuming)
 		return cut_resume_frame(c, msg);
-
-	/* All of a frame or none of it. */
-	if ((restore = appcore_frame_start(body, len, &start)) < 0) {
+	/* The frame's urgent items change the up stream (credit, syncs). */
+	pthread_mutex_lock(&c->send_mu);
+	rv = appq_ingest(&c->q, &c->k, msg, nng_msg_body(msg), len, &news);
+	if (news.restore) {
+		/* A send waiting for room is from before the restore. */
+		atomic_store(&c->restore_arrived, 1);
+		pthread_cond_broadcast(&c->send_cv);
+	}
+	if (news.grew)
+		cut_credit_grew(c);
+	if (news.synced)
+		pthread_cond_broadcast(&c->send_cv);
+	pthread_mutex_unlock(&c->send_mu);
+	if (news.bad_frame)
 		cut_set_error(c,
 		              "the daemon sent a frame that does not decode "
 		              "(%zu bytes)",
 		              len);
-		c->bad_frames++;
-		nng_msg_free(msg);
-		return 1;
-	}
-	/* A restore: everything received before it and not yet taken
-	 * belongs to before the restore, and is dropped, here in its
-	 * frame (it comes first; credit before it was for the old
-	 * positions too) and in the queue.  The restore itself is
-	 * processed in its turn, by the application's thread. */
-	if (restore) {
-		struct overtake *o;
-		cut_queue_free(c);
-		while ((o = c->ovt) != NULL) {
-			c->ovt = o->link;
-			free(o);
-		}
-		c->ovt_tail = NULL;
-		c->restore_pending = 1;
-		atomic_store(&c->restore_arrived, 1);
-		pthread_cond_broadcast(&c->send_cv);
-	}
-	/* Credit, syncs' answers and unaligned requests now, the rest in
-	 * its turn. */
-	pthread_mutex_lock(&c->send_mu);
-	for (off = start; appcore_frame_item(body, len, &off, &p, &n) == 1;) {
-		switch (appcore_urgent(&c->k, p, n, &ev)) {
-		case APPCORE_LATER:
-		case APPCORE_BAD: /* refused in its turn (judge()) */
-			keep++;
-			break;
-		case APPCORE_CREDIT:
-			if (ev.grew)
-				cut_credit_grew(c);
-			break;
-		case APPCORE_SYNCED:
-			pthread_cond_broadcast(&c->send_cv);
-			break;
-		case APPCORE_OVERTAKE:
-			overtake(c, ev.id);
-			urgent_state = 1;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&c->send_mu);
-	if (keep == 0) {
-		nng_msg_free(msg);
-		return urgent_state;
-	}
-	if ((q = calloc(1, sizeof(*q))) == NULL) {
-		/* Its deliveries would be lost to this application; the
-		 * link is no longer reliable, so say so. */
-		c->recv_err = CUT_ENOMEM;
-		nng_msg_free(msg);
-		return 1;
-	}
-	q->msg = msg;
-	q->off = start;
-	if (c->tail != NULL)
-		c->tail->link = q;
-	else
-		c->head = q;
-	c->tail = q;
-	return 1;
+	/* Its deliveries would be lost to this application; the link is
+	 * no longer reliable, so say so. */
+	if (rv != 0)
+		c->recv_err = rv;
+	return rv != 0 || news.bad_frame || news.queued || news.overtakes > 0;
 }
 
 /* The completion of a receive: takes the frame in and receives again. */
@@ -518,23 +380,31 @@ static void
 recv_done(void *arg)
 {
 	struct cut *c = arg;
-	int rv = nng_aio_result(c->recv_aio), news = 1;
+	int rv = nng_aio_result(c->recv_aio), news = 1, again = rv == 0;
+	nng_socket app;
 
 	pthread_mutex_lock(&c->q_mu);
-	if (rv != 0)
+	if (rv != 0 && c->recv_moving) {
+		/* Called back by cut_relink(): on to the new socket. */
+		c->recv_moving = 0;
+		again = 1;
+		news = 0;
+	} else if (rv != 0) {
 		c->recv_err = rv == NNG_ECLOSED || rv == NNG_ECANCELED
 		                  ? CUT_ECLOSED
 		                  : rpc_nng_error(rv);
-	else
+	} else {
 		news = ingest(c, nng_aio_get_msg(c->recv_aio));
+	}
 	/* A frame of credit alone is nothing to dispatch. */
 	if (news) {
 		pthread_cond_broadcast(&c->q_cv);
 		poke(c->recv_efd);
 	}
+	app = c->app;
 	pthread_mutex_unlock(&c->q_mu);
-	if (rv == 0)
-		nng_recv_aio(c->app, c->recv_aio);
+	if (again)
+		nng_recv_aio(app, c->recv_aio);
 }
 
 int
@@ -845,7 +715,7 @@ cut_dispatch(struct cut *c, cut_msg_fn fn, void *arg)
 		return rv;
 	drain(c->recv_efd);
 	for (int n = 0;; n++) {
-		if (n == DISPATCH_MAX_ITEMS) {
+		if (n == APPQ_DISPATCH_MAX) {
 			poke(c->recv_efd); /* more may wait: come back */
 			rv = 0;
 			break;

@@ -38,26 +38,16 @@
 static void
 forget_connection(struct cut *c)
 {
-	struct overtake *o;
-
+	pthread_mutex_lock(&c->taken_mu);
 	pthread_mutex_lock(&c->q_mu);
-	cut_queue_free(c);
-	while ((o = c->ovt) != NULL) {
-		c->ovt = o->link;
-		free(o);
-	}
-	c->ovt_tail = NULL;
-	c->bad_frames = 0;
-	c->restore_pending = 0; /* sent again after the hello if untaken */
+	pthread_mutex_lock(&c->send_mu);
+	appq_forget(&c->q, &c->k);
 	atomic_store(&c->restore_arrived, 0);
 	c->resume_done = 0;
 	c->resuming = 1;
-	pthread_mutex_unlock(&c->q_mu);
-	pthread_mutex_lock(&c->taken_mu);
-	pthread_mutex_lock(&c->send_mu);
-	appcore_forget(&c->k);
 	c->send_err = 0;
 	pthread_mutex_unlock(&c->send_mu);
+	pthread_mutex_unlock(&c->q_mu);
 	pthread_mutex_unlock(&c->taken_mu);
 }
 
@@ -99,11 +89,11 @@ send_resume_hello(struct cut *c, uint32_t pipe, int wait_ms)
 	return rv;
 }
 
-/* Applies the answer to a resuming hello in frame msg (consumed), on the
- * receiving thread before any frame after it, so that the credit behind
- * it counts.  Returns 1 if the frame held it, with the result in
- * resume_rv: 0, or the error of a refused hello or a reply that does not
- * fit this handle.  q_mu held. */
+/* Applies the answer to a resuming hello in frame msg (consumed,
+ * appcore_hello_frame()), on the receiving thread before any frame after
+ * it, so that the credit behind it counts.  Returns 1 if the frame held
+ * it, with the result in resume_rv: 0, or the error of a refused hello or
+ * a reply that does not fit this handle.  q_mu held. */
 int
 cut_resume_frame(struct cut *c, nng_msg *msg)
 {
@@ -111,40 +101,31 @@ cut_resume_frame(struct cut *c, nng_msg *msg)
 	int rv, restorable;
 
 	pthread_mutex_lock(&c->send_mu);
-	switch (appcore_hello_answer(&c->k, nng_msg_body(msg),
-	                             nng_msg_len(msg), NULL, &a)) {
-	case APPCORE_ANSWER_NONE: /* the lost connection's */
-		pthread_mutex_unlock(&c->send_mu);
-		nng_msg_free(msg);
-		return 0;
-	case APPCORE_ANSWER_BAD:
+	pthread_mutex_lock(&c->mu);
+	restorable = c->restore_fn != NULL;
+	pthread_mutex_unlock(&c->mu);
+	if (appcore_hello_frame(&c->k, nng_msg_body(msg), nng_msg_len(msg),
+	                        NULL, restorable, &a)) {
+		if (a.what == APPCORE_ANSWER_REFUSED)
+			rv = cut_hello_refused(c, &a);
+		else if ((rv = a.rv) == CUT_EPROTO)
+			cut_set_error(c, "the restarted daemon serves another "
+			                 "node, cluster or set of peers");
+	} else if (a.what == APPCORE_ANSWER_BAD) {
 		cut_set_error(c, "the daemon sent a frame that does not "
 		                 "decode");
 		rv = CUT_EPROTO;
-		break;
-	case APPCORE_ANSWER_REFUSED:
-		rv = cut_hello_refused(c, &a);
-		break;
-	case APPCORE_ANSWER_OPENED: /* never: a resume follows an open */
-	case APPCORE_ANSWER_RESUMED:
-	default:
-		if ((rv = a.rv) == CUT_EPROTO)
-			cut_set_error(c, "the restarted daemon serves another "
-			                 "node, cluster or set of peers");
-		break;
+	} else { /* the lost connection's */
+		pthread_mutex_unlock(&c->send_mu);
+		nng_msg_free(msg);
+		return 0;
 	}
 	if (rv == 0) {
 		c->resuming = 0;
 		atomic_store(&c->lost, 0);
-		/* Lost again already?  Then set_live says so. */
+		/* Lost again already?  Then set_live says so, and what
+		 * the answer queued is forgotten with it. */
 		cut_set_live(c, nng_msg_get_pipe(msg));
-		/* The new connection knows of no restore callback until
-		 * told, after the hello. */
-		pthread_mutex_lock(&c->mu);
-		restorable = c->restore_fn != NULL;
-		pthread_mutex_unlock(&c->mu);
-		if (restorable)
-			(void)cut_restorable_locked(c);
 		cut_kick(c);
 		pthread_cond_broadcast(&c->send_cv);
 	}
@@ -180,11 +161,23 @@ cut_resume(struct cut *c, int timeout_ms)
 		forget_connection(c);
 		c->hello_pipe = 0;
 		c->hello_sent = 0;
+		/* nng dials no connection again once its reaper stopped
+		 * (rpc.h): a new socket, at once. */
+		c->need_relink = rpc_reaper_stopped();
 	}
 	for (;;) {
 		/* A hello goes on each new connection, once, and only
 		 * when one is up and nothing else can go before it. */
 		uint32_t pipe = atomic_load(&c->cur_pipe);
+		/* Lost, and nng holds on to the closed connection instead
+		 * of dialing again: its reaper stopped just now. */
+		if (pipe == 0 && cut_link_check(c))
+			c->need_relink = 1;
+		if (c->need_relink && nothing_in_flight(c) &&
+		    cut_relink(c) == 0) {
+			c->need_relink = 0;
+			pipe = 0;
+		}
 		/* A hello unanswered on its connection for a while went
 		 * nowhere (a connection that was dying as it went): that
 		 * connection is closed, and the next gets a hello. */
@@ -192,12 +185,18 @@ cut_resume(struct cut *c, int timeout_ms)
 		    nng_clock() - c->hello_at > CUT_HELLO_RETRY_MS) {
 			nng_pipe p = NNG_PIPE_INITIALIZER;
 			p.id = pipe;
-			nng_pipe_close(p);
+			/* (Once the reaper stopped, nng would never say
+			 * that connection closed, nor dial again.) */
+			if (rpc_reaper_stopped())
+				c->need_relink = 1;
+			else
+				nng_pipe_close(p);
 			c->hello_sent = 0;
 			pipe = 0;
 		}
 		if (pipe != 0 && (!c->hello_sent || c->hello_pipe != pipe) &&
 		    nothing_in_flight(c)) {
+			cut_link_baseline(c, pipe);
 			c->hello_sent =
 			    send_resume_hello(c, pipe,
 			                      timeout_ms == 0 ? 0 : 50) == 0;

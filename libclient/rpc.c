@@ -3,6 +3,7 @@
  * with the same request id after a timeout or a lost connection, and gRPC
  * status codes mapped to CUT_E* codes.  See rpc.h.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,72 @@
 struct rpc {
 	nng_socket sock;
 	uint64_t next_id;
+	char *url;
 };
+
+static atomic_int reaper_stopped;
+
+void
+rpc_set_reaper_stopped(void)
+{
+	atomic_store(&reaper_stopped, 1);
+}
+
+int
+rpc_reaper_stopped(void)
+{
+	return atomic_load(&reaper_stopped);
+}
+
+int64_t
+rpc_stat_sum(const char *kind, int id, const char *const *names)
+{
+	nng_stat *all, *sc, *st;
+	int64_t n = -1;
+
+	if (nng_stats_get(&all) != 0)
+		return -1;
+	/* (nng 1.5.2's nng_stat_find_socket() finds the first socket's,
+	 * whatever the socket: the scopes are walked here.) */
+	for (sc = nng_stat_child(all); sc != NULL && n < 0;
+	     sc = nng_stat_next(sc)) {
+		if (nng_stat_type(sc) != NNG_STAT_SCOPE ||
+		    strcmp(nng_stat_name(sc), kind) != 0 ||
+		    (st = nng_stat_find(sc, "id")) == NULL ||
+		    nng_stat_value(st) != (uint64_t)id)
+			continue;
+		n = 0;
+		for (size_t i = 0; names[i] != NULL; i++)
+			if ((st = nng_stat_find(sc, names[i])) != NULL)
+				n += (int64_t)nng_stat_value(st);
+	}
+	nng_stats_free(all);
+	return n;
+}
+
+/* Opens and dials r's socket. */
+static int
+open_sock(struct rpc *r)
+{
+	int rv;
+
+	if ((rv = nng_req0_open(&r->sock)) != 0)
+		return rv;
+	/* We resend ourselves, once, with the same request id. */
+	if ((rv = nng_socket_set_ms(r->sock, NNG_OPT_REQ_RESENDTIME,
+	                            NNG_DURATION_INFINITE)) != 0 ||
+	    /* A lost connection is dialed again within 50 ms, not nng's
+	     * second (backing off to a second while the daemon is away). */
+	    (rv = nng_socket_set_ms(r->sock, NNG_OPT_RECONNMINT, 50)) != 0 ||
+	    (rv = nng_socket_set_ms(r->sock, NNG_OPT_RECONNMAXT, 1000)) != 0 ||
+	    (rv = nng_socket_set_size(r->sock, NNG_OPT_RECVMAXSZ,
+	                              RPC_MAX_REPLY)) != 0 ||
+	    (rv = nng_dial(r->sock, r->url, NULL, 0)) != 0) {
+		if (!rpc_reaper_stopped()) /* (rpc_close()) */
+			nng_close(r->sock);
+	}
+	return rv;
+}
 
 int
 rpc_open(const char *url, struct rpc **ret)
@@ -29,28 +95,18 @@ rpc_open(const char *url, struct rpc **ret)
 		return CUT_EINVAL;
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return CUT_ENOMEM;
-	if ((rv = nng_req0_open(&r->sock)) != 0) {
+	if ((r->url = strdup(url)) == NULL) {
+		free(r);
+		return CUT_ENOMEM;
+	}
+	if ((rv = open_sock(r)) != 0) {
+		free(r->url);
 		free(r);
 		return rpc_nng_error(rv);
 	}
-	/* We resend ourselves, once, with the same request id. */
-	if ((rv = nng_socket_set_ms(r->sock, NNG_OPT_REQ_RESENDTIME,
-	                            NNG_DURATION_INFINITE)) != 0 ||
-	    /* A lost connection is dialed again within 50 ms, not nng's
-	     * second (backing off to a second while the daemon is away). */
-	    (rv = nng_socket_set_ms(r->sock, NNG_OPT_RECONNMINT, 50)) != 0 ||
-	    (rv = nng_socket_set_ms(r->sock, NNG_OPT_RECONNMAXT, 1000)) != 0 ||
-	    (rv = nng_socket_set_size(r->sock, NNG_OPT_RECVMAXSZ,
-	                              RPC_MAX_REPLY)) != 0 ||
-	    (rv = nng_dial(r->sock, url, NULL, 0)) != 0)
-		goto fail;
 	r->next_id = ((uint64_t)nng_random() << 32) | nng_random();
 	*ret = r;
 	return 0;
-fail:
-	nng_close(r->sock);
-	free(r);
-	return rpc_nng_error(rv);
 }
 
 void
@@ -60,7 +116,9 @@ rpc_close(struct rpc *r)
 		return;
 	/* See cut_close(): a pause works around a hang of nng 1.5.2. */
 	nng_msleep(2);
-	nng_close(r->sock);
+	if (!rpc_reaper_stopped())
+		nng_close(r->sock);
+	free(r->url);
 	free(r);
 }
 
@@ -172,6 +230,16 @@ rpc_call(struct rpc *r, const char *method, const ProtobufCMessage *req,
 	 * its control listener again (shell/ipcprobe.h); nng dials again. */
 	if (rv == CUT_ETIMEDOUT || rv == CUT_ECLOSED)
 		rv = exchange(r, &env, timeout_ms, &reply);
+	/* nng no longer dials again (rpc_reaper_stopped()): a new socket
+	 * in place of this one, left open, and the request once more. */
+	if ((rv == CUT_ETIMEDOUT || rv == CUT_ECLOSED) &&
+	    rpc_reaper_stopped()) {
+		nng_socket old = r->sock;
+		if (open_sock(r) == 0)
+			rv = exchange(r, &env, timeout_ms, &reply);
+		else
+			r->sock = old;
+	}
 	free(body);
 	if (rv != 0)
 		return rv;

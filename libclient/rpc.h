@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <nng/nng.h>
+
 #include "cutproto.h"
 
 /* The largest control reply accepted, in bytes (NNG_OPT_RECVMAXSZ). */
@@ -49,8 +51,29 @@ struct rpc_answer {
  */
 int rpc_open(const char *url, struct rpc **ret);
 
-/* Closes the socket and frees r.  Accepts NULL. */
+/* Closes the socket and frees r.  Accepts NULL.  Once nng's reaper has
+ * stopped (rpc_reaper_stopped()) the socket is left open instead: closing
+ * it would wait for the reaper forever. */
 void rpc_close(struct rpc *r);
+
+/*
+ * nng 1.5.2 has one reaper thread per process, and it can stop for good: a
+ * connection that closes because a send failed (its peer died) while nng's
+ * receiving thread is between a frame's header and its body leaves that
+ * receive unfinished, and the reaper waits for it forever (fixed upstream;
+ * the daemon's shell/ipcprobe.h tells the whole story).  From then on no
+ * closed connection of any socket in the process is let go of: a dialer
+ * never dials again and closing a socket never returns.  libcut notices it
+ * (cut.c, cut_link_check()) and says so here, for the whole process:
+ * sockets are then replaced instead of redialing and left open instead of
+ * closed.
+ */
+void rpc_set_reaper_stopped(void);
+int rpc_reaper_stopped(void);
+
+/* The sum of nng's statistics names (NULL-terminated) in the scope kind
+ * ("socket", "dialer") numbered id, or -1 if there is no such scope. */
+int64_t rpc_stat_sum(const char *kind, int id, const char *const *names);
 
 /*
  * Calls method (a CUTPROTO_METHOD_* path) with the encoded request req and

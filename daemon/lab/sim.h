@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "appcore.h"
+#include "appqueue.h"
 #include "config.h"
 #include "coord.h"
 #include "cutproto.h"
@@ -187,12 +188,10 @@ struct sim_app {
 	uint32_t hello_conn;
 	/* The outgoing channels' nodes, by index in the hello reply. */
 	size_t peer[SIM_MAX_NODES];
-	/* The down stream: items waiting for the application (packed
-	 * AppItems), unaligned requests ahead of them (the sim's port of
-	 * recv.c's queue). */
-	struct fifo q;
-	char ovt[16][ENGINE_ID_MAX + 1];
-	size_t novt;
+	/* The down stream: the frames waiting for the application, the
+	 * unaligned requests ahead of them and a restore pending, in the
+	 * queue libcut keeps (appqueue.h). */
+	struct appq q;
 	/* The checks' own record: per sending node, the seq of the last
 	 * delivery this life of the application was handed (rewound: not
 	 * yet set in this life, which may be handed again deliveries an
@@ -223,14 +222,12 @@ struct sim_app {
 	int64_t recv_every; /* while slow */
 	size_t recv_max;    /* items per pass while slow */
 	uint64_t taken_total, sent_total;
-	/* Restores (simops.c): the life has a restore callback; an
-	 * AppRestore is queued, not yet taken (unaligned requests wait for
-	 * it); the restores taken (the bank's era, index of s->bank); the
-	 * life the era began in (the lives before it belong to earlier
-	 * eras); and per earlier era and life the bank's change
-	 * simapp_delta() gave when the era ended (era_known 0: it could not
-	 * tell). */
-	int restorable, restore_pending, era, life_base;
+	/* Restores (simops.c): the life has a restore callback; the
+	 * restores taken (the bank's era, index of s->bank); the life the
+	 * era began in (the lives before it belong to earlier eras); and per
+	 * earlier era and life the bank's change simapp_delta() gave when
+	 * the era ended (era_known 0: it could not tell). */
+	int restorable, era, life_base;
 	int64_t era_delta[SIM_MAX_ERAS][SIM_MAX_LIVES];
 	unsigned char era_known[SIM_MAX_ERAS][SIM_MAX_LIVES];
 };

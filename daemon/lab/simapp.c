@@ -1,20 +1,21 @@
 /*
  * simapp.c - the applications of the simulation: libcut's own protocol
- * core (libclient/core/appcore.c) under a token bank.
+ * core (libclient/core/appcore.c, appqueue.c) under a token bank.
  *
- * Everything libcut decides about the protocol is appcore's, and runs
+ * Everything libcut decides about the protocol is the core's, and runs
  * here as it runs in libcut: the hellos and the answers to them
- * (appcore_hello_answer()), numbering, credit, the kept messages and
- * their resend after a resume, which items of a frame are taken at once
- * and which wait (appcore_frame_start(), appcore_urgent()), what a queued
- * item is (appcore_judge()), the taken reports and their timer, state
- * replies, the restore's step.  What stays here is the sim's port of
- * libcut's threaded shell (cut.c, recv.c, resume.c, send.c), in one
- * thread and simulated time: a queue of items, frames cut from the out
- * buffer onto the simulated connection, resuming on the next receive
- * after a lost connection; what an application decides: what to send and
- * when, when to read, and when to die; and the simulation's own checks
- * and bookkeeping.
+ * (appcore_hello_frame()), numbering, credit, the kept messages and
+ * their resend after a resume, what a lost connection forgets
+ * (appq_forget()), which items of a frame are taken at once and which
+ * are queued (appq_ingest()), the order the application takes them in
+ * and what each is (appq_take()), the taken reports and their timer,
+ * state replies, the restore's step.  What stays here is the simulated
+ * side of libcut's threads and sockets, in one thread and simulated
+ * time: frames cut from the out buffer onto the simulated connection,
+ * the connection's ups and downs, resuming on the next receive after a
+ * lost connection; what an application decides: what to send and when,
+ * when to read, and when to die; and the simulation's own checks and
+ * bookkeeping.
  *
  * The token bank: each application starts with a balance, sends random
  * amounts ({"amount": k}, sometimes padded) to random peers it has a
@@ -28,7 +29,7 @@
  *
  * Restores (with --faults restore): most lives register a restore
  * callback (AppRestorable after every hello reply, as libcut says it);
- * an AppRestore drops what came before it (appcore_frame_start()), and is
+ * an AppRestore drops what came before it (appq_ingest()), and is
  * taken in its place in the stream: the callback sets the recorded
  * balance, then appcore_restore_step().  The state then says which era
  * of the bank it is from ({"balance": N, "life": L, "era": E}).
@@ -39,9 +40,6 @@
 #include <string.h>
 
 #include "sim.h"
-
-/* cut_dispatch() takes at most this many items a call. */
-#define DISPATCH_MAX 4096
 
 static struct sim_node *
 node_of(struct sim *s, const struct sim_app *a)
@@ -62,7 +60,7 @@ simapp_init(struct sim *s, struct sim_app *a, size_t node, int64_t balance)
 	a->s = s;
 	a->node = node;
 	appcore_init(&a->k);
-	fifo_init(&a->q);
+	appq_init(&a->q, free);
 	a->balance = balance;
 	a->dial_at = s->now + sim_range(s, 0, 20);
 	a->next_recv = s->now;
@@ -73,13 +71,20 @@ simapp_init(struct sim *s, struct sim_app *a, size_t node, int64_t balance)
 		a->restorable = sim_rand(s, 20) != 0;
 }
 
-/* The application's cut_set_restore_callback() after cut_open(), and
- * libcut's after each resume: the daemon learns of the callback after
- * each hello reply (appcore_restorable()). */
+/* Whether this life registered a restore callback. */
+static int
+has_restore_callback(const struct sim *s, const struct sim_app *a)
+{
+	return (s->o->faults & SIM_F_RESTORE) && a->restorable;
+}
+
+/* The application's cut_set_restore_callback() after cut_open(): the
+ * daemon learns of the callback (appcore_restorable()); after a resume,
+ * appcore_hello_frame() tells it again. */
 static void
 say_restorable(struct sim *s, struct sim_app *a)
 {
-	if (!(s->o->faults & SIM_F_RESTORE) || !a->restorable)
+	if (!has_restore_callback(s, a))
 		return;
 	if (appcore_restorable(&a->k, 1) != 0)
 		abort();
@@ -89,7 +94,7 @@ void
 simapp_fini(struct sim_app *a)
 {
 	appcore_fini(&a->k);
-	fifo_fini(&a->q);
+	appq_fini(&a->q);
 }
 
 /* Puts a frame on the connection to the daemon. */
@@ -106,10 +111,11 @@ up_frame(struct sim *s, struct sim_app *a, const void *p, size_t len)
 	return f;
 }
 
-/* The sim's port of cut_kick(): what the out buffer holds goes, in
- * frames of whole items of at most appcore_frame_max() bytes (one larger
- * item goes alone).  libcut sends one frame at a time; each leaves as
- * soon as the one before it has, so in simulated time they all go now. */
+/* The simulated socket's side of cut_kick(): what the out buffer holds
+ * goes, in frames of whole items of at most appcore_frame_max() bytes
+ * (one larger item goes alone).  libcut sends one frame at a time; each
+ * leaves as soon as the one before it has, so in simulated time they all
+ * go now. */
 static void
 kick(struct sim *s, struct sim_app *a)
 {
@@ -123,8 +129,8 @@ kick(struct sim *s, struct sim_app *a)
 	}
 }
 
-/* The sim's port of cut_send_now(): a hello in a frame of its own, at
- * once. */
+/* The simulated socket's side of cut_send_now(): a hello in a frame of
+ * its own, at once. */
 static void
 send_hello(struct sim *s, struct sim_app *a, int resume)
 {
@@ -183,16 +189,22 @@ opened(struct sim *s, struct sim_app *a, int rv)
 	say_restorable(s, a);
 }
 
-/* A frame before the answer to our hello: the answer taken
- * (appcore_hello_answer()), and the sim's port of what libcut's shell
- * does then (cut.c's open_app(), resume.c's cut_resume_frame()); frames
- * without one dropped, as there. */
+/* A frame before the answer to our hello, taken as libcut's shell takes
+ * it (appcore_hello_frame(): frames without the answer are dropped, and
+ * a resumed connection is told of the restore callback); here the
+ * simulated connection's state follows, and the simulation checks the
+ * answer. */
 static void
 hello_answer(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 {
 	struct appcore_answer ans;
+	/* Before cut_open() returns no callback is registered. */
+	int restorable = a->k.opened && has_restore_callback(s, a);
 
-	switch (appcore_hello_answer(&a->k, buf, len, name_of(s, a), &ans)) {
+	if (!appcore_hello_frame(&a->k, buf, len, name_of(s, a), restorable,
+	                         &ans))
+		return;
+	switch (ans.what) {
 	case APPCORE_ANSWER_OPENED:
 		opened(s, a, ans.rv);
 		break;
@@ -206,7 +218,6 @@ hello_answer(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 		}
 		a->resuming = 0;
 		a->lost = 0;
-		say_restorable(s, a);
 		kick(s, a);
 		break;
 	case APPCORE_ANSWER_REFUSED:
@@ -219,16 +230,14 @@ hello_answer(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 	}
 }
 
-/* The sim's port of resume.c's cut_resume(…, 0): forgets the lost
- * connection, once, and says hello on each new one. */
+/* A receive on a lost connection (cut_resume(…, 0)): both streams forget
+ * the lost connection, once (appq_forget(), as libcut's shell does), and
+ * a hello goes on each new simulated connection. */
 static void
 resume(struct sim *s, struct sim_app *a)
 {
 	if (!a->resuming) {
-		appcore_forget(&a->k);
-		fifo_clear(&a->q);
-		a->novt = 0;
-		a->restore_pending = 0; /* sent again after the hello */
+		appq_forget(&a->q, &a->k);
 		a->resuming = 1;
 		a->hello_sent = 0;
 		a->hello_conn = 0;
@@ -254,16 +263,15 @@ resume(struct sim *s, struct sim_app *a)
 
 /* ---- Credit, deliveries, state ---- */
 
-/* The sim's port of recv.c's ingest(): the frame's decisions are
- * appcore's (appcore_frame_start(), appcore_urgent()); here they act on
- * the simulated queue. */
+/* A frame from the daemon, taken in as libcut's receiving thread takes
+ * it (appq_ingest()); the simulated socket frees its frame, so the queue
+ * holds a copy.  The simulation checks that the daemon sent nothing bad,
+ * and notes when cut_flush() returns. */
 void
 simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 {
-	const uint8_t *p;
-	size_t off, n, start;
-	struct appcore_event ev;
-	int restore;
+	struct appq_news news;
+	uint8_t *copy;
 
 	if (!a->k.opened || a->resuming) {
 		/* Frames before the answer to our hello belong to an
@@ -271,59 +279,31 @@ simapp_ingest(struct sim *s, struct sim_app *a, const uint8_t *buf, size_t len)
 		hello_answer(s, a, buf, len);
 		return;
 	}
-	if ((restore = appcore_frame_start(buf, len, &start)) < 0) {
+	if ((copy = malloc(len > 0 ? len : 1)) == NULL)
+		abort();
+	memcpy(copy, buf, len);
+	if (appq_ingest(&a->q, &a->k, copy, copy, len, &news) != 0)
+		abort();
+	if (news.bad_frame)
 		sim_fail(s, SIM_C_ONCE,
 		         "%s: a frame from the daemon does not decode",
 		         name_of(s, a));
-		return;
-	}
-	/* A restore drops what came before it, in the queue and in its
-	 * frame; requests after it wait for it. */
-	if (restore) {
-		fifo_clear(&a->q);
-		a->novt = 0;
-		a->restore_pending = 1;
-	}
-	/* Credit and unaligned requests now, the rest in its turn (a lost
-	 * connection's items are then forgotten if the resume comes
-	 * first). */
-	for (off = start; appcore_frame_item(buf, len, &off, &p, &n) == 1;) {
-		switch (appcore_urgent(&a->k, p, n, &ev)) {
-		case APPCORE_LATER:
-			if (fifo_push(&a->q, p, n, 0, 0) != 0)
-				abort();
-			break;
-		case APPCORE_BAD:
-			sim_fail(s, SIM_C_ONCE,
-			         "%s: an item from the daemon does not decode",
-			         name_of(s, a));
-			break;
-		case APPCORE_CREDIT:
-			break;
-		case APPCORE_SYNCED:
-			/* cut_flush() returns: the daemon holds what was
-			 * sent before the sync. */
-			if (a->sync_token != 0 &&
-			    appcore_is_synced(&a->k, a->sync_token)) {
-				for (size_t i = 0; i < a->k.npeers; i++)
-					a->flushed[a->peer[i]] = a->sync_seq[i];
-				a->sync_token = 0;
-			}
-			break;
-		case APPCORE_OVERTAKE:
-			/* Ids are at most ENGINE_ID_MAX bytes. */
-			if (a->novt < sizeof(a->ovt) / sizeof(a->ovt[0]))
-				snprintf(a->ovt[a->novt++], sizeof(a->ovt[0]),
-				         "%.*s", (int)sizeof(a->ovt[0]) - 1,
-				         ev.id);
-			break;
-		}
+	if (news.bad_items > 0)
+		sim_fail(s, SIM_C_ONCE,
+		         "%s: an item from the daemon does not decode",
+		         name_of(s, a));
+	/* cut_flush() returns: the daemon holds what was sent before the
+	 * sync. */
+	if (news.synced && a->sync_token != 0 &&
+	    appcore_is_synced(&a->k, a->sync_token)) {
+		for (size_t i = 0; i < a->k.npeers; i++)
+			a->flushed[a->peer[i]] = a->sync_seq[i];
+		a->sync_token = 0;
 	}
 }
 
-/* The sim's port of recv.c's report_locked(): AppTaken if the handed
- * count moved (appcore_report()); on a lost link the resuming hello says
- * it. */
+/* AppTaken if the handed count moved (appcore_report()), as libcut
+ * reports it; on a lost link the resuming hello says it. */
 static void
 report(struct sim_app *a)
 {
@@ -333,9 +313,9 @@ report(struct sim_app *a)
 		abort();
 }
 
-/* The bank's state callback, and the sim's port of recv.c's answer():
- * the reply is recorded after the deliveries handed so far; on a lost
- * link none goes (the daemon asks again after the hello). */
+/* The bank's state callback, its reply set as cut_buf_set() sets it
+ * (appcore_state_reply()): recorded after the deliveries handed so far;
+ * on a lost link none goes (the daemon asks again after the hello). */
 static void
 answer(struct sim *s, struct sim_app *a, const char *id)
 {
@@ -493,8 +473,8 @@ simapp_holds_old(const struct sim *s, const struct sim_app *a)
 	return 0;
 }
 
-/* A delivery is handed to the application: checked against what its
- * sender sent, and banked. */
+/* A delivery is handed to the application (appq_take() counted it):
+ * checked against what its sender sent, and banked. */
 static void
 hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 {
@@ -566,12 +546,6 @@ hand(struct sim *s, struct sim_app *a, const Cut__V1__AppDeliver *d)
 	if (a->first[a->life][from] == 0)
 		a->first[a->life][from] = pos;
 	a->last[a->life][from] = pos;
-	/* Reported at once, or when the taken timer runs out
-	 * (appcore_handed()). */
-	if (appcore_handed(&a->k, d->from, d->seq,
-	                   d->has_numbering ? d->numbering : 0, d->payload.len,
-	                   s->now))
-		report(a);
 }
 
 /* The bank's restore callback (simops.c checks the restore and sets the
@@ -582,7 +556,6 @@ take_restore(struct sim *s, struct sim_app *a, const Cut__V1__AppRestore *r)
 	struct appcore_pos pos[SIM_MAX_NODES];
 	size_t n = 0;
 
-	a->restore_pending = 0;
 	if (!a->restorable) {
 		sim_fail(s, SIM_C_RESTORE,
 		         "%s: an AppRestore reached a life without a restore "
@@ -603,69 +576,63 @@ take_restore(struct sim *s, struct sim_app *a, const Cut__V1__AppRestore *r)
 	kick(s, a);
 }
 
-/* The sim's port of recv.c's take_item(): an unaligned request first
- * (unless a restore is queued), then the queue, each item as
- * appcore_judge() says.  Returns 0 when there was nothing. */
+/* One item taken as cut_recv() takes it (appq_take(), in simulated time;
+ * items taken on arrival are passed over), and what the bank's
+ * application does with it.  Returns 0 when there was nothing. */
 static int
 take_item(struct sim *s, struct sim_app *a)
 {
-	Cut__V1__AppItem *it;
-	const struct fifo_rec *r;
-	const char *why;
+	struct appq_item qi;
+	enum appq_kind what;
 
-	if (a->novt > 0 && !a->restore_pending) {
-		char id[ENGINE_ID_MAX + 1];
-		memcpy(id, a->ovt[0], sizeof(id));
-		memmove(a->ovt[0], a->ovt[1],
-		        (a->novt - 1) * sizeof(a->ovt[0]));
-		a->novt--;
-		answer(s, a, id);
-		return 1;
-	}
-	if (fifo_count(&a->q) == 0)
+	while ((what = appq_take(&a->q, &a->k, s->now, &qi)) == APPQ_SKIP)
+		;
+	switch (what) {
+	case APPQ_NONE:
 		return 0;
-	r = fifo_rec(&a->q, 0);
-	it = (Cut__V1__AppItem *)cutproto_unpack(&cut__v1__app_item__descriptor,
-	                                         r->len, fifo_data(&a->q, r));
-	fifo_pop(&a->q, 1);
-	if (it == NULL) {
-		sim_fail(s, SIM_C_ONCE, "%s: a queued item does not decode",
-		         name_of(s, a));
-		return 1;
-	}
-	switch (appcore_judge(it, &why)) {
-	case APPCORE_SKIP:
+	case APPQ_SKIP:
 		break;
-	case APPCORE_DELIVER:
-		hand(s, a, it->deliver);
+	case APPQ_STATE:
+		answer(s, a, qi.id);
 		break;
-	case APPCORE_STATE:
-		answer(s, a, it->state_request->snapshot_id);
+	case APPQ_DELIVER:
+		hand(s, a, qi.it->deliver);
+		/* Reported at once, or when the taken timer runs out. */
+		if (qi.report)
+			report(a);
 		break;
-	case APPCORE_RESTORE:
-		take_restore(s, a, it->restore);
+	case APPQ_RESTORE:
+		take_restore(s, a, qi.it->restore);
 		break;
-	case APPCORE_REFUSED:
+	case APPQ_REFUSED:
 		/* libcut never earns one (it numbers without gaps, sends
 		 * within credit, answers what was asked): cut_recv() would
 		 * return CUT_EREFUSED. */
 		sim_fail(s, SIM_C_ONCE,
 		         "%s: the daemon refused an item (code %u): %s",
-		         name_of(s, a), it->error->code, it->error->message);
+		         name_of(s, a), qi.it->error->code,
+		         qi.it->error->message);
 		break;
-	case APPCORE_BAD_ITEM:
+	case APPQ_BAD_ITEM:
 		/* cut_recv() would return CUT_EPROTO. */
-		if (it->item_case == CUT__V1__APP_ITEM__ITEM_HELLO_REPLY)
+		if (qi.it == NULL)
 			sim_fail(s, SIM_C_ONCE,
-			         "%s: a hello reply in the middle of the stream",
+			         "%s: a queued item does not decode",
 			         name_of(s, a));
+		else if (qi.it->item_case ==
+		         CUT__V1__APP_ITEM__ITEM_HELLO_REPLY)
+			sim_fail(
+			    s, SIM_C_ONCE,
+			    "%s: a hello reply in the middle of the stream",
+			    name_of(s, a));
 		else
 			sim_fail(s, SIM_C_ONCE,
 			         "%s: %s (kind %d) in the down stream",
-			         name_of(s, a), why, (int)it->item_case);
+			         name_of(s, a), qi.why, (int)qi.it->item_case);
 		break;
+	case APPQ_BAD_FRAME:
+		break; /* failed as it came (simapp_ingest()) */
 	}
-	protobuf_c_message_free_unpacked(&it->base, NULL);
 	return 1;
 }
 
@@ -675,7 +642,7 @@ take_item(struct sim *s, struct sim_app *a)
 static void
 receive(struct sim *s, struct sim_app *a, int slow)
 {
-	size_t max = slow ? a->recv_max : DISPATCH_MAX, k;
+	size_t max = slow ? a->recv_max : APPQ_DISPATCH_MAX, k;
 
 	if (a->lost) {
 		resume(s, a);
@@ -795,8 +762,8 @@ simapp_step(struct sim *s, struct sim_app *a)
 				send_hello(s, a, 0);
 		}
 	}
-	/* The sim's port of recv.c's taken timer (taken_due()), in
-	 * simulated time: appcore_handed() armed it. */
+	/* The taken timer appcore_handed() armed, in simulated time (libcut
+	 * arms an nng timer for CUT_TAKEN_DELAY_MS). */
 	if (a->k.taken_at <= s->now) {
 		a->k.taken_at = APPCORE_NEVER;
 		report(a);
@@ -851,14 +818,12 @@ die(struct sim *s, struct sim_app *a)
 	/* Everything libcut held dies with it. */
 	appcore_fini(&a->k);
 	appcore_init(&a->k);
-	fifo_clear(&a->q);
-	a->novt = 0;
+	appq_fini(&a->q);
 	a->conn = 0;
 	a->lost = a->resuming = a->hello_sent = 0;
 	a->hello_conn = 0;
 	a->slow_until = a->stop_until = a->mute_until = 0;
 	a->sync_token = 0;
-	a->restore_pending = 0;
 	if (s->o->faults & SIM_F_RESTORE)
 		a->restorable = sim_rand(s, 20) != 0;
 	a->dial_at = s->now + sim_range(s, 20, 800);

@@ -885,3 +885,26 @@ appcore_frame_max(const struct appcore *k)
 
 	return m < APPCORE_FRAME_MAX ? m : APPCORE_FRAME_MAX;
 }
+
+int
+appcore_hello_frame(struct appcore *k, const uint8_t *p, size_t len,
+                    const char *node, int restorable,
+                    struct appcore_answer *ret)
+{
+	switch (appcore_hello_answer(k, p, len, node, ret)) {
+	case APPCORE_ANSWER_NONE:
+	case APPCORE_ANSWER_BAD:
+		return 0;
+	case APPCORE_ANSWER_RESUMED:
+		/* Without memory the daemon is not told, and takes the
+		 * application for one without a restore callback; the
+		 * resume goes on. */
+		if (ret->rv == 0 && restorable)
+			(void)appcore_restorable(k, 1);
+		break;
+	case APPCORE_ANSWER_OPENED:
+	case APPCORE_ANSWER_REFUSED:
+		break;
+	}
+	return 1;
+}

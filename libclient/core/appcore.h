@@ -307,6 +307,21 @@ enum appcore_answer_kind appcore_hello_answer(struct appcore *k,
                                               struct appcore_answer *ret);
 
 /*
+ * Takes a frame that came while the shell waits for the answer to its
+ * hello (appcore_hello_answer(), with node: see there) and says whether
+ * the wait is over: 1 when the frame answered the hello, ret->what saying
+ * how (APPCORE_ANSWER_OPENED or _RESUMED, taken with result ret->rv; or
+ * _REFUSED); 0 when it holds no answer (_NONE: it was for a connection
+ * before ours; _BAD: it does not decode), and the shell waits on.  A
+ * resumed connection knows of no restore callback until told: then, if
+ * restorable, AppRestorable is queued behind what the resume sends again
+ * (appcore_restorable()).
+ */
+int appcore_hello_frame(struct appcore *k, const uint8_t *p, size_t len,
+                        const char *node, int restorable,
+                        struct appcore_answer *ret);
+
+/*
  * Checks the framing of frame p (len bytes from the daemon: all of a frame
  * or none of it) and finds where its items that still count begin, in
  * *ret_start: at its last AppRestore, which drops everything before it

@@ -3,13 +3,19 @@
  * its own: what a lost connection forgets and what the resume sends
  * again; how a frame from the daemon is taken in (the hello's answer,
  * the items taken on arrival, what a queued item is); the restore's step.
- * The core is also driven by test_libcut (through libcut's shell) and by
- * every cutlab sim run; these pin the rules both shells rely on.
+ * The down stream's queue (appqueue.c): what a frame brings, what a
+ * restore and a lost connection drop, the order items are taken in, and
+ * that every frame goes back to its owner once.  The core is also driven
+ * by test_libcut (through libcut's shell) and by every cutlab sim run;
+ * these pin the rules both shells rely on.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "appcore.h"
+#include "appqueue.h"
 #include "cut/cut.h"
 
 /* The daemon's AppCredit for channel 0 (p1): up to limit bytes. */
@@ -669,5 +675,412 @@ Test(appcore, renumbered_delivery_sets_the_position)
 	cr_assert_eq(appcore_resumed(&k, &r), 0);
 	cr_assert_eq(resume_in(&k, &numbering), 2);
 	cr_assert_eq(numbering, 42, "named until another begins");
+	appcore_fini(&k);
+}
+
+/* ---- The down stream's queue (appqueue.c) ---- */
+
+/* A frame as a shell owns it: the queue hands it back to owned_free()
+ * when it is done, which counts the calls. */
+struct owned {
+	uint8_t buf[1024];
+	size_t len;
+	int freed;
+};
+
+static void
+owned_free(void *owner)
+{
+	((struct owned *)owner)->freed++;
+}
+
+/* Packs items into f and takes it in; returns what it brought. */
+static struct appq_news
+ingest(struct appq *q, struct appcore *k, struct owned *f,
+       Cut__V1__AppItem **items, size_t n)
+{
+	struct appq_news news;
+
+	f->len = pack_frame(items, n, f->buf, sizeof(f->buf));
+	f->freed = 0;
+	cr_assert_eq(appq_ingest(q, k, f, f->buf, f->len, &news), 0);
+	return news;
+}
+
+/* A restore item for snapshot id, with one channel to p1. */
+static void
+restore_item(Cut__V1__AppItem *it, Cut__V1__AppRestore *rs,
+             Cut__V1__AppRestoreChannel *ch, Cut__V1__AppRestoreChannel **chs,
+             const char *id)
+{
+	cut__v1__app_item__init(it);
+	cut__v1__app_restore__init(rs);
+	cut__v1__app_restore_channel__init(ch);
+	ch->node = "p1";
+	chs[0] = ch;
+	rs->snapshot_id = (char *)id;
+	rs->n_channels = 1;
+	rs->channels = chs;
+	it->item_case = CUT__V1__APP_ITEM__ITEM_RESTORE;
+	it->restore = rs;
+}
+
+/* Takes the next item, which must be of kind what. */
+static void
+take_is(struct appq *q, struct appcore *k, enum appq_kind what,
+        struct appq_item *qi)
+{
+	cr_assert_eq(appq_take(q, k, 0, qi), what, "took %d, not %d",
+	             (int)qi->what, (int)what);
+}
+
+/* A restore drops every frame queued before it and every unaligned
+ * request, in the queue and before it in its own frame; what follows it
+ * in its frame is taken after it. */
+Test(appq, restore_drops_queued_frames_and_overtakes)
+{
+	struct appcore k;
+	struct appq q;
+	struct owned f1, f2, f3;
+	Cut__V1__AppItem d1, d2, d3, rq, r, *items[3];
+	Cut__V1__AppDeliver dd1, dd2, dd3;
+	Cut__V1__AppStateRequest srq;
+	Cut__V1__AppRestore rs;
+	Cut__V1__AppRestoreChannel ch, *chs[1];
+	struct appq_news news;
+	struct appq_item qi;
+
+	opened(&k);
+	appq_init(&q, owned_free);
+	delivery(&d1, &dd1, "p1", "{\"a\": 1}", 1);
+	items[0] = &d1;
+	cr_assert(ingest(&q, &k, &f1, items, 1).queued);
+	request(&rq, &srq, "p0-1", 1);
+	items[0] = &rq;
+	news = ingest(&q, &k, &f2, items, 1);
+	cr_assert_eq(news.overtakes, 1);
+	cr_assert_not(news.queued);
+	cr_assert_eq(f2.freed, 1, "a frame of urgent items alone is freed");
+
+	delivery(&d2, &dd2, "p1", "{\"a\": 2}", 2);
+	restore_item(&r, &rs, &ch, chs, "p0-0");
+	delivery(&d3, &dd3, "p1", "{\"a\": 3}", 1);
+	items[0] = &d2;
+	items[1] = &r;
+	items[2] = &d3;
+	news = ingest(&q, &k, &f3, items, 3);
+	cr_assert(news.restore);
+	cr_assert(news.queued);
+	cr_assert_eq(f1.freed, 1, "the frame before the restore is dropped");
+	cr_assert_eq(f3.freed, 0);
+
+	take_is(&q, &k, APPQ_RESTORE, &qi);
+	cr_assert_str_eq(qi.it->restore->snapshot_id, "p0-0");
+	take_is(&q, &k, APPQ_DELIVER, &qi);
+	cr_assert_eq(qi.it->deliver->seq, 1, "the delivery after the restore");
+	cr_assert_eq(f3.freed, 1);
+	take_is(&q, &k, APPQ_NONE, &qi);
+	cr_assert_eq(k.handed, 1, "only what was taken is handed");
+	appq_fini(&q);
+	cr_assert_eq(f1.freed + f2.freed + f3.freed, 3);
+	appcore_fini(&k);
+}
+
+/* An unaligned request goes ahead of the deliveries queued before it,
+ * but not ahead of a restore queued: it is about the restored state. */
+Test(appq, overtake_before_queued_items_but_after_a_pending_restore)
+{
+	struct appcore k;
+	struct appq q;
+	struct owned f1, f2, f3, f4;
+	Cut__V1__AppItem d1, d2, rq, rq2, r, *items[1];
+	Cut__V1__AppDeliver dd1, dd2;
+	Cut__V1__AppStateRequest srq, srq2;
+	Cut__V1__AppRestore rs;
+	Cut__V1__AppRestoreChannel ch, *chs[1];
+	struct appq_item qi;
+
+	opened(&k);
+	appq_init(&q, owned_free);
+	delivery(&d1, &dd1, "p1", "{\"a\": 1}", 1);
+	items[0] = &d1;
+	ingest(&q, &k, &f1, items, 1);
+	request(&rq, &srq, "p0-1", 1);
+	items[0] = &rq;
+	ingest(&q, &k, &f2, items, 1);
+	take_is(&q, &k, APPQ_STATE, &qi);
+	cr_assert_str_eq(qi.id, "p0-1");
+	cr_assert(qi.unaligned);
+	take_is(&q, &k, APPQ_DELIVER, &qi);
+	take_is(&q, &k, APPQ_NONE, &qi);
+
+	restore_item(&r, &rs, &ch, chs, "p0-0");
+	items[0] = &r;
+	ingest(&q, &k, &f3, items, 1);
+	request(&rq2, &srq2, "p0-2", 1);
+	delivery(&d2, &dd2, "p1", "{\"a\": 2}", 1);
+	{
+		Cut__V1__AppItem *two[2] = {&rq2, &d2};
+		ingest(&q, &k, &f4, two, 2);
+	}
+	take_is(&q, &k, APPQ_RESTORE, &qi);
+	take_is(&q, &k, APPQ_STATE, &qi);
+	cr_assert_str_eq(qi.id, "p0-2", "answered once the restore is taken");
+	cr_assert(qi.unaligned);
+	/* The request's own place in its frame is passed over. */
+	take_is(&q, &k, APPQ_SKIP, &qi);
+	take_is(&q, &k, APPQ_DELIVER, &qi);
+	take_is(&q, &k, APPQ_NONE, &qi);
+	appq_fini(&q);
+	appcore_fini(&k);
+}
+
+/* A frame that does not decode is dropped whole and told once, after the
+ * unaligned requests and before the queued items; a bad item of an
+ * urgent kind is counted and refused in its turn. */
+Test(appq, bad_frame_told_once_in_order)
+{
+	struct appcore k;
+	struct appq q;
+	struct owned f1, f2, f3;
+	Cut__V1__AppItem d1, rq, bad, *items[1];
+	Cut__V1__AppDeliver dd1;
+	Cut__V1__AppStateRequest srq, sbad;
+	struct appq_news news;
+	struct appq_item qi;
+
+	opened(&k);
+	appq_init(&q, owned_free);
+	delivery(&d1, &dd1, "p1", "{\"a\": 1}", 1);
+	items[0] = &d1;
+	ingest(&q, &k, &f1, items, 1);
+	f2.len = pack_frame(items, 1, f2.buf, sizeof(f2.buf));
+	f2.freed = 0;
+	cr_assert_eq(appq_ingest(&q, &k, &f2, f2.buf, f2.len - 1, &news), 0);
+	cr_assert(news.bad_frame);
+	cr_assert_not(news.queued);
+	cr_assert_eq(f2.freed, 1);
+	request(&rq, &srq, "p0-1", 1);
+	items[0] = &rq;
+	ingest(&q, &k, &f3, items, 1);
+
+	take_is(&q, &k, APPQ_STATE, &qi);
+	take_is(&q, &k, APPQ_BAD_FRAME, &qi);
+	take_is(&q, &k, APPQ_DELIVER, &qi);
+	take_is(&q, &k, APPQ_NONE, &qi);
+	cr_assert_not(appq_ready(&q));
+
+	request(&bad, &sbad, "bad\nid", 1);
+	items[0] = &bad;
+	news = ingest(&q, &k, &f1, items, 1);
+	cr_assert_eq(news.bad_items, 1);
+	cr_assert(news.queued);
+	take_is(&q, &k, APPQ_BAD_ITEM, &qi);
+	cr_assert_str_eq(qi.why, "a bad item");
+	take_is(&q, &k, APPQ_NONE, &qi);
+	appq_fini(&q);
+	appcore_fini(&k);
+}
+
+/* Unaligned requests wait up to APPQ_MAX_OVERTAKES; one past it is
+ * dropped (the daemon's deadline aborts its snapshot), the rest are
+ * taken in order. */
+Test(appq, overtakes_are_bounded)
+{
+	struct appcore k;
+	struct appq q;
+	struct owned f;
+	Cut__V1__AppItem rq, *items[1] = {&rq};
+	Cut__V1__AppStateRequest srq;
+	struct appq_news news;
+	struct appq_item qi;
+	char id[32];
+
+	opened(&k);
+	appq_init(&q, owned_free);
+	for (int i = 0; i <= APPQ_MAX_OVERTAKES; i++) {
+		snprintf(id, sizeof(id), "p0-%d", i);
+		request(&rq, &srq, id, 1);
+		news = ingest(&q, &k, &f, items, 1);
+		cr_assert_eq(news.overtakes, i < APPQ_MAX_OVERTAKES);
+		cr_assert_eq(news.overtakes_lost, i == APPQ_MAX_OVERTAKES);
+	}
+	for (int i = 0; i < APPQ_MAX_OVERTAKES; i++) {
+		snprintf(id, sizeof(id), "p0-%d", i);
+		take_is(&q, &k, APPQ_STATE, &qi);
+		cr_assert_str_eq(qi.id, id);
+	}
+	take_is(&q, &k, APPQ_NONE, &qi);
+	appq_fini(&q);
+	appcore_fini(&k);
+}
+
+/* Every frame is given back to the free callback exactly once: at once
+ * when nothing in it waits, when its last item is taken, or when a
+ * restore, a lost connection or the end drops it. */
+Test(appq, frames_freed_exactly_once)
+{
+	struct appcore k;
+	struct appq q;
+	struct owned f[40];
+	Cut__V1__AppItem d, c, r, *items[2];
+	Cut__V1__AppDeliver dd;
+	Cut__V1__AppCredit cr = CUT__V1__APP_CREDIT__INIT;
+	Cut__V1__AppRestore rs;
+	Cut__V1__AppRestoreChannel ch, *chs[1];
+	struct appq_item qi;
+	size_t i;
+
+	opened(&k);
+	appq_init(&q, owned_free);
+	delivery(&d, &dd, "p1", "{\"a\": 1}", 1);
+	cut__v1__app_item__init(&c);
+	c.item_case = CUT__V1__APP_ITEM__ITEM_CREDIT;
+	c.credit = &cr;
+	restore_item(&r, &rs, &ch, chs, "p0-0");
+	/* More frames than the ring starts with, some credit alone. */
+	for (i = 0; i < 30; i++) {
+		items[0] = i % 3 == 0 ? &c : &d;
+		items[1] = &c;
+		ingest(&q, &k, &f[i], items, 2);
+	}
+	for (i = 0; i < 5; i++) /* taken, a frame at a time */
+		while (f[i].freed == 0)
+			cr_assert_neq(appq_take(&q, &k, 0, &qi), APPQ_NONE);
+	items[0] = &r;
+	ingest(&q, &k, &f[30], items, 1); /* drops the rest */
+	items[0] = &d;
+	ingest(&q, &k, &f[31], items, 1);
+	appq_forget(&q, &k);
+	ingest(&q, &k, &f[32], items, 1);
+	appq_fini(&q);
+	for (i = 0; i < 33; i++)
+		cr_assert_eq(f[i].freed, 1, "frame %zu freed %d times", i,
+		             f[i].freed);
+	appq_fini(&q); /* twice: nothing more */
+	cr_assert_eq(f[32].freed, 1);
+	appcore_fini(&k);
+}
+
+/* A delivery counts as handed as it is taken, noting its source; the
+ * report is due at once when an eighth of a window is unreported. */
+Test(appq, take_hands_deliveries_and_says_when_to_report)
+{
+	struct appcore k;
+	struct appq q;
+	struct owned f;
+	Cut__V1__AppItem d, *items[1] = {&d};
+	Cut__V1__AppDeliver dd;
+	struct appq_item qi;
+	char big[9000];
+
+	opened(&k); /* window 65536: an eighth is 8192 */
+	appq_init(&q, owned_free);
+	delivery(&d, &dd, "p1", "{\"a\": 1}", 4);
+	ingest(&q, &k, &f, items, 1);
+	cr_assert_eq(appq_take(&q, &k, 100, &qi), APPQ_DELIVER);
+	cr_assert_not(qi.report);
+	cr_assert_eq(k.handed, 1);
+	cr_assert_eq(k.taken_at, 100 + APPCORE_TAKEN_DELAY_MS);
+	cr_assert_eq(k.nsrc, 1);
+	cr_assert_eq(k.src[0].taken, 4);
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	delivery(&d, &dd, "p1", big, 5);
+	{
+		/* Too large for struct owned: the body is elsewhere. */
+		uint8_t *buf = malloc(sizeof(big) + 64);
+		struct appq_news news;
+		size_t len = pack_frame(items, 1, buf, sizeof(big) + 64);
+		f.freed = 0;
+		cr_assert_eq(appq_ingest(&q, &k, &f, buf, len, &news), 0);
+		cr_assert_eq(appq_take(&q, &k, 101, &qi), APPQ_DELIVER);
+		cr_assert(qi.report, "an eighth of a window unreported");
+		cr_assert_eq(qi.it->deliver->payload.len, sizeof(big) - 1);
+		cr_assert_eq(f.freed, 1);
+		free(buf);
+	}
+	appq_fini(&q);
+	appcore_fini(&k);
+}
+
+/* A lost connection forgets both streams' queues, and a restore pending
+ * with them (the daemon sends it again after the hello). */
+Test(appq, forget_drops_both_ways)
+{
+	struct appcore k;
+	struct appq q;
+	struct owned f1, f2;
+	Cut__V1__AppItem r, rq, *items[1];
+	Cut__V1__AppRestore rs;
+	Cut__V1__AppRestoreChannel ch, *chs[1];
+	Cut__V1__AppStateRequest srq;
+	struct appq_item qi;
+
+	opened(&k);
+	appq_init(&q, owned_free);
+	send_text(&k, "{\"a\": 1}");
+	restore_item(&r, &rs, &ch, chs, "p0-0");
+	items[0] = &r;
+	ingest(&q, &k, &f1, items, 1);
+	request(&rq, &srq, "p0-1", 1);
+	items[0] = &rq;
+	ingest(&q, &k, &f2, items, 1);
+	cr_assert(q.restore_pending);
+	appq_forget(&q, &k);
+	cr_assert_eq(f1.freed, 1);
+	cr_assert_not(q.restore_pending);
+	cr_assert_not(appq_ready(&q));
+	cr_assert_eq(appcore_frame_len(&k, SIZE_MAX), 0, "out buffer kept");
+	take_is(&q, &k, APPQ_NONE, &qi);
+	appq_fini(&q);
+	appcore_fini(&k);
+}
+
+/* The answer to a resuming hello: the daemon is told of the restore
+ * callback behind what the resume sends again; frames without the
+ * answer leave the wait going. */
+Test(appcore, hello_frame_tells_a_resumed_daemon_of_the_callback)
+{
+	struct appcore k;
+	Cut__V1__AppItem rep = CUT__V1__APP_ITEM__INIT, dl, *items[1];
+	Cut__V1__AppHelloReply r;
+	Cut__V1__AppDeliver d;
+	struct appcore_answer a;
+	char *peers[] = {"p1"};
+	uint64_t sent[] = {0};
+	uint8_t frame[512];
+	size_t len;
+	int kinds[4];
+
+	opened(&k);
+	send_text(&k, "{\"a\": 1}");
+	appcore_forget(&k);
+	delivery(&dl, &d, "p1", "{\"a\": 1}", 1);
+	items[0] = &dl;
+	len = pack_frame(items, 1, frame, sizeof(frame));
+	cr_assert_eq(appcore_hello_frame(&k, frame, len, NULL, 1, &a), 0);
+	cr_assert_eq(a.what, APPCORE_ANSWER_NONE);
+	cr_assert_eq(appcore_hello_frame(&k, frame, len - 1, NULL, 1, &a), 0);
+	cr_assert_eq(a.what, APPCORE_ANSWER_BAD);
+
+	reply_to(&r, peers, sent);
+	rep.item_case = CUT__V1__APP_ITEM__ITEM_HELLO_REPLY;
+	rep.hello_reply = &r;
+	items[0] = &rep;
+	len = pack_frame(items, 1, frame, sizeof(frame));
+	cr_assert_eq(appcore_hello_frame(&k, frame, len, NULL, 1, &a), 1);
+	cr_assert_eq(a.what, APPCORE_ANSWER_RESUMED);
+	cr_assert_eq(a.rv, 0);
+	cr_assert_eq(queued_kinds(&k, kinds, 4), 2);
+	cr_assert_eq(kinds[0], CUT__V1__APP_ITEM__ITEM_SEND);
+	cr_assert_eq(kinds[1], CUT__V1__APP_ITEM__ITEM_RESTORABLE);
+
+	/* Without a callback, nothing more is said. */
+	appcore_forget(&k);
+	cr_assert_eq(appcore_hello_frame(&k, frame, len, NULL, 0, &a), 1);
+	cr_assert_eq(queued_kinds(&k, kinds, 4), 1);
+	cr_assert_eq(kinds[0], CUT__V1__APP_ITEM__ITEM_SEND);
 	appcore_fini(&k);
 }
