@@ -250,6 +250,7 @@ cut_relink(struct cut *c)
 	c->app = s;
 	c->dialer = d;
 	c->recv_moving = 1;
+	atomic_fetch_add(&c->app_gen, 1);
 	pthread_mutex_unlock(&c->send_mu);
 	pthread_mutex_unlock(&c->q_mu);
 	/* The receive waiting on the old socket comes back and goes on

@@ -114,6 +114,7 @@ struct cut {
 	 * re_mu, q_mu and send_mu held. */
 	nng_socket app;
 	nng_dialer dialer;
+	atomic_uint app_gen; /* how many times it was replaced */
 
 	/* The protocol's state (appcore.h): node, peers and window are set
 	 * by cut_open() and never changed after; the up stream's part is

@@ -381,6 +381,7 @@ recv_done(void *arg)
 {
 	struct cut *c = arg;
 	int rv = nng_aio_result(c->recv_aio), news = 1, again = rv == 0;
+	unsigned gen;
 	nng_socket app;
 
 	pthread_mutex_lock(&c->q_mu);
@@ -402,9 +403,16 @@ recv_done(void *arg)
 		poke(c->recv_efd);
 	}
 	app = c->app;
+	gen = atomic_load(&c->app_gen);
 	pthread_mutex_unlock(&c->q_mu);
-	if (again)
-		nng_recv_aio(app, c->recv_aio);
+	if (!again)
+		return;
+	nng_recv_aio(app, c->recv_aio);
+	/* Replaced as this went to the old socket, after cut_relink()
+	 * called the receive back: called back again (recv_moving is
+	 * still set), it goes to the new one. */
+	if (atomic_load(&c->app_gen) != gen)
+		nng_aio_cancel(c->recv_aio);
 }
 
 int
