@@ -91,6 +91,7 @@ SIM_PLAN=(
 	"regress_replies_resume|--nodes 2-3 --faults applink --seed 40000"
 	"regress_replies_open|--nodes 2-3 --faults applink --seed 40002"
 	"regress_reboot_old_numbering|--nodes 2-6 --seed 1242 --faults all"
+	"regress_reboot_old_numbering2|--nodes 2-6 --seed 602 --faults all"
 	"regress_reboot_late_marker|--nodes 2-6 --seed 8033 --cut unaligned --faults all"
 	"regress_reboot_silent|--nodes 2-6 --seed 536 --faults all"
 )
