@@ -691,7 +691,7 @@ run_event(struct sim *s, const struct sim_event *e)
 		/* Not modelled: an application that dies while its daemon
 		 * is down, or before it has told the restarted daemon where
 		 * it stands (with its daemon: EV_REBOOT). */
-		if (n->c != NULL && !a->lost && !s->rst.active)
+		if (n->c != NULL && !a->lost)
 			simapp_kill(s, a);
 		break;
 	case EV_CALL:

@@ -117,6 +117,9 @@ struct sim_frame {
 	int64_t at;
 	uint32_t conn;
 	int hello; /* an application's hello */
+	/* To the application: the restore generation its daemon had
+	 * applied when it sent the frame. */
+	uint64_t gen;
 	size_t len;
 	uint8_t data[];
 };
@@ -184,6 +187,7 @@ struct sim_app {
 	uint32_t conn;   /* open, or 0 */
 	int64_t dial_at; /* connects then, if the daemon is up */
 	int hello_sent;  /* on conn */
+	uint64_t frame_gen; /* sim_frame.gen of the frame being taken in */
 	int lost, resuming;
 	uint32_t hello_conn;
 	/* The outgoing channels' nodes, by index in the hello reply. */

@@ -152,6 +152,16 @@ send_hello(struct sim *s, struct sim_app *a, int resume)
 static void
 opened(struct sim *s, struct sim_app *a, int rv)
 {
+	/* A daemon that applied a restore this application has not taken
+	 * (its last life died after the vote) answers with the restored
+	 * positions: the next era's numbering, in which the era's logs
+	 * start at the recorded n (simops_app_restore()).  What the dead
+	 * life sent is the ended era's, which the restore discarded, with
+	 * what cut_flush() had promised of it (README, Restore). */
+	const struct sim_restore *rs = &s->rst;
+	int ahead = rs->active && rs->decided && a->frame_gen == rs->gen &&
+	            a->era == s->era - 1;
+
 	if (rv != 0 || a->k.npeers > SIM_MAX_NODES) {
 		sim_fail(s, SIM_C_ONCE, "%s: a bad hello reply", name_of(s, a));
 		return;
@@ -165,6 +175,17 @@ opened(struct sim *s, struct sim_app *a, int rv)
 		}
 		a->peer[i] = (size_t)v;
 		a->opened_at[v] = a->k.ch[i].seq;
+		if (ahead) {
+			if (rs->has[a->node][v] &&
+			    a->k.ch[i].seq != rs->n[a->node][v])
+				sim_fail(s, SIM_C_RESTORE,
+				         "%s -> %s: restored, the daemon "
+				         "answers a hello at %" PRIu64
+				         ", the snapshot recorded %" PRIu64,
+				         name_of(s, a), a->k.ch[i].peer,
+				         a->k.ch[i].seq, rs->n[a->node][v]);
+			continue;
+		}
 		/* An earlier life's messages the daemon never read are
 		 * lost (the README's exception): the channel numbers on
 		 * from where the daemon stands. */
