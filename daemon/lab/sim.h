@@ -188,6 +188,9 @@ struct sim_app {
 	int64_t dial_at; /* connects then, if the daemon is up */
 	int hello_sent;  /* on conn */
 	uint64_t frame_gen; /* sim_frame.gen of the frame being taken in */
+	/* A life without a restore callback whose node owes it a restore
+	 * is restarted then (0: not due). */
+	int64_t restart_at;
 	int lost, resuming;
 	uint32_t hello_conn;
 	/* The outgoing channels' nodes, by index in the hello reply. */
