@@ -691,8 +691,11 @@ run_event(struct sim *s, const struct sim_event *e)
 		/* Not modelled: an application that dies while its daemon
 		 * is down, or before it has told the restarted daemon where
 		 * it stands (with its daemon: EV_REBOOT). */
-		if (n->c != NULL && !a->lost)
+		if (n->c != NULL && !a->lost) {
+			if (s->rst.active)
+				s->st->restore_kills++;
 			simapp_kill(s, a);
+		}
 		break;
 	case EV_CALL:
 		if (n->c != NULL &&
@@ -1980,7 +1983,9 @@ report(const struct sim_options *o, const struct sim_stats *st)
 		printf("  restores: %" PRIu64 " started (%" PRIu64
 		       " refused), %" PRIu64 " done on every node, %" PRIu64
 		       " decided and confirmed late, %" PRIu64
-		       " given up; %" PRIu64 " messages replayed\n"
+		       " given up; %" PRIu64 " messages replayed; %" PRIu64
+		       " applications killed during one (%" PRIu64
+		       " lives without a callback restarted)\n"
 		       "  deletes: %" PRIu64 " (%" PRIu64 " refused, %" PRIu64
 		       " undone by storage, %" PRIu64
 		       " of a participant's copy), %" PRIu64
@@ -1991,6 +1996,7 @@ report(const struct sim_options *o, const struct sim_stats *st)
 		       " snapshots of an era whose bank was not known\n",
 		       st->restores, st->restores_refused, st->restores_done,
 		       st->restores_late, st->restores_given_up, st->replayed,
+		       st->restore_kills, st->restore_restarts,
 		       st->deletes, st->deletes_refused, st->deletes_undone,
 		       st->local_deletes, st->retained_away, st->keeps,
 		       st->sched_ticks, st->sched_started, st->sched_skipped,

@@ -382,6 +382,9 @@ struct sim_stats {
 	/* simops.c */
 	uint64_t restores, restores_refused, restores_done, restores_late,
 	    restores_given_up, replayed;
+	/* applications killed while a restore ran; lives without a restore
+	 * callback restarted because their node owed them one */
+	uint64_t restore_kills, restore_restarts;
 	uint64_t deletes, deletes_refused, deletes_undone, local_deletes,
 	    retained_away, keeps;
 	uint64_t sched_ticks, sched_started, sched_skipped, sched_other;

@@ -792,6 +792,7 @@ simapp_step(struct sim *s, struct sim_app *a)
 		} else if (s->now >= a->restart_at) {
 			if (n->c != NULL && !a->lost &&
 			    a->life + 1 < SIM_MAX_LIVES) {
+				s->st->restore_restarts++;
 				simapp_kill(s, a);
 				return;
 			}
