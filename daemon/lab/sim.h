@@ -106,6 +106,7 @@ struct sim_options {
 	unsigned lat_lo, lat_hi; /* one-way latency, ms, drawn per pair */
 	int verbose;
 	enum sim_self_check self_check;
+	uint64_t restore_kills; /* --restore-kills N, 0 if not given */
 	/* The argument of --nodes as given, for the replay line. */
 	char nodes_arg[32];
 };
@@ -597,6 +598,11 @@ int64_t simapp_delta_era(const struct sim *s, const struct sim_app *a, int era,
 /* The application's era begins (its restore): saves what the lives of
  * the ending era changed, and starts counting afresh. */
 void simapp_new_era(struct sim *s, struct sim_app *a);
+/* a's life takes again the restore that began its era, which an earlier
+ * life took and died before its daemon read AppRestored: the era begins
+ * again at this life (the daemon ignored all the earlier ones did in
+ * it, and hands the state and the replay again). */
+void simapp_era_again(struct sim *s, struct sim_app *a);
 
 /* simdb.c */
 void simdb_init(struct sim_db *d, struct sim *s, struct store *st);

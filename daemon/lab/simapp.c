@@ -868,8 +868,9 @@ restore_owed(struct sim *s, const struct sim_app *a)
 	if (n->c == NULL)
 		return 0;
 	coord_restore_view(n->c, &v);
-	return v.running && (strcmp(v.phase, "prepared") == 0 ||
-	                     strcmp(v.phase, "voting") == 0);
+	return v.app_owed ||
+	       (v.running && (strcmp(v.phase, "prepared") == 0 ||
+	                      strcmp(v.phase, "voting") == 0));
 }
 
 /* The application dies: its balance leaves the bank, its libcut state
@@ -1047,6 +1048,13 @@ simapp_new_era(struct sim *s, struct sim_app *a)
 			a->era_known[a->era][l] = (unsigned char)known;
 		}
 	a->era++;
+	simapp_era_again(s, a);
+}
+
+void
+simapp_era_again(struct sim *s, struct sim_app *a)
+{
+	(void)s;
 	a->life_base = a->life;
 	for (size_t v = 0; v < SIM_MAX_NODES; v++) {
 		a->first[a->life][v] = a->last[a->life][v] = 0;

@@ -2177,6 +2177,33 @@ Test(rapp, next_application_gets_restore_once_restorable)
 	h_free(h);
 }
 
+/* The view says whether the restore applied here is still owed to an
+ * application (AppRestored not read): also after the one it went to
+ * closed, until the next one answers it. */
+Test(rapp, view_app_owed_until_restored)
+{
+	struct h *h = applied();
+	struct h_app_items ai = {0};
+	struct ab b;
+
+	cr_assert(rview(h).app_owed);
+	coord_app_closed(h->c, H_APP);
+	cr_assert(rview(h).app_owed, "taken, its answer never read");
+	h_hello(h, H_APP + 1);
+	ab_init(&b);
+	ab_restorable(&b, 1);
+	ab_restored(&b, P1_SNAP, 0, NULL); /* before AppRestore went */
+	h_app(h, H_APP + 1, &b);
+	cr_assert(rview(h).app_owed);
+	h_app_items(h, &ai);
+	cr_assert(ai.n > 0 && ai.v[0]->item_case == APP_RESTORE, "again");
+	ab_init(&b);
+	ab_restored(&b, P1_SNAP, 0, NULL);
+	h_app(h, H_APP + 1, &b);
+	cr_assert(!rview(h).app_owed);
+	h_free(h);
+}
+
 /* The hello reply to an application reconnecting while it owes
  * AppRestored says where the restore left the channels. */
 Test(rapp, reconnect_hello_reply_sent_counts)
