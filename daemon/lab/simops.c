@@ -34,7 +34,11 @@
  * before the generation is on disk).  The simulation leaves those out
  * (simops_crash_unsafe()); every other crash may come in the middle of a
  * restore, and the restore must still end all or nothing.  Applications
- * are not killed while a restore runs.
+ * are killed at any point of it (appkill): a restore is taken once every
+ * daemon read its application's AppRestored (coord_restore_view()'s
+ * app_owed); a daemon that owes it while the life that took it is dead
+ * is in the second window (its restart would forget it, and the next
+ * life would not get it again).
  *
  * Deletes and retention.  A node deletes one of its snapshots (or a
  * participant its own copy of another's); a snapshot is kept or unkept;
@@ -830,8 +834,9 @@ simops_crash_unsafe(struct sim *s, struct sim_node *n)
 		return 1;
 	if (r->active && r->decided && n->app.era < s->era)
 		return 1;
-	/* Taken, and its answer not read (the application died). */
-	if (v.app_owed)
+	/* Taken by a life that died before its answer was read: only the
+	 * daemon's memory has it for the next life. */
+	if (v.app_owed && n->app.life != n->app.life_base)
 		return 1;
 	/* The replay lives in the daemon's memory only, also after every
 	 * application took the restore itself. */
