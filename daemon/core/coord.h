@@ -288,6 +288,9 @@ struct coord_restore_view {
 	uint64_t replayed, state_bytes, message_bytes;
 	uint64_t old_batches; /* batches dropped as from before a restore */
 	int restorable;       /* the application can restore */
+	/* Applied here, and no application has answered it (AppRestored)
+	 * yet: the next one gets it (again). */
+	int app_owed;
 	/* Not 0: this node missed the restore of this generation (it moved
 	 * its links to it without restoring its application); 0 once a
 	 * restore is applied here again. */

@@ -808,6 +808,14 @@ walk_batch(struct coord *c, uint8_t *dst, int commit)
 	struct appreq *r;
 
 #define AT(dst) ((dst) != NULL ? (dst) + off : NULL)
+	/* A restore that is to go waits, with everything behind it, until
+	 * the application connected says it can take it (AppRestorable):
+	 * one that connected after the vote (the one that voted yes died,
+	 * or its connection was lost) has said nothing yet, and a libcut
+	 * without a restore callback could only fail it, keeping its own
+	 * state where the decided restore puts the snapshot's. */
+	if (c->rs.app_due && !c->rs.restorable)
+		return 0;
 	/* A restore goes first, alone ahead of the replayed messages; no
 	 * credit until libcut has taken it (credit applies on arrival, and
 	 * the restore resets it). */

@@ -1148,5 +1148,6 @@ coord_restore_view(const struct coord *c, struct coord_restore_view *ret)
 	ret->state_bytes = rs->state_bytes;
 	ret->old_batches = rs->old_batches;
 	ret->restorable = rs->restorable;
+	ret->app_owed = rs->app_wait;
 	ret->adopted = rs->adopted;
 }

@@ -3,7 +3,8 @@
  *
  *   cutlab sim [--nodes N|LO-HI] [--seed S] [--runs R] [--faults LIST]
  *              [--duration MS] [--rate R] [--cut aligned|unaligned]
- *              [--topology full|ring] [--self-check BUG] [-v]...
+ *              [--topology full|ring] [--self-check BUG]
+ *              [--restore-kills N] [-v]...
  *
  * N coordinators (2 to 32, core/coord*.c, the daemon's own decisions) run
  * in one process on simulated time, each on the real store (store.c) over
@@ -37,7 +38,10 @@
  *                  half the time again right after its next hello;
  *       appkill    an application dies (its libcut state, its balance and
  *                  what it wrote to its daemon's socket unread with it)
- *                  and starts again, empty (simapp_kill());
+ *                  and starts again, empty (simapp_kill()); also while
+ *                  a restore runs, and with --restore-kills N at each
+ *                  step of the faulty phase while one runs one chance in
+ *                  N more, at a random node;
  *       handshake  a connection to a peer, or the application's, resets
  *                  and the next one resets as it opens: before its first
  *                  frame arrives or just after (simnet_handshake());
@@ -691,8 +695,11 @@ run_event(struct sim *s, const struct sim_event *e)
 		/* Not modelled: an application that dies while its daemon
 		 * is down, or before it has told the restarted daemon where
 		 * it stands (with its daemon: EV_REBOOT). */
-		if (n->c != NULL && !a->lost && !s->rst.active)
+		if (n->c != NULL && !a->lost) {
+			if (s->rst.active)
+				s->st->restore_kills++;
 			simapp_kill(s, a);
+		}
 		break;
 	case EV_CALL:
 		if (n->c != NULL &&
@@ -1538,6 +1545,17 @@ schedule(struct sim *s)
 	while (s->next_event < s->nevents &&
 	       s->events[s->next_event].at <= s->now)
 		run_event(s, &s->events[s->next_event++]);
+	/* --restore-kills N: more appkills while a restore runs (its
+	 * windows are short: a few in a hundred runs see one otherwise). */
+	if (s->o->restore_kills != 0 && (s->o->faults & SIM_F_APPKILL) &&
+	    s->rst.active && s->phase == 0 &&
+	    sim_rand(s, s->o->restore_kills) == 0) {
+		struct sim_event e = {0};
+		e.kind = EV_APPKILL;
+		e.node = sim_rand(s, s->n);
+		e.at = s->now;
+		run_event(s, &e);
+	}
 	for (size_t i = 0; i < s->n; i++)
 		if (s->nodes[i].c == NULL && s->nodes[i].restart_at <= s->now)
 			restart(s, &s->nodes[i]);
@@ -1757,6 +1775,8 @@ replay_line(const struct sim_options *o, uint64_t seed, FILE *f)
 		fprintf(f, " --topology %s", o->topology ? "ring" : "full");
 	if (o->self_check != SIM_SC_NONE)
 		fprintf(f, " --self-check %s", self_checks[o->self_check]);
+	if (o->restore_kills != 0)
+		fprintf(f, " --restore-kills %" PRIu64, o->restore_kills);
 }
 
 /* Runs seed; returns 0 if every check held. */
@@ -1855,7 +1875,7 @@ usage(FILE *f)
 	        "                  [--duration MS] [--rate MSGS] "
 	        "[--latency LO-HI] [--cut aligned|unaligned]\n"
 	        "                  [--topology full|ring] [--self-check BUG] "
-	        "[-v]...\n"
+	        "[--restore-kills N] [-v]...\n"
 	        "LIST: all, none, or "
 	        "crash,partition,drop,storage,slow,applink,appkill,\n"
 	        "      restore,delete,schedule,handshake,reboot\n"
@@ -1980,7 +2000,9 @@ report(const struct sim_options *o, const struct sim_stats *st)
 		printf("  restores: %" PRIu64 " started (%" PRIu64
 		       " refused), %" PRIu64 " done on every node, %" PRIu64
 		       " decided and confirmed late, %" PRIu64
-		       " given up; %" PRIu64 " messages replayed\n"
+		       " given up; %" PRIu64 " messages replayed; %" PRIu64
+		       " applications killed during one (%" PRIu64
+		       " lives without a callback restarted)\n"
 		       "  deletes: %" PRIu64 " (%" PRIu64 " refused, %" PRIu64
 		       " undone by storage, %" PRIu64
 		       " of a participant's copy), %" PRIu64
@@ -1991,6 +2013,7 @@ report(const struct sim_options *o, const struct sim_stats *st)
 		       " snapshots of an era whose bank was not known\n",
 		       st->restores, st->restores_refused, st->restores_done,
 		       st->restores_late, st->restores_given_up, st->replayed,
+		       st->restore_kills, st->restore_restarts,
 		       st->deletes, st->deletes_refused, st->deletes_undone,
 		       st->local_deletes, st->retained_away, st->keeps,
 		       st->sched_ticks, st->sched_started, st->sched_skipped,
@@ -2047,6 +2070,9 @@ sim_main(int argc, char **argv)
 			continue;
 		if (strcmp(arg, "--faults") == 0 &&
 		    parse_faults(val, &o.faults) == 0)
+			continue;
+		if (strcmp(arg, "--restore-kills") == 0 &&
+		    parse_u64(val, &o.restore_kills) == 0)
 			continue;
 		if (strcmp(arg, "--duration") == 0 && parse_u64(val, &v) == 0 &&
 		    v >= 1000 && v <= 600000) {

@@ -106,6 +106,7 @@ struct sim_options {
 	unsigned lat_lo, lat_hi; /* one-way latency, ms, drawn per pair */
 	int verbose;
 	enum sim_self_check self_check;
+	uint64_t restore_kills; /* --restore-kills N, 0 if not given */
 	/* The argument of --nodes as given, for the replay line. */
 	char nodes_arg[32];
 };
@@ -117,6 +118,9 @@ struct sim_frame {
 	int64_t at;
 	uint32_t conn;
 	int hello; /* an application's hello */
+	/* To the application: the restore generation its daemon had
+	 * applied when it sent the frame. */
+	uint64_t gen;
 	size_t len;
 	uint8_t data[];
 };
@@ -184,6 +188,10 @@ struct sim_app {
 	uint32_t conn;   /* open, or 0 */
 	int64_t dial_at; /* connects then, if the daemon is up */
 	int hello_sent;  /* on conn */
+	uint64_t frame_gen; /* sim_frame.gen of the frame being taken in */
+	/* A life without a restore callback whose node owes it a restore
+	 * is restarted then (0: not due). */
+	int64_t restart_at;
 	int lost, resuming;
 	uint32_t hello_conn;
 	/* The outgoing channels' nodes, by index in the hello reply. */
@@ -375,6 +383,9 @@ struct sim_stats {
 	/* simops.c */
 	uint64_t restores, restores_refused, restores_done, restores_late,
 	    restores_given_up, replayed;
+	/* applications killed while a restore ran; lives without a restore
+	 * callback restarted because their node owed them one */
+	uint64_t restore_kills, restore_restarts;
 	uint64_t deletes, deletes_refused, deletes_undone, local_deletes,
 	    retained_away, keeps;
 	uint64_t sched_ticks, sched_started, sched_skipped, sched_other;
@@ -587,6 +598,11 @@ int64_t simapp_delta_era(const struct sim *s, const struct sim_app *a, int era,
 /* The application's era begins (its restore): saves what the lives of
  * the ending era changed, and starts counting afresh. */
 void simapp_new_era(struct sim *s, struct sim_app *a);
+/* a's life takes again the restore that began its era, which an earlier
+ * life took and died before its daemon read AppRestored: the era begins
+ * again at this life (the daemon ignored all the earlier ones did in
+ * it, and hands the state and the replay again). */
+void simapp_era_again(struct sim *s, struct sim_app *a);
 
 /* simdb.c */
 void simdb_init(struct sim_db *d, struct sim *s, struct store *st);

@@ -47,6 +47,8 @@ node_of(struct sim *s, const struct sim_app *a)
 	return &s->nodes[a->node];
 }
 
+static int restore_owed(struct sim *s, const struct sim_app *a);
+
 static const char *
 name_of(struct sim *s, const struct sim_app *a)
 {
@@ -152,6 +154,16 @@ send_hello(struct sim *s, struct sim_app *a, int resume)
 static void
 opened(struct sim *s, struct sim_app *a, int rv)
 {
+	/* A daemon that applied a restore this application has not taken
+	 * (its last life died after the vote) answers with the restored
+	 * positions: the next era's numbering, in which the era's logs
+	 * start at the recorded n (simops_app_restore()).  What the dead
+	 * life sent is the ended era's, which the restore discarded, with
+	 * what cut_flush() had promised of it (README, Restore). */
+	const struct sim_restore *rs = &s->rst;
+	int ahead = rs->active && rs->decided && a->frame_gen == rs->gen &&
+	            a->era == s->era - 1;
+
 	if (rv != 0 || a->k.npeers > SIM_MAX_NODES) {
 		sim_fail(s, SIM_C_ONCE, "%s: a bad hello reply", name_of(s, a));
 		return;
@@ -165,6 +177,17 @@ opened(struct sim *s, struct sim_app *a, int rv)
 		}
 		a->peer[i] = (size_t)v;
 		a->opened_at[v] = a->k.ch[i].seq;
+		if (ahead) {
+			if (rs->has[a->node][v] &&
+			    a->k.ch[i].seq != rs->n[a->node][v])
+				sim_fail(s, SIM_C_RESTORE,
+				         "%s -> %s: restored, the daemon "
+				         "answers a hello at %" PRIu64
+				         ", the snapshot recorded %" PRIu64,
+				         name_of(s, a), a->k.ch[i].peer,
+				         a->k.ch[i].seq, rs->n[a->node][v]);
+			continue;
+		}
 		/* An earlier life's messages the daemon never read are
 		 * lost (the README's exception): the channel numbers on
 		 * from where the daemon stands. */
@@ -726,6 +749,8 @@ simapp_next_event(const struct sim_app *a)
 {
 	int64_t t = a->k.taken_at;
 
+	if (a->restart_at != 0 && a->restart_at < t)
+		t = a->restart_at;
 	if (a->conn == 0 && a->dial_at < t)
 		t = a->dial_at;
 	if (a->next_recv < t)
@@ -751,6 +776,31 @@ simapp_step(struct sim *s, struct sim_app *a)
 {
 	struct sim_node *n = node_of(s, a);
 	int slow = s->now < a->slow_until;
+
+	/* A life without a restore callback cannot take the restore its
+	 * node owes it, and the daemon waits for one that can: the
+	 * operator restarts it, as status says, 0.2-1 s after it opened.
+	 * (Killed as appkill kills.) */
+	if (!has_restore_callback(s, a) && (s->o->faults & SIM_F_RESTORE) &&
+	    a->k.opened && restore_owed(s, a)) {
+		if (a->restart_at == 0) {
+			a->restart_at = s->now + sim_range(s, 200, 1000);
+			sim_trace(s,
+			          "%s's application has no restore callback, "
+			          "and its node owes it a restore",
+			          n->name);
+		} else if (s->now >= a->restart_at) {
+			if (n->c != NULL && !a->lost &&
+			    a->life + 1 < SIM_MAX_LIVES) {
+				s->st->restore_restarts++;
+				simapp_kill(s, a);
+				return;
+			}
+			a->restart_at = s->now + 50;
+		}
+	} else {
+		a->restart_at = 0;
+	}
 
 	if (a->conn == 0 && s->now >= a->dial_at) {
 		if (n->c == NULL) {
@@ -801,12 +851,38 @@ simapp_step(struct sim *s, struct sim_app *a)
 	kick(s, a);
 }
 
+/* Whether a's node owes its application a restore: the restore was
+ * decided and a has not taken it, or a's daemon voted yes (prepared) or
+ * restores (voting) and may yet apply it.  The daemon hands it only to
+ * an application that says it can take it, and waits for one. */
+static int
+restore_owed(struct sim *s, const struct sim_app *a)
+{
+	const struct sim_node *n = node_of(s, a);
+	struct coord_restore_view v;
+
+	if (!s->rst.active)
+		return 0;
+	if (s->rst.decided && a->era < s->era)
+		return 1;
+	if (n->c == NULL)
+		return 0;
+	coord_restore_view(n->c, &v);
+	return v.app_owed ||
+	       (v.running && (strcmp(v.phase, "prepared") == 0 ||
+	                      strcmp(v.phase, "voting") == 0));
+}
+
 /* The application dies: its balance leaves the bank, its libcut state
  * is gone, and its next life starts empty. */
 static void
 die(struct sim *s, struct sim_app *a)
 {
 	struct sim_node *n = node_of(s, a);
+	/* A life without a restore callback where the node owes its
+	 * application a restore is restarted (simapp_step()); the last life
+	 * there can be has one. */
+	int owed = restore_owed(s, a) && a->life + 2 >= SIM_MAX_LIVES;
 
 	if (n->app_conn != 0)
 		simnet_app_close(s, n); /* what it wrote and was not read */
@@ -825,7 +901,8 @@ die(struct sim *s, struct sim_app *a)
 	a->slow_until = a->stop_until = a->mute_until = 0;
 	a->sync_token = 0;
 	if (s->o->faults & SIM_F_RESTORE)
-		a->restorable = sim_rand(s, 20) != 0;
+		a->restorable = sim_rand(s, 20) != 0 || owed;
+	a->restart_at = 0;
 	a->dial_at = s->now + sim_range(s, 20, 800);
 	a->next_recv = a->dial_at;
 }
@@ -971,6 +1048,13 @@ simapp_new_era(struct sim *s, struct sim_app *a)
 			a->era_known[a->era][l] = (unsigned char)known;
 		}
 	a->era++;
+	simapp_era_again(s, a);
+}
+
+void
+simapp_era_again(struct sim *s, struct sim_app *a)
+{
+	(void)s;
 	a->life_base = a->life;
 	for (size_t v = 0; v < SIM_MAX_NODES; v++) {
 		a->first[a->life][v] = a->last[a->life][v] = 0;

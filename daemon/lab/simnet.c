@@ -240,7 +240,14 @@ tell_dst(struct sim *s, struct sim_conn *k)
 static void
 app_send(struct sim *s, struct sim_node *n, struct sim_frame *f)
 {
+	struct coord_restore_view rv;
+
 	f->at = s->now + 1;
+	f->gen = 0;
+	if (n->c != NULL) {
+		coord_restore_view(n->c, &rv);
+		f->gen = rv.generation;
+	}
 	if (n->app_conn != 0) {
 		f->conn = n->app_conn;
 		simnet_queue_push(&n->app_down, f);
@@ -402,6 +409,7 @@ simnet_deliver(struct sim *s)
 		while (n->app_down.head != NULL &&
 		       n->app_down.head->at <= s->now) {
 			f = simnet_queue_pop(&n->app_down);
+			n->app.frame_gen = f->gen;
 			simapp_ingest(s, &n->app, f->data, f->len);
 			simnet_frame_free(f);
 		}

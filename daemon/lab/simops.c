@@ -34,7 +34,11 @@
  * before the generation is on disk).  The simulation leaves those out
  * (simops_crash_unsafe()); every other crash may come in the middle of a
  * restore, and the restore must still end all or nothing.  Applications
- * are not killed while a restore runs.
+ * are killed at any point of it (appkill): a restore is taken once every
+ * daemon read its application's AppRestored (coord_restore_view()'s
+ * app_owed); a daemon that owes it while the life that took it is dead
+ * is in the second window (its restart would forget it, and the next
+ * life would not get it again).
  *
  * Deletes and retention.  A node deletes one of its snapshots (or a
  * participant its own copy of another's); a snapshot is kept or unkept;
@@ -424,6 +428,8 @@ simops_app_restore(struct sim *s, struct sim_app *a,
 			         "%s did not record",
 			         name, ch->node, rs->id);
 	}
+	if (again && a->life != a->life_base)
+		simapp_era_again(s, a);
 	if (!again) {
 		simapp_new_era(s, a);
 		for (size_t v = 0; v < s->n; v++)
@@ -775,8 +781,17 @@ simops_after_turn(struct sim *s, size_t i)
 		follow_restore(s, n);
 	if (r->active && r->decided && r->over) {
 		int all = 1;
-		for (size_t v = 0; v < s->n && all; v++)
+		/* Taken: the daemon read its AppRestored (an application
+		 * that took it may die before its answer was read, and the
+		 * next one gets it again). */
+		for (size_t v = 0; v < s->n && all; v++) {
+			struct coord_restore_view rv;
 			all = s->nodes[v].app.era == s->era;
+			if (all && s->nodes[v].c != NULL) {
+				coord_restore_view(s->nodes[v].c, &rv);
+				all = !rv.app_owed;
+			}
+		}
 		if (all)
 			transition_done(s);
 	}
@@ -818,6 +833,10 @@ simops_crash_unsafe(struct sim *s, struct sim_node *n)
 	if (store_restore_generation(n->st, &g) != 0 || g != v.generation)
 		return 1;
 	if (r->active && r->decided && n->app.era < s->era)
+		return 1;
+	/* Taken by a life that died before its answer was read: only the
+	 * daemon's memory has it for the next life. */
+	if (v.app_owed && n->app.life != n->app.life_base)
 		return 1;
 	/* The replay lives in the daemon's memory only, also after every
 	 * application took the restore itself. */
