@@ -847,23 +847,35 @@ h_reply(struct h *h, const char *id, const char *state, uint64_t handed)
 }
 
 void
-h_restorable(struct h *h, int yes)
+h_restorable_on(struct h *h, uint32_t conn, int yes)
 {
 	struct ab b;
 
 	ab_init(&b);
 	ab_restorable(&b, yes);
-	h_app(h, H_APP, &b);
+	h_app(h, conn, &b);
 }
 
 void
-h_restored(struct h *h, const char *id)
+h_restorable(struct h *h, int yes)
+{
+	h_restorable_on(h, H_APP, yes);
+}
+
+void
+h_restored_on(struct h *h, uint32_t conn, const char *id)
 {
 	struct ab b;
 
 	ab_init(&b);
 	ab_restored(&b, id, 0, NULL);
-	h_app(h, H_APP, &b);
+	h_app(h, conn, &b);
+}
+
+void
+h_restored(struct h *h, const char *id)
+{
+	h_restored_on(h, H_APP, id);
 }
 
 Cut__V1__AppBatch *

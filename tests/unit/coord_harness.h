@@ -217,6 +217,9 @@ void h_reply(struct h *h, const char *id, const char *state, uint64_t handed);
 /* One AppRestorable, one AppRestored (succeeded), alone on H_APP. */
 void h_restorable(struct h *h, int yes);
 void h_restored(struct h *h, const char *id);
+/* The same on application connection conn. */
+void h_restorable_on(struct h *h, uint32_t conn, int yes);
+void h_restored_on(struct h *h, uint32_t conn, const char *id);
 /* A marker of id, or application message app_seq with payload, on link
  * item seq from p1 or p2, in a batch of its own on its connection. */
 void h_marker(struct h *h, const char *from, uint64_t seq, const char *id,

@@ -2120,9 +2120,7 @@ Test(rapp, reconnect_gets_restore_again)
 	want_position(ai.v[0]->restore, "p2", 1, 0);
 	want_deliver(ai.v[1], "p2", 1, A2);
 	/* Now it takes it. */
-	ab_init(&b);
-	ab_restored(&b, P1_SNAP, 0, NULL);
-	h_app(h, H_APP + 1, &b);
+	h_restored_on(h, H_APP + 1, P1_SNAP);
 	memset(&ai, 0, sizeof(ai));
 	h_app_items(h, &ai);
 	cr_assert_eq(h_app_count(&ai, APP_CREDIT), 2);
@@ -2144,7 +2142,6 @@ Test(rapp, next_application_gets_restore_once_restorable)
 {
 	struct h *h = applied();
 	struct h_app_items ai = {0};
-	struct ab b;
 
 	coord_app_closed(h->c, H_APP);
 	h_hello(h, H_APP + 1);
@@ -2154,23 +2151,17 @@ Test(rapp, next_application_gets_restore_once_restorable)
 	             "BUG: %zu items (AppRestore first) went to an "
 	             "application that has not said it can restore",
 	             ai.n);
-	ab_init(&b);
-	ab_restorable(&b, 0);
-	h_app(h, H_APP + 1, &b);
+	h_restorable_on(h, H_APP + 1, 0);
 	h_app_items(h, &ai);
 	cr_assert_eq(ai.n, 0, "nothing to one without a restore callback");
-	ab_init(&b);
-	ab_restorable(&b, 1);
-	h_app(h, H_APP + 1, &b);
+	h_restorable_on(h, H_APP + 1, 1);
 	h_app_items(h, &ai);
 	cr_assert_eq(ai.n, 2, "AppRestore and the replayed A2; got %zu",
 	             ai.n);
 	cr_assert_eq(ai.v[0]->item_case, APP_RESTORE);
 	cr_assert_str_eq(ai.v[0]->restore->snapshot_id, P1_SNAP);
 	want_deliver(ai.v[1], "p2", 1, A2);
-	ab_init(&b);
-	ab_restored(&b, P1_SNAP, 0, NULL);
-	h_app(h, H_APP + 1, &b);
+	h_restored_on(h, H_APP + 1, P1_SNAP);
 	memset(&ai, 0, sizeof(ai));
 	h_app_items(h, &ai);
 	cr_assert_eq(h_app_count(&ai, APP_CREDIT), 2, "then credit");
@@ -2197,9 +2188,7 @@ Test(rapp, view_app_owed_until_restored)
 	cr_assert(rview(h).app_owed);
 	h_app_items(h, &ai);
 	cr_assert(ai.n > 0 && ai.v[0]->item_case == APP_RESTORE, "again");
-	ab_init(&b);
-	ab_restored(&b, P1_SNAP, 0, NULL);
-	h_app(h, H_APP + 1, &b);
+	h_restored_on(h, H_APP + 1, P1_SNAP);
 	cr_assert(!rview(h).app_owed);
 	h_free(h);
 }
@@ -2269,9 +2258,7 @@ Test(rapp, pre_restore_resume_does_not_bypass_the_window)
 	ab_hello(&b, "p0", CUTPROTO_APP_VERSION, 1, &rs);
 	h_app(h, H_APP + 1, &b);
 	cr_assert_not_null(h_app_reply(h, &to));
-	ab_init(&b);
-	ab_restorable(&b, 1);
-	h_app(h, H_APP + 1, &b);
+	h_restorable_on(h, H_APP + 1, 1);
 	h_app_items(h, &ai); /* AppRestore again */
 	cr_assert_eq(ai.v[0]->item_case, APP_RESTORE);
 	ab_init(&b);
