@@ -144,6 +144,7 @@ enum ev_kind {
 	EV_CALL, /* a control call (pm: enum sim_call), simops.c */
 	EV_HANDSHAKE,
 	EV_REBOOT,
+	EV_LOSE,
 };
 
 struct sim_event {
@@ -163,6 +164,7 @@ static const struct {
     {"appkill", SIM_F_APPKILL},     {"restore", SIM_F_RESTORE},
     {"delete", SIM_F_DELETE},       {"schedule", SIM_F_SCHEDULE},
     {"handshake", SIM_F_HANDSHAKE}, {"reboot", SIM_F_REBOOT},
+    {"lose", SIM_F_LOSE},
 };
 #define NFAULTS (sizeof(fault_names) / sizeof(fault_names[0]))
 
@@ -513,6 +515,14 @@ plan_faults(struct sim *s)
 			add_event(s, sim_range(s, lo, hi), EV_REBOOT,
 			          (size_t)sim_rand(s, s->n),
 			          sim_range(s, 20, 3000), 0);
+	/* After reboot, for the same reason. */
+	if (f & SIM_F_LOSE)
+		for (k = how_many(s, 6); k > 0; k--) {
+			int spell = sim_rand(s, 3) == 0;
+			add_event(s, sim_range(s, lo, hi), EV_LOSE, 0,
+			          spell ? sim_range(s, 200, 2000) : 0,
+			          spell ? (unsigned)sim_range(s, 50, 300) : 0);
+		}
 	/* Insertion sort: stable, and the lists are short. */
 	for (size_t i = 1; i < s->nevents; i++) {
 		struct sim_event e = s->events[i];
@@ -638,6 +648,9 @@ run_event(struct sim *s, const struct sim_event *e)
 		break;
 	case EV_DROP:
 		simnet_reset_random(s);
+		break;
+	case EV_LOSE:
+		simnet_lose_random(s, e->dur, e->pm);
 		break;
 	case EV_STORAGE_ON:
 		sim_trace(
@@ -1878,7 +1891,7 @@ usage(FILE *f)
 	        "[--restore-kills N] [-v]...\n"
 	        "LIST: all, none, or "
 	        "crash,partition,drop,storage,slow,applink,appkill,\n"
-	        "      restore,delete,schedule,handshake,reboot\n"
+	        "      restore,delete,schedule,handshake,reboot,lose\n"
 	        "      (all: every one)\n"
 	        "BUG: conservation, once, deadline, ids, bounds, restore\n");
 }
@@ -1992,6 +2005,9 @@ report(const struct sim_options *o, const struct sim_stats *st)
 	       st->partitions, st->drops, st->storage, st->db_failures,
 	       st->slow, st->applinks, st->appkills, st->kill_lost,
 	       st->kill_again);
+	if (o->faults & SIM_F_LOSE)
+		printf("  %" PRIu64 " frames lost on live connections\n",
+		       st->losses);
 	if (o->faults & SIM_F_REBOOT)
 		printf("  %" PRIu64 " reboots (%" PRIu64
 		       " messages lost with them, never passed on)\n",

@@ -64,7 +64,8 @@ enum {
 	SIM_F_SCHEDULE = 1 << 9,   /* a [schedule] starts snapshots */
 	SIM_F_HANDSHAKE = 1 << 10, /* connections that close as they open */
 	SIM_F_REBOOT = 1 << 11,    /* a daemon and its application die */
-	SIM_F_ALL = (1 << 12) - 1,
+	SIM_F_LOSE = 1 << 12,      /* a frame lost, its connection kept */
+	SIM_F_ALL = (1 << 13) - 1,
 };
 
 /* Bugs --self-check plants, to show that a check can fail. */
@@ -147,6 +148,10 @@ struct sim_conn {
 	int src_told, dst_told; /* the end has been told it closed */
 	int64_t doom_at;        /* reset then (SIM_NEVER: not doomed) */
 	int64_t src_close_at, dst_close_at;
+	/* A lossy spell (simnet_lose_random()): until then, each frame sent
+	 * vanishes with loss_pm per mille. */
+	int64_t lossy_until;
+	unsigned loss_pm;
 	struct sim_queue q;
 };
 
@@ -160,6 +165,11 @@ struct sim_dial {
 	 * (recovered() in simnet.c); it had sent up to chk_upto then. */
 	int64_t chk_at;
 	uint64_t chk_upto;
+	/* A frame of the link, or of its acks, was lost while it had sent
+	 * up to lost_upto (0: none pending); its resend may wait until
+	 * loss_until, which each ack moves on (recovered()). */
+	uint64_t lost_upto, acked_seen;
+	int64_t loss_until;
 	int64_t attempt_at; /* next connect attempt, or SIM_NEVER */
 	int64_t connect_at; /* a connect in progress completes, or SIM_NEVER */
 	int64_t backoff;
@@ -373,7 +383,8 @@ struct sim_stats {
 	uint64_t runs, failed;
 	uint64_t caught; /* runs in which --self-check's check failed */
 	uint64_t started, refused, complete, aborted, final_ok;
-	uint64_t messages, crashes, stops, partitions, drops, storage, slow;
+	uint64_t messages, crashes, stops, partitions, drops, losses, storage,
+	    slow;
 	uint64_t applinks, appkills, kill_lost, kill_again, frames, turns,
 	    recorded, db_failures;
 	uint64_t judged; /* conditions judged on complete snapshots */
@@ -510,6 +521,7 @@ void simnet_partition(struct sim *s, int one_way);
 void simnet_handshake(struct sim *s, struct sim_node *n, size_t peer);
 /* Notes that node i's links may be held back now (see sim_node). */
 void simnet_disturb(struct sim *s, size_t i);
+void simnet_lose_random(struct sim *s, int64_t spell, unsigned pm);
 /* Checks that the links a fault reset are whole again in time (after
  * every step). */
 void simnet_recovered(struct sim *s);

@@ -131,6 +131,36 @@ latency(struct sim *s, size_t a, size_t b)
 	return ms;
 }
 
+/* A frame on k vanished (simnet_lose_random()): neither end hears of it,
+ * and both may wait a RESEND_MS for the link's resend. */
+static void
+lost_on(struct sim *s, size_t a, size_t b)
+{
+	struct sim_dial *d = &s->nodes[a].dial[b];
+	struct coord_peer_stats ps;
+
+	simnet_disturb(s, a);
+	if (s->nodes[a].c == NULL)
+		return;
+	coord_peer_stats(s->nodes[a].c, b, &ps);
+	if (ps.link_next - 1 > d->lost_upto)
+		d->lost_upto = ps.link_next - 1;
+	d->acked_seen = ps.link_acked;
+	d->loss_until = s->now + RESEND_MS;
+}
+
+/* A frame on k vanished (simnet_lose_random()).  Neither end hears of it:
+ * the link k carries (its items) and the one whose acks it carries wait
+ * for the timer's resend, RESEND_MS after their last progress (which acks
+ * of what went before the lost frame may still bring). */
+static void
+lost(struct sim *s, struct sim_conn *k)
+{
+	lost_on(s, k->src, k->dst);
+	lost_on(s, k->dst, k->src);
+	s->st->losses++;
+}
+
 /* Queues f on connection k, behind what is already on it.  Returns -1
  * when the connection's buffer is full (f stays the caller's). */
 static int
@@ -143,6 +173,13 @@ conn_send(struct sim *s, struct sim_conn *k, struct sim_frame *f)
 	}
 	if (k->q.n >= CONN_FRAMES)
 		return -1;
+	if (s->now < k->lossy_until && sim_rand(s, 1000) < k->loss_pm) {
+		sim_trace(s, "a frame on %s -> %s (connection %u) lost",
+		          s->nodes[k->src].name, s->nodes[k->dst].name, k->id);
+		lost(s, k);
+		simnet_frame_free(f);
+		return 0;
+	}
 	f->conn = k->id;
 	f->at = s->now + latency(s, k->src, k->dst);
 	if (f->at < k->q.last_at)
@@ -154,10 +191,13 @@ conn_send(struct sim *s, struct sim_conn *k, struct sim_frame *f)
 
 /* Resets k: its frames are lost and both ends hear of it (unless an end
  * is the one that closed it, or is gone). */
+/* A fault touched node i now; a later end some fault set (a loss's
+ * RESEND_MS, a slow spell) stays. */
 void
 simnet_disturb(struct sim *s, size_t i)
 {
-	s->nodes[i].disturbed = s->now;
+	if (s->nodes[i].disturbed < s->now)
+		s->nodes[i].disturbed = s->now;
 }
 
 static void
@@ -733,6 +773,21 @@ recovered(struct sim *s, struct sim_node *n)
 			continue;
 		}
 		coord_peer_stats(n->c, v, &ps);
+		/* A frame lost on the link (simnet_lose_random()): until what
+		 * was sent then is acked, each ack restarts the sender's
+		 * resend clock. */
+		if (d->lost_upto != 0) {
+			if (ps.link_acked >= d->lost_upto ||
+			    ps.link_next - 1 < d->lost_upto)
+				d->lost_upto = 0;
+			else if (ps.link_acked != d->acked_seen)
+				d->loss_until = s->now + RESEND_MS;
+			d->acked_seen = ps.link_acked;
+		}
+		if (s->now < d->loss_until) {
+			d->chk_at = 0;
+			continue;
+		}
 		if (d->chk_at == 0) {
 			d->chk_at = s->now;
 			d->chk_upto = ps.link_next - 1;
@@ -966,6 +1021,57 @@ simnet_reset_random(struct sim *s)
 	          s->nodes[k->src].name, s->nodes[k->dst].name, k->id, k->q.n);
 	fault_reset(s, k);
 	s->st->drops++;
+}
+
+/* One frame on a live peer connection vanishes, or (spell > 0) for spell
+ * ms each frame sent on one does with pm per mille; the connection and the
+ * frames after a lost one go on.  TCP never does this, but the link must
+ * survive it (its timer's resend, coord_peer.c), and only this shows that
+ * the receiver holds what comes after a gap, and drops a held item that
+ * comes again (a resend whose first frame was lost too). */
+void
+simnet_lose_random(struct sim *s, int64_t spell, unsigned pm)
+{
+	size_t live = 0, pick, at;
+	struct sim_conn *k;
+	struct sim_frame *prev = NULL, *f;
+
+	for (k = s->conns; k != NULL; k = k->next)
+		live += !k->dead && !k->closing && (spell > 0 || k->q.n > 0);
+	if (live == 0)
+		return;
+	pick = (size_t)sim_rand(s, live);
+	for (k = s->conns; k != NULL; k = k->next)
+		if (!k->dead && !k->closing && (spell > 0 || k->q.n > 0) &&
+		    pick-- == 0)
+			break;
+	if (spell > 0) {
+		sim_trace(s,
+		          "%s -> %s (connection %u) loses %u per mille of "
+		          "its frames for %" PRId64 " ms",
+		          s->nodes[k->src].name, s->nodes[k->dst].name, k->id,
+		          pm, spell);
+		k->lossy_until = s->now + spell;
+		k->loss_pm = pm;
+		return;
+	}
+	at = (size_t)sim_rand(s, k->q.n);
+	sim_trace(s, "frame %zu of %zu on %s -> %s (connection %u) lost",
+	          at + 1, k->q.n, s->nodes[k->src].name,
+	          s->nodes[k->dst].name, k->id);
+	for (f = k->q.head; at > 0; at--) {
+		prev = f;
+		f = f->next;
+	}
+	if (prev == NULL)
+		k->q.head = f->next;
+	else
+		prev->next = f->next;
+	if (k->q.tail == f)
+		k->q.tail = prev;
+	k->q.n--;
+	simnet_frame_free(f);
+	lost(s, k);
 }
 
 void

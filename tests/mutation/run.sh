@@ -64,7 +64,7 @@ case "$jobs" in ''|*[!0-9]*) usage ;; esac
 #
 # Fresh seeds (none of ctest's sim_* tests use these), spread over node
 # counts, topologies (drawn per seed), cuts and fault mixes, then the
-# suite's regression seeds; 389 runs, some 10-20 s of CPU when nothing
+# suite's regression seeds; 429 runs, some 10-20 s of CPU when nothing
 # fails.  Each invocation runs in
 # chunks of SIM_CHUNK seeds, so that a bug caught early costs little.
 SIM_PLAN=(
@@ -79,6 +79,7 @@ SIM_PLAN=(
 	"appkill|--nodes 2-4 --seed 180000 --runs 60 --faults appkill,applink,slow --rate 300"
 	"long|--nodes 2-4 --seed 200000 --runs 30 --latency 20-80 --rate 1000 --faults slow,applink,appkill"
 	"reboot|--nodes 2-4 --seed 210000 --runs 40 --faults reboot,appkill,applink,crash"
+	"lose|--nodes 2-4 --seed 230000 --runs 40 --faults lose,crash,drop"
 	# The seeds of the bugs the simulation found (tests/CMakeLists.txt,
 	# sim_regress_*): one run each.
 	"regress_window|--nodes 3 --faults crash,partition,drop --seed 153"
@@ -90,10 +91,10 @@ SIM_PLAN=(
 	"regress_lostpart|--nodes 2-6 --faults partition,drop,storage --rate 400 --seed 10186"
 	"regress_replies_resume|--nodes 2-3 --faults applink --seed 40000"
 	"regress_replies_open|--nodes 2-3 --faults applink --seed 40002"
-	"regress_reboot_old_numbering|--nodes 2-6 --seed 1242 --faults all"
-	"regress_reboot_old_numbering2|--nodes 2-6 --seed 602 --faults all"
-	"regress_reboot_late_marker|--nodes 2-6 --seed 8033 --cut unaligned --faults all"
-	"regress_reboot_silent|--nodes 2-6 --seed 536 --faults all"
+	"regress_reboot_old_numbering|--nodes 2-6 --seed 1242 --faults crash,partition,drop,storage,slow,applink,appkill,restore,delete,schedule,handshake,reboot"
+	"regress_reboot_old_numbering2|--nodes 2-6 --seed 602 --faults crash,partition,drop,storage,slow,applink,appkill,restore,delete,schedule,handshake,reboot"
+	"regress_reboot_late_marker|--nodes 2-6 --seed 8033 --cut unaligned --faults crash,partition,drop,storage,slow,applink,appkill,restore,delete,schedule,handshake,reboot"
+	"regress_reboot_silent|--nodes 2-6 --seed 536 --faults crash,partition,drop,storage,slow,applink,appkill,restore,delete,schedule,handshake,reboot"
 )
 SIM_CHUNK=20
 SIM_TIMEOUT=180    # seconds of wall time for one chunk
