@@ -6,14 +6,16 @@
 
 #include "cutproto.h"
 
-#define ROW(method, req, reply, handler, perm, answer, route, http, verb)      \
+#define ROW(method, req, reply, handler, perm, answer, route, http, verb,      \
+            does)                                                              \
 	{method,                                                               \
 	 &cut__v1__##req##__descriptor,                                        \
 	 &cut__v1__##reply##__descriptor,                                      \
 	 CTLTAB_##perm,                                                        \
 	 CTLTAB_##answer,                                                      \
 	 route,                                                                \
-	 verb},
+	 verb,                                                                 \
+	 does},
 const struct ctltab_row ctltab_rows[CTLTAB_NROWS] = {CUT_CTLTAB(ROW)};
 #undef ROW
 

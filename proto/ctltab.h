@@ -49,6 +49,8 @@
  *   http     http.c's function for the route, or NULL
  *   verb     the cutctl command that calls it (libclient/cutctl/
  *            cutctl_verbs.h)
+ *   does     what a call does, as a refusal says it ("Delete deletes a
+ *            snapshot: only ... may call it", perm_explain())
  *
  * Adding a method: its rpc in control.proto and its path in cutproto.h;
  * one row here; in control.c the handler, a function that fills the
@@ -68,45 +70,45 @@
 /*
  *  method                          req               reply
  *      handler             perm   answer  route                 http
- *      verb
+ *      verb        does
  */
 #define CUT_CTLTAB(X)                                                          \
 X(CUTPROTO_METHOD_START,           start_request,    start_reply,          \
     do_start,           START, NOW,    NULL,                 NULL,         \
-    "snapshot")                                                                \
+    "snapshot", "starts a snapshot")                                           \
 X(CUTPROTO_METHOD_GET,             get_request,      snapshot_info,        \
     do_get,             READ,  NOW,    "/v1/snapshots/{id}", http_snapshot, \
-    "show")                                                                    \
+    "show", "shows a snapshot")                                                \
 X(CUTPROTO_METHOD_LIST,            list_request,     list_reply,           \
     do_list,            READ,  NOW,    "/v1/snapshots",      http_list,    \
-    "list")                                                                    \
+    "list", "lists the snapshots")                                             \
 X(CUTPROTO_METHOD_WAIT,            wait_request,     snapshot_info,        \
     do_wait,            READ,  LATER,  NULL,                 NULL,         \
-    "wait")                                                                    \
+    "wait", "waits for a snapshot to end")                                     \
 X(CUTPROTO_METHOD_DELETE,          delete_request,   delete_reply,         \
     do_delete,          ADMIN, COMMIT, NULL,                 NULL,         \
-    "delete")                                                                  \
+    "delete", "deletes a snapshot")                                            \
 X(CUTPROTO_METHOD_EVALUATE,        evaluate_request, evaluate_reply,       \
     do_evaluate,        START, NOW,    NULL,                 NULL,         \
-    "evaluate")                                                                \
+    "evaluate", "runs a query in the daemon")                                  \
 X(CUTPROTO_METHOD_STATUS,          status_request,   status_reply,         \
     do_status,          READ,  NOW,    "/v1/status",         http_status,  \
-    "status")                                                                  \
+    "status", "shows the daemon's status")                                     \
 X(CUTPROTO_METHOD_KEEP,            keep_request,     keep_reply,           \
     do_keep,            ADMIN, COMMIT, NULL,                 NULL,         \
-    "keep")                                                                    \
+    "keep", "keeps a snapshot from retention, or lets it go")                  \
 X(CUTPROTO_METHOD_RESTORE,         restore_request,  restore_reply,        \
     do_restore,         ADMIN, LATER,  NULL,                 NULL,         \
-    "restore")                                                                 \
+    "restore", "restores the cluster to a snapshot")                           \
 X(CUTPROTO_METHOD_SCHEDULE_SHOW,   schedule_request, schedule_status,      \
     do_schedule_show,   READ,  NOW,    NULL,                 NULL,         \
-    "schedule")                                                                \
+    "schedule", "shows the schedule")                                          \
 X(CUTPROTO_METHOD_SCHEDULE_PAUSE,  schedule_request, schedule_status,      \
     do_schedule_pause,  START, NOW,    NULL,                 NULL,         \
-    "schedule")                                                                \
+    "schedule", "pauses the schedule")                                         \
 X(CUTPROTO_METHOD_SCHEDULE_RESUME, schedule_request, schedule_status,      \
     do_schedule_resume, START, NOW,    NULL,                 NULL,         \
-    "schedule")
+    "schedule", "resumes the schedule")
 // clang-format on
 
 /* The perm column: who may call a method (perm.h's enum perm_class has
@@ -124,6 +126,7 @@ struct ctltab_row {
 	enum ctltab_answer answer;
 	const char *route; /* or NULL */
 	const char *verb;
+	const char *does;
 };
 
 /* The number of rows, a constant expression. */

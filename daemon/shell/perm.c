@@ -75,11 +75,8 @@ perm_explain(char *buf, size_t len, enum perm_verdict v, const char *method,
              const struct perm_caller *c)
 {
 	char who[160];
-	const char *what = perm_method_class(method) != PERM_START
-	                       ? "changes or deletes what the daemon holds"
-	                   : strcmp(method, CUTPROTO_METHOD_EVALUATE) == 0
-	                       ? "runs a query in the daemon"
-	                       : "starts a snapshot";
+	const struct ctltab_row *row = ctltab_find(method);
+	const char *what = row != NULL ? row->does : "is not a method";
 
 	if (admin_group != NULL)
 		snprintf(

@@ -14,11 +14,13 @@
 
 /* Every column of the table, the function names as their spelling. */
 struct row {
-	const char *method, *handler, *perm, *answer, *route, *http, *verb;
+	const char *method, *handler, *perm, *answer, *route, *http, *verb,
+	    *does;
 	const ProtobufCMessageDescriptor *req, *reply;
 };
 
-#define ROW(method, req, reply, handler, perm, answer, route, http, verb)      \
+#define ROW(method, req, reply, handler, perm, answer, route, http, verb,      \
+            does)                                                              \
 	{method,                                                               \
 	 #handler,                                                             \
 	 #perm,                                                                \
@@ -26,6 +28,7 @@ struct row {
 	 route,                                                                \
 	 #http,                                                                \
 	 verb,                                                                 \
+	 does,                                                                 \
 	 &cut__v1__##req##__descriptor,                                        \
 	 &cut__v1__##reply##__descriptor},
 static const struct row rows[] = {CUT_CTLTAB(ROW)};
@@ -111,6 +114,12 @@ Test(ctltab, methods_are_unique_and_every_row_is_whole)
 		              strcmp(r->answer, "LATER") == 0,
 		          "%s: %s", r->method, r->answer);
 		cr_assert_not_null(r->verb, "%s", r->method);
+		/* What it does, as perm_explain() says it: "Delete deletes
+		 * a snapshot". */
+		cr_assert(r->does != NULL && r->does[0] >= 'a' &&
+		              r->does[0] <= 'z' &&
+		              r->does[strlen(r->does) - 1] != '.',
+		          "%s", r->method);
 		for (size_t j = 0; j < i; j++) {
 			cr_assert_str_neq(rows[j].method, r->method);
 			cr_assert_str_neq(rows[j].handler, r->handler);

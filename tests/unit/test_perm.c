@@ -200,11 +200,10 @@ Test(perm, explanations_name_the_method_and_the_reason)
 
 	perm_explain(buf, sizeof(buf), PERM_DENY_USER, CUTPROTO_METHOD_DELETE,
 	             &pol, "cutd-admin", &user);
-	cr_assert_str_eq(buf, "/cut.v1.Snapshots/Delete changes or deletes "
-	                      "what the daemon holds: only the daemon's user "
-	                      "(uid 998), root or members of group cutd-admin "
-	                      "may call it, and uid 1234 (gid 1235) is not "
-	                      "one of them");
+	cr_assert_str_eq(buf, "/cut.v1.Snapshots/Delete deletes a snapshot: "
+	                      "only the daemon's user (uid 998), root or "
+	                      "members of group cutd-admin may call it, and "
+	                      "uid 1234 (gid 1235) is not one of them");
 	perm_explain(buf, sizeof(buf), PERM_DENY_USER, CUTPROTO_METHOD_START,
 	             &pol, NULL, &user);
 	cr_assert_str_eq(buf, "/cut.v1.Snapshots/Start starts a snapshot: "
@@ -212,6 +211,12 @@ Test(perm, explanations_name_the_method_and_the_reason)
 	                      "admin_group is set), or the connected "
 	                      "application's user may call it, and uid 1234 "
 	                      "(gid 1235) is not one of them");
+	/* What the call does comes from its row (ctltab.h's does). */
+	perm_explain(buf, sizeof(buf), PERM_DENY_USER,
+	             CUTPROTO_METHOD_SCHEDULE_PAUSE, &pol, NULL, &user);
+	cr_assert(strstr(buf, "/cut.v1.Schedule/Pause pauses the schedule: ") ==
+	              buf,
+	          "%s", buf);
 	perm_explain(buf, sizeof(buf), PERM_DENY_TCP, CUTPROTO_METHOD_DELETE,
 	             &pol, NULL, &tcp);
 	cr_assert(strstr(buf, "/cut.v1.Snapshots/Delete") == buf, "%s", buf);
