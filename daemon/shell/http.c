@@ -574,6 +574,33 @@ route_match(const char *route, const char *path, const char **ret_id)
 	return 1;
 }
 
+/* 404, naming the paths there are: /metrics and the table's routes, in
+ * its order, "{id}" written ID. */
+static void
+not_found(struct shared *sh, nng_aio *aio)
+{
+	char msg[512];
+	size_t n = 0, k = 0, left = 1;
+
+	for (size_t i = 0; i < CTLTAB_NROWS; i++)
+		left += routes[i].route != NULL;
+	n = (size_t)snprintf(msg, sizeof(msg), "no such resource: try /metrics");
+	for (size_t i = 0; i < CTLTAB_NROWS && n < sizeof(msg); i++) {
+		const char *r = routes[i].route;
+		size_t len;
+		if (r == NULL)
+			continue;
+		k++;
+		len = strlen(r);
+		if (len >= 4 && strcmp(r + len - 4, "{id}") == 0)
+			len -= 4;
+		n += (size_t)snprintf(msg + n, sizeof(msg) - n, "%s%.*s%s",
+		                      k + 1 == left ? " or " : ", ", (int)len,
+		                      r, len < strlen(r) ? "ID" : "");
+	}
+	fail(sh, aio, 404, msg, 0);
+}
+
 /* One request, on the loop thread. */
 static void
 route(struct cutd *d, nng_aio *aio, const char *uri)
@@ -596,10 +623,7 @@ route(struct cutd *d, nng_aio *aio, const char *uri)
 			routes[i].fn(d, aio, routes[i].method, id, qs);
 			return;
 		}
-	fail(d->http->sh, aio, 404,
-	     "no such resource: try /metrics, /v1/status, "
-	     "/v1/snapshots or /v1/snapshots/ID",
-	     0);
+	not_found(d->http->sh, aio);
 }
 
 void

@@ -139,6 +139,9 @@ assert all("messages" not in c for c in d["channels"]) and d["nodes"]' \
 
 # Bad requests.
 expect 404 GET /nope
+# The hint names every path there is, from the methods' table.
+grep -q '"no such resource: try /metrics, /v1/snapshots/ID, /v1/snapshots or /v1/status"' "$T/body" ||
+	fail "404's hint: $(cat "$T/body")"
 expect 404 GET /v1
 expect 404 GET /v1/snapshots/p0:1
 expect 400 GET /v1/snapshots/not%20an%20id
