@@ -61,6 +61,7 @@
  *                        "last_restore_result": S|null,
  *                        "old_generation_batches": N,
  *                        "restore_missed": N|null,
+ *                        "restore_app_waits": B,
  *                        "app_restorable": B}
  *   delete ID           {"deleted": S}
  *   keep ID, unkeep ID  {"id": S, "keep": B}
@@ -379,6 +380,8 @@ status_json(const Cut__V1__StatusReply *s)
 	o = cj_set(o, "restore_missed",
 	           s->has_restore_missed ? juint(s->restore_missed)
 	                                 : json_null());
+	o = cj_set(o, "restore_app_waits",
+	           json_boolean(s->restore_app_waits));
 	return cj_set(o, "app_restorable", json_boolean(s->app_restorable));
 }
 

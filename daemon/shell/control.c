@@ -1294,6 +1294,8 @@ do_status(struct cutd *d, const struct call *c, const ProtobufCMessage *msg,
 	rp.restore_generation = rv.generation;
 	rp.old_generation_batches = rv.old_batches;
 	rp.app_restorable = rv.restorable != 0;
+	rp.has_restore_app_waits = 1;
+	rp.restore_app_waits = rv.app_owed != 0;
 	rp.has_restore_missed = rv.adopted != 0;
 	rp.restore_missed = rv.adopted;
 	rp.restore_phase = (char *)rv.phase;

@@ -383,6 +383,11 @@ print_status_human(FILE *f, const Cut__V1__StatusReply *s, uint64_t now)
 		        s->last_restore ? s->last_restore : "",
 		        s->last_restore ? " " : "",
 		        s->last_restore_result ? s->last_restore_result : "");
+	if (s->restore_app_waits)
+		fprintf(f, "restore: WAITING for an application that can take "
+		           "it: this node's application is handed nothing until "
+		           "one that registered a restore callback "
+		           "(cut_set_restore_callback()) connects\n");
 	if (s->has_restore_missed && s->restore_missed)
 		fprintf(f,
 		        "restore: MISSED generation %" PRIu64

@@ -81,6 +81,7 @@ for n in 0 1 2; do
 d = json.load(sys.stdin)
 assert d['restore_generation'] == 1 and d['restore_phase'] == 'idle', d
 assert d['app_restorable'] is True, d
+assert d['restore_app_waits'] is False, d
 if sys.argv[1] == '0':
     assert d['last_restore'] == sys.argv[2] and d['last_restore_result'] == 'done', d
 " "$n" "$id1" || fail "p$n's status after the restore: $(ctl "$n" --json status)"
