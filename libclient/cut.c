@@ -281,19 +281,19 @@ cut_link_baseline(struct cut *c, uint32_t pipe)
 	pthread_mutex_unlock(&c->link_mu);
 }
 
-int
+void
 cut_link_check(struct cut *c)
 {
 	nng_time now = nng_clock();
-	int stopped = rpc_reaper_stopped(), relink = 0;
+	int stopped = rpc_reaper_stopped();
 	int lost = atomic_load(&c->lost);
 
 	if (!c->has_app || (!lost && !stopped))
-		return 0;
+		return;
 	pthread_mutex_lock(&c->link_mu);
 	if (now - c->link_checked < CUT_LINK_CHECK_MS) {
 		pthread_mutex_unlock(&c->link_mu);
-		return 0;
+		return;
 	}
 	c->link_checked = now;
 	if (lost && !stopped) {
@@ -306,7 +306,9 @@ cut_link_check(struct cut *c)
 			                 "connections in this process (a bug of "
 			                 "nng 1.5.2): libcut replaces its "
 			                 "sockets from now on");
-			relink = 1;
+			/* Said to cut_resume(), whatever thread this is: a
+			 * resume that began before knows only this. */
+			atomic_store(&c->link_fix, CUT_LINK_RELINK);
 		}
 	} else if (!lost) {
 		uint32_t live = atomic_load(&c->live);
@@ -325,7 +327,6 @@ cut_link_check(struct cut *c)
 		}
 	}
 	pthread_mutex_unlock(&c->link_mu);
-	return relink;
 }
 
 /* A daemon that closes our connections before answering has another

@@ -138,6 +138,10 @@ struct cut {
 	uint64_t link_checked; /* nng_clock() of the last look */
 	int64_t link_errs;     /* the dialer's error count, as of... */
 	uint32_t errs_pipe;    /* ...this live connection */
+	/* What a look found to do (CUT_LINK_*), until cut_resume() does
+	 * it: any thread that waits looks, and the one that resumes may not
+	 * be the one that found it. */
+	atomic_int link_fix;
 
 	/* Resuming after the link was lost (resume.c). */
 	pthread_mutex_t re_mu;
@@ -248,14 +252,16 @@ int cut_hello_refused(struct cut *c, const struct appcore_answer *a);
 /*
  * Looks, at most every CUT_LINK_CHECK_MS, at what nng's statistics say of
  * the link (rpc.h, rpc_reaper_stopped()).  Before nng's reaper stopped:
- * returns 1 when the link is lost, nothing was dialed again, and the
- * socket still counts a connection CUT_REAPER_WAIT_MS after the loss: the
- * reaper has stopped (said to rpc_set_reaper_stopped()), and the socket
- * must be replaced (cut_relink()).  After: nng reports no lost connection
- * any more, so a live link whose dialer counts a new error is marked lost
- * here.  Returns 0 otherwise.  Takes link_mu only.
+ * when the link is lost, nothing was dialed again, and the socket still
+ * counts a connection CUT_REAPER_WAIT_MS after the loss, the reaper has
+ * stopped (said to rpc_set_reaper_stopped()), and the socket must be
+ * replaced: link_fix says CUT_LINK_RELINK, and cut_resume() calls
+ * cut_relink().  After: nng reports no lost connection any more, so a
+ * live link whose dialer counts a new error is marked lost here.  Takes
+ * link_mu only.
  */
-int cut_link_check(struct cut *c);
+void cut_link_check(struct cut *c);
+#define CUT_LINK_RELINK 1
 /* Once nng's reaper stopped: notes the dialer's error count as a hello
  * goes on connection pipe, so that cut_link_check() counts as its loss
  * any error after.  re_mu held. */

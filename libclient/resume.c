@@ -170,8 +170,11 @@ cut_resume(struct cut *c, int timeout_ms)
 		 * when one is up and nothing else can go before it. */
 		uint32_t pipe = atomic_load(&c->cur_pipe);
 		/* Lost, and nng holds on to the closed connection instead
-		 * of dialing again: its reaper stopped just now. */
-		if (pipe == 0 && cut_link_check(c))
+		 * of dialing again: its reaper stopped just now (found by
+		 * this look or any thread's before). */
+		if (pipe == 0)
+			cut_link_check(c);
+		if (atomic_exchange(&c->link_fix, 0) == CUT_LINK_RELINK)
 			c->need_relink = 1;
 		if (c->need_relink && nothing_in_flight(c) &&
 		    cut_relink(c) == 0) {
