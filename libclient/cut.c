@@ -247,8 +247,11 @@ cut_relink(struct cut *c)
 		return rpc_nng_error(rv);
 	pthread_mutex_lock(&c->q_mu);
 	pthread_mutex_lock(&c->send_mu);
+	pthread_mutex_lock(&c->link_mu);
 	c->app = s;
 	c->dialer = d;
+	c->dial_at = nng_clock(); /* a new dialer: its own wait */
+	pthread_mutex_unlock(&c->link_mu);
 	c->recv_moving = 1;
 	atomic_fetch_add(&c->app_gen, 1);
 	pthread_mutex_unlock(&c->send_mu);
@@ -260,11 +263,31 @@ cut_relink(struct cut *c)
 	return 0;
 }
 
+int
+cut_redial(struct cut *c)
+{
+	nng_dialer d;
+	int rv;
+
+	(void)nng_dialer_close(c->dialer);
+	if ((rv = nng_dial(c->app, c->app_url, &d, NNG_FLAG_NONBLOCK)) != 0)
+		return rpc_nng_error(rv); /* (tried again after a wait) */
+	pthread_mutex_lock(&c->link_mu);
+	c->dialer = d;
+	c->dial_at = nng_clock(); /* a new dialer: its own wait */
+	pthread_mutex_unlock(&c->link_mu);
+	return 0;
+}
+
 /* Dialer statistics that count a lost connection (nng's
  * nni_dialer_bump_error(); "refused" counts only dialing). */
 static const char *const link_errors[] = {
     "disconnect", "canceled", "timeout", "proto",
     "auth",       "oom",      "other",   NULL};
+/* Every way a dial ends: connected, refused, rejected, failed. */
+static const char *const dial_ends[] = {
+    "connect", "refused", "reject", "disconnect", "canceled", "timeout",
+    "proto",   "auth",    "oom",    "other",      NULL};
 static const char *const pipes_stat[] = {"pipes", NULL};
 
 void
@@ -281,24 +304,32 @@ cut_link_baseline(struct cut *c, uint32_t pipe)
 	pthread_mutex_unlock(&c->link_mu);
 }
 
-int
+void
 cut_link_check(struct cut *c)
 {
 	nng_time now = nng_clock();
-	int stopped = rpc_reaper_stopped(), relink = 0;
+	int stopped = rpc_reaper_stopped();
 	int lost = atomic_load(&c->lost);
 
 	if (!c->has_app || (!lost && !stopped))
-		return 0;
+		return;
 	pthread_mutex_lock(&c->link_mu);
 	if (now - c->link_checked < CUT_LINK_CHECK_MS) {
 		pthread_mutex_unlock(&c->link_mu);
-		return 0;
+		return;
 	}
 	c->link_checked = now;
-	if (lost && !stopped) {
-		if (atomic_load(&c->cur_pipe) == 0 &&
-		    now - atomic_load(&c->lost_at) >= CUT_REAPER_WAIT_MS &&
+	if (lost && atomic_load(&c->cur_pipe) == 0) {
+		uint64_t lost_at = atomic_load(&c->lost_at), since;
+		int64_t n =
+		    rpc_stat_sum("dialer", nng_dialer_id(c->dialer), dial_ends);
+		if (n != c->dial_ends) {
+			c->dial_ends = n;
+			c->dial_at = now;
+		}
+		/* (The later of the loss and the last dial that ended.) */
+		since = c->dial_at > lost_at ? c->dial_at : lost_at;
+		if (!stopped && now - lost_at >= CUT_REAPER_WAIT_MS &&
 		    rpc_stat_sum("socket", nng_socket_id(c->app), pipes_stat) >
 		        0) {
 			rpc_set_reaper_stopped();
@@ -306,7 +337,24 @@ cut_link_check(struct cut *c)
 			                 "connections in this process (a bug of "
 			                 "nng 1.5.2): libcut replaces its "
 			                 "sockets from now on");
-			relink = 1;
+			/* Said to cut_resume(), whatever thread this is: a
+			 * resume that began before knows only this. */
+			atomic_store(&c->link_fix, CUT_LINK_RELINK);
+		} else if (now - since >= CUT_REDIAL_WAIT_MS) {
+			/*
+			 * Nothing dialed, and nothing held: nng's dialer gave
+			 * up.  nng 1.5.2's does for good when a dial fails
+			 * with NNG_ECLOSED (dialer_connect_cb(): "no further
+			 * action"), as when the daemon dies while our
+			 * connection waits in its listener's queue: the
+			 * handshake's header then meets EPIPE, which nng
+			 * calls NNG_ECLOSED.  A new dialer; once the reaper
+			 * stopped, a new socket (the old holds its dead
+			 * connection, and pair1 takes one only).
+			 */
+			atomic_store(&c->link_fix, stopped ? CUT_LINK_RELINK
+			                                   : CUT_LINK_REDIAL);
+			c->dial_at = now; /* again only after as long */
 		}
 	} else if (!lost) {
 		uint32_t live = atomic_load(&c->live);
@@ -325,7 +373,6 @@ cut_link_check(struct cut *c)
 		}
 	}
 	pthread_mutex_unlock(&c->link_mu);
-	return relink;
 }
 
 /* A daemon that closes our connections before answering has another
@@ -350,6 +397,7 @@ open_app(struct cut *c, const char *app_url, const char *node)
 		c->test_stopped_reaper = 1;
 		rpc_set_reaper_stopped();
 	}
+	c->test_dead_dialer = getenv("CUT_TEST_DEAD_DIALER") != NULL;
 	if ((rv = open_link(c, &c->app, &c->dialer,
 	                    CUT_HELLO_MAX_MESSAGE + CUT_FRAME_SLACK)) != 0)
 		return rpc_nng_error(rv);

@@ -108,10 +108,12 @@ struct cut {
 	/* Set by cut_open() and never changed after. */
 	int has_app;
 	int test_stopped_reaper; /* CUT_TEST_STOPPED_REAPER (cut.c) */
+	int test_dead_dialer;    /* CUT_TEST_DEAD_DIALER (resume.c) */
 	char *app_url;
 	char *control_url;
 	/* The link's socket and dialer: replaced only by cut_relink(), with
-	 * re_mu, q_mu and send_mu held. */
+	 * re_mu, q_mu, send_mu and link_mu held; the dialer alone also by
+	 * cut_redial(), with re_mu and link_mu held. */
 	nng_socket app;
 	nng_dialer dialer;
 	atomic_uint app_gen; /* how many times it was replaced */
@@ -138,6 +140,12 @@ struct cut {
 	uint64_t link_checked; /* nng_clock() of the last look */
 	int64_t link_errs;     /* the dialer's error count, as of... */
 	uint32_t errs_pipe;    /* ...this live connection */
+	int64_t dial_ends;     /* how many dials the dialer ended, as of... */
+	uint64_t dial_at;      /* ...this nng_clock() time, when it changed */
+	/* What a look found to do (CUT_LINK_*), until cut_resume() does
+	 * it: any thread that waits looks, and the one that resumes may not
+	 * be the one that found it. */
+	atomic_int link_fix;
 
 	/* Resuming after the link was lost (resume.c). */
 	pthread_mutex_t re_mu;
@@ -248,25 +256,37 @@ int cut_hello_refused(struct cut *c, const struct appcore_answer *a);
 /*
  * Looks, at most every CUT_LINK_CHECK_MS, at what nng's statistics say of
  * the link (rpc.h, rpc_reaper_stopped()).  Before nng's reaper stopped:
- * returns 1 when the link is lost, nothing was dialed again, and the
- * socket still counts a connection CUT_REAPER_WAIT_MS after the loss: the
- * reaper has stopped (said to rpc_set_reaper_stopped()), and the socket
- * must be replaced (cut_relink()).  After: nng reports no lost connection
- * any more, so a live link whose dialer counts a new error is marked lost
- * here.  Returns 0 otherwise.  Takes link_mu only.
+ * when the link is lost, nothing was dialed again, and the socket still
+ * counts a connection CUT_REAPER_WAIT_MS after the loss, the reaper has
+ * stopped (said to rpc_set_reaper_stopped()), and the socket must be
+ * replaced: link_fix says CUT_LINK_RELINK, and cut_resume() calls
+ * cut_relink().  After: nng reports no lost connection any more, so a
+ * live link whose dialer counts a new error is marked lost here.  Either
+ * way, a lost link whose dialer has ended no dial (connected, refused,
+ * failed) for CUT_REDIAL_WAIT_MS has a dialer that nng gave up on: it is
+ * replaced (CUT_LINK_REDIAL: cut_redial(); once the reaper stopped,
+ * CUT_LINK_RELINK).  Takes link_mu only.
  */
-int cut_link_check(struct cut *c);
+void cut_link_check(struct cut *c);
+#define CUT_LINK_RELINK 1
+#define CUT_LINK_REDIAL 2
 /* Once nng's reaper stopped: notes the dialer's error count as a hello
  * goes on connection pipe, so that cut_link_check() counts as its loss
  * any error after.  re_mu held. */
 void cut_link_baseline(struct cut *c, uint32_t pipe);
 #define CUT_LINK_CHECK_MS  250
 #define CUT_REAPER_WAIT_MS 1000
+/* nng dials again within its reconnect time (1 s, NNG_OPT_RECONNMINT) of
+ * a failed dial: twice that with no dial ended means it gave up. */
+#define CUT_REDIAL_WAIT_MS 2000
 
 /* Replaces the link's socket with a new one dialing the same daemon, and
  * leaves the old one open (closing it would wait for the stopped reaper
  * forever).  re_mu held, no frame in flight.  0 or a CUT_E* code. */
 int cut_relink(struct cut *c);
+/* Replaces the link's dialer with a new one on the same socket.  re_mu
+ * held.  0 or a CUT_E* code. */
+int cut_redial(struct cut *c);
 
 /* While resuming: takes frame msg (consumed) in if it holds the answer
  * to the hello (appcore_hello_frame()), and returns 1; drops it (from

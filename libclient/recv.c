@@ -281,7 +281,7 @@ wait_items(struct cut *c, int timeout_ms, nng_time deadline)
 
 	pthread_mutex_lock(&c->q_mu);
 	while (!appq_ready(&c->q)) {
-		(void)cut_link_check(c);
+		cut_link_check(c);
 		if (c->recv_err != 0) {
 			rv = c->recv_err;
 			break;

@@ -148,7 +148,7 @@ int
 cut_resume(struct cut *c, int timeout_ms)
 {
 	nng_time deadline = nng_clock() + (timeout_ms > 0 ? timeout_ms : 0);
-	int rv = CUT_ECLOSED, done;
+	int rv = CUT_ECLOSED, done, fix;
 
 	if (!atomic_load(&c->lost))
 		return 0;
@@ -164,15 +164,28 @@ cut_resume(struct cut *c, int timeout_ms)
 		/* nng dials no connection again once its reaper stopped
 		 * (rpc.h): a new socket, at once. */
 		c->need_relink = rpc_reaper_stopped();
+		/* For the tests: nng's dialer gives up as the daemon dies,
+		 * which nothing can make nng do on purpose
+		 * (cut_link_check()). */
+		if (c->test_dead_dialer)
+			(void)nng_dialer_close(c->dialer);
 	}
 	for (;;) {
 		/* A hello goes on each new connection, once, and only
 		 * when one is up and nothing else can go before it. */
 		uint32_t pipe = atomic_load(&c->cur_pipe);
 		/* Lost, and nng holds on to the closed connection instead
-		 * of dialing again: its reaper stopped just now. */
-		if (pipe == 0 && cut_link_check(c))
+		 * of dialing again: its reaper stopped just now (found by
+		 * this look or any thread's before). */
+		if (pipe == 0)
+			cut_link_check(c);
+		fix = atomic_exchange(&c->link_fix, 0);
+		if (fix == CUT_LINK_RELINK)
 			c->need_relink = 1;
+		/* Or nng's dialer gave up on dialing. */
+		if (fix == CUT_LINK_REDIAL && !c->need_relink &&
+		    atomic_load(&c->cur_pipe) == 0)
+			(void)cut_redial(c);
 		if (c->need_relink && nothing_in_flight(c) &&
 		    cut_relink(c) == 0) {
 			c->need_relink = 0;

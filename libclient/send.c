@@ -174,7 +174,7 @@ await_room(struct cut *c, size_t i, size_t len, int timeout_ms)
 	uint64_t v;
 
 	while (!appcore_room(&c->k, i, len)) {
-		(void)cut_link_check(c);
+		cut_link_check(c);
 		/* Credit comes back on the link, once it is back. */
 		if (atomic_load(&c->lost) || c->send_err != 0)
 			return c->send_err != 0 ? c->send_err : CUT_ECLOSED;
@@ -396,7 +396,7 @@ cut_flush(struct cut *c, int timeout_ms)
 			}
 			cut_wait_slice(&c->send_cv, &c->send_mu, timeout_ms,
 			               deadline);
-			(void)cut_link_check(c);
+			cut_link_check(c);
 		}
 		if (rv == 0 && c->send_err != 0)
 			rv = c->send_err;
