@@ -40,7 +40,10 @@
  *            admins
  *   answer   NOW: answered when the handler returns; COMMIT: an OK answer
  *            is held until the turn's database batch commits (a change
- *            acknowledged and then lost would come back); LATER: the
+ *            acknowledged and then lost would come back; a snapshot id
+ *            answered before its row is stored would name nothing after a
+ *            crash, though every id a Start answered must end complete or
+ *            aborted); LATER: the
  *            handler may keep the request and answer it later (Wait until
  *            the snapshot ends, Restore until every node has answered)
  *   route    the HTTP API's path for it (http.c; GET only, so only READ
@@ -74,7 +77,7 @@
  */
 #define CUT_CTLTAB(X)                                                          \
 X(CUTPROTO_METHOD_START,           start_request,    start_reply,          \
-    do_start,           START, NOW,    NULL,                 NULL,         \
+    do_start,           START, COMMIT, NULL,                 NULL,         \
     "snapshot", "starts a snapshot")                                           \
 X(CUTPROTO_METHOD_GET,             get_request,      snapshot_info,        \
     do_get,             READ,  NOW,    "/v1/snapshots/{id}", http_snapshot, \

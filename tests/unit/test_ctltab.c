@@ -193,7 +193,8 @@ Test(ctltab, replies_held_or_deferred)
 		if (strcmp(m, CUTPROTO_METHOD_WAIT) == 0 ||
 		    strcmp(m, CUTPROTO_METHOD_RESTORE) == 0)
 			cr_assert_eq(r->answer, CTLTAB_LATER, "%s", m);
-		else if (strcmp(m, CUTPROTO_METHOD_DELETE) == 0 ||
+		else if (strcmp(m, CUTPROTO_METHOD_START) == 0 ||
+		         strcmp(m, CUTPROTO_METHOD_DELETE) == 0 ||
 		         strcmp(m, CUTPROTO_METHOD_KEEP) == 0)
 			cr_assert_eq(r->answer, CTLTAB_COMMIT, "%s", m);
 		else
