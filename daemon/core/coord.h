@@ -33,7 +33,7 @@
  *
  * Calls that can fail return 0 or an E_* code (cuterr.h); a struct
  * errinfo, where given, gets the words.  Everything a node logs goes
- * through log.h, which each program provides.
+ * through the base layer's log (base/log.h).
  */
 #ifndef CUT_COORD_H
 #define CUT_COORD_H

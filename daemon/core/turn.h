@@ -1,7 +1,7 @@
 /*
  * turn.h - one turn of a daemon's loop, over a port.
  *
- * cutd (shell/cutd.c) and the simulation (lab/simnet.c) run a node the
+ * cutd (shell/cutd.c) and the simulation (sim/simnet.c) run a node the
  * same way: whenever something may have happened (a frame, a closed
  * connection, a call, a timer), they call turn_run(), which does the
  * turn in its one order and with its one set of rules:

@@ -8,7 +8,7 @@
  * around one appcore, each part of it guarded by the shell's locks (see
  * cut_int.h): the up stream (channels, out buffer) by send_mu, the down
  * stream's counts (handed, sources) by taken_mu.  The simulation
- * (daemon/lab/simapp.c) drives the same functions for every simulated
+ * (daemon/sim/simapp.c) drives the same functions for every simulated
  * application, so the code it checks is the code applications link.
  *
  * What it holds:

@@ -12,7 +12,7 @@
  * it and not yet taken.
  *
  * libcut (recv.c) keeps one under q_mu and receives into it on nng's
- * thread; the simulation (daemon/lab/simapp.c) keeps one per simulated
+ * thread; the simulation (daemon/sim/simapp.c) keeps one per simulated
  * application.  Frames stay where their owner put them: the queue holds
  * an opaque owner pointer beside the body and gives it back to the free
  * callback once the frame is taken or dropped, so libcut queues nng

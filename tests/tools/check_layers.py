@@ -7,9 +7,11 @@ Each folder of daemon/ is a layer and may include headers only from the
 layers below it (and from proto/'s generated code and error table, the
 system and its libraries).  libclient/ (libcut) includes nothing of daemon/; its
 protocol core, libclient/core/ (pure), includes only the public header,
-and the simulation (daemon/lab) runs it; its
+and the simulation (daemon/sim) runs it (so it sees that header too); its
 command-line client, libclient/cutctl/, may include the base layer (the
-cluster file).  And no header of ours may include itself through others:
+cluster file).  A layer's internal/ folder (a PRIVATE include directory
+of its library) holds headers that only its own folder may include.
+And no header of ours may include itself through others:
 the check looks for cycles among every #include "..." of daemon/ and
 libclient/.  Prints each violation and exits 1 if there is any.
 """
@@ -22,8 +24,9 @@ ALLOWED = {
     "daemon/base": ["daemon/base"],
     "daemon/core": ["daemon/core", "daemon/base"],
     "daemon/store": ["daemon/store", "daemon/core", "daemon/base"],
-    "daemon/lab": ["daemon/lab", "daemon/store", "daemon/core",
-                   "daemon/base", "libclient/core"],
+    "daemon/lab": ["daemon/lab", "daemon/core", "daemon/base"],
+    "daemon/sim": ["daemon/sim", "daemon/lab", "daemon/store", "daemon/core",
+                   "daemon/base", "libclient/core", "libclient/include/cut"],
     "daemon/shell": ["daemon/shell", "daemon/store", "daemon/core",
                      "daemon/base"],
     "libclient": ["libclient", "libclient/core", "libclient/include/cut"],
@@ -56,14 +59,20 @@ def self_test():
         put("daemon/core/b.h", '#include "a.h"\n')
         put("daemon/core/c.c", '#include "cutd.h"\n')
         put("daemon/shell/cutd.h", '#include "a.h"\n')
+        os.makedirs(os.path.join(t, "daemon/core/internal"))
+        put("daemon/core/internal/i.h", "\n")
+        put("daemon/core/d.c", '#include "i.h"\n')
+        put("daemon/store/s.c", '#include "i.h"\n')
         bad = subprocess.run([sys.executable, __file__, t],
                              capture_output=True, text=True)
         put("daemon/core/b.h", "\n")
         put("daemon/core/c.c", '#include "a.h"\n')
+        put("daemon/store/s.c", "\n")
         good = subprocess.run([sys.executable, __file__, t],
                               capture_output=True, text=True)
     ok = (bad.returncode == 1 and "include cycle" in bad.stdout and
-          "may only include" in bad.stdout and good.returncode == 0)
+          "may only include" in bad.stdout and
+          "internal to daemon/core" in bad.stdout and good.returncode == 0)
     print("self-test", "passed" if ok else "FAILED")
     if not ok:
         print(bad.stdout, good.stdout)
@@ -76,10 +85,13 @@ def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "."
     files = {}  # path relative to root -> folder
     for folder in ALLOWED:
-        d = os.path.join(root, folder)
-        for name in sorted(os.listdir(d)):
-            if name.endswith((".c", ".h")):
-                files[os.path.join(folder, name)] = folder
+        for sub in (folder, os.path.join(folder, "internal")):
+            d = os.path.join(root, sub)
+            if not os.path.isdir(d):
+                continue
+            for name in sorted(os.listdir(d)):
+                if name.endswith((".c", ".h")):
+                    files[os.path.join(sub, name)] = folder
     by_name = {}
     for path, folder in files.items():
         by_name.setdefault(os.path.basename(path), []).append(path)
@@ -109,6 +121,9 @@ def main():
                 errors.append(f"{path}: includes {target}, but "
                               f"{folder} may only include "
                               f"{', '.join(ALLOWED[folder])}")
+            elif "/internal/" in target and files[target] != folder:
+                errors.append(f"{path}: includes {target}, which is "
+                              f"internal to {files[target]}")
     # Cycles, by depth-first search.
     state = {}
     stack = []

@@ -20,7 +20,7 @@ PATH = re.compile(r"(?<![\w./-])((?:%s)/[\w./-]*\.(?:c|h|py|sh|md|txt|proto|"
                   r"patch|sql|service|conf|html|js|[1-8]))(?![\w-])" %
                   "|".join(re.escape(t) for t in TOPS))
 # A path inside daemon/ or libclient/ named from there ("shell/port.c").
-REL = re.compile(r"(?<![\w./-])((?:base|core|store|shell|lab|web|cutctl)/"
+REL = re.compile(r"(?<![\w./-])((?:base|core|store|shell|lab|sim|web|cutctl)/"
                  r"\w+\.(?:c|h|html|js))(?![\w-])")
 REL_ROOTS = ("daemon", "libclient", "")
 # Files that name paths of a tree they make (check_layers.py's self-test).

@@ -57,7 +57,7 @@ struct h {
 	struct store *st;
 	struct coord *c;
 	int64_t now, wall;
-	/* The port in front of st (lab/store_fault.h), the faults it
+	/* The port in front of st (sim/store_fault.h), the faults it
 	 * injects and the counts of its calls. */
 	struct store_fault port;
 	struct h_fault fault[STORE_OP_COUNT];

@@ -4,7 +4,7 @@
  * p0 of p0, p1, p2 on a real store).
  *
  * The port (struct fake) does what cutd's (shell/port.c) and the
- * simulation's (lab/simnet.c) do, without sockets: it holds queues of
+ * simulation's (sim/simnet.c) do, without sockets: it holds queues of
  * frames in, takes or refuses each frame sent, reports the connections
  * that opened and closed, and writes down every call, so that a test can
  * say which frame went where, in which turn, and which was freed.  Each

@@ -1,7 +1,7 @@
 /*
  * store_fault.h - a store port in front of another that fails the calls
  * a policy chooses, the way SQLite fails on a full disk or an I/O error
- * (store_fault.c).  The simulation's storage faults (lab/simdb.c) and the
+ * (store_fault.c).  The simulation's storage faults (sim/simdb.c) and the
  * coordinator tests' injected failures (tests/unit/coord_harness.c) are
  * two policies over it.
  *

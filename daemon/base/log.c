@@ -2,8 +2,9 @@
  * log.c - leveled lines on stderr, with journald prefixes when the journal
  * is listening.
  *
- * The two settings are the daemon's own and change only through
+ * The two settings are the program's own and change only through
  * log_init(), from its main thread; every log call only reads them.
+ * cutd sets them from --log-level, `cutlab sim` from --verbose.
  */
 #include "log.h"
 

@@ -1,7 +1,10 @@
 /*
  * log.h - the daemon's log, on stderr.
  *
- * Only the daemon's top level logs; libraries and the engine return codes.
+ * In the base layer, below everything that logs: the coordinator (core/),
+ * the judge (store/judge.c), cutd (shell/) and `cutlab sim` all
+ * log through it, and every program gets the same lines (log.c).
+ * The engine and the libraries below the coordinator return codes.
  * When stderr is the systemd journal (JOURNAL_STREAM names it) every line
  * starts with a "<N>" priority prefix that journald turns into a level;
  * otherwise lines carry a readable level word.

@@ -1,7 +1,7 @@
 /*
  * config_ini.h - the INI layer under the cluster file, internal to
- * cutconfig: inih, asked about one line at a time so that it says what a
- * whole-file parse keeps to itself.
+ * cutbase (config.c): inih, asked about one line at a time so that it
+ * says what a whole-file parse keeps to itself.
  *
  * It gives the line of every section header and key, reports section
  * headers even when no key follows them, reports every syntax error (a

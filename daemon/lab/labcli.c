@@ -1,6 +1,7 @@
 /*
- * cutlab - the deterministic lab: runs the real snapshot engine over
- * simulated clusters and shows the cut it records.
+ * labcli.c - cutlab's commands but sim: the deterministic lab, which runs
+ * the real snapshot engine over simulated clusters and shows the cut it
+ * records (lab_main(), called by cutlab's main in sim/cutlab.c).
  *
  *   cutlab audit [--markers classic|counted] [--cut aligned|unaligned]
  *                [--json] [--verbose]
@@ -10,7 +11,8 @@
  *   cutlab sim [--nodes N|LO-HI] [--seed S] [--runs R] [--faults LIST] ...
  *
  * sim runs whole clusters of coordinators (the daemon's core) with their
- * databases, a network and applications, on simulated time: see sim.c.
+ * databases, a network and applications, on simulated time: see
+ * sim/sim.c.  It is named here only in the usage text.
  *
  * Output with the default aligned cut is what it always was; the unaligned
  * cut adds its name and the messages recorded from the applications' down
@@ -24,9 +26,9 @@
 #include "cutjson.h"
 #include "lab.h"
 #include "labaudit.h"
+#include "labcli.h"
 #include "labprops.h"
 #include "script.h"
-#include "sim.h"
 
 #define EX_USAGE    64
 #define EX_DATAERR  65
@@ -537,7 +539,7 @@ cmd_props(int argc, char **argv)
 }
 
 int
-main(int argc, char **argv)
+lab_main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
@@ -553,8 +555,6 @@ main(int argc, char **argv)
 		return cmd_run(argc - 2, argv + 2);
 	if (strcmp(argv[1], "props") == 0)
 		return cmd_props(argc - 2, argv + 2);
-	if (strcmp(argv[1], "sim") == 0)
-		return sim_main(argc - 2, argv + 2);
 	usage(stderr);
 	return EX_USAGE;
 }
