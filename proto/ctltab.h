@@ -40,10 +40,13 @@
  *            admins
  *   answer   NOW: answered when the handler returns; COMMIT: an OK answer
  *            is held until the turn's database batch commits (a change
- *            acknowledged and then lost would come back; a snapshot id
- *            answered before its row is stored would name nothing after a
- *            crash, though every id a Start answered must end complete or
- *            aborted); LATER: the
+ *            acknowledged and then lost would come back), and a lost
+ *            batch answers a storage error instead; BATCH: held until the
+ *            batch ends, committed or lost, then answered as made (Start:
+ *            an id answered before its row is stored would name nothing
+ *            after a kill -9; in a lost batch the snapshot ends aborted
+ *            with the storage failure as its reason, which Get and Wait
+ *            tell); LATER: the
  *            handler may keep the request and answer it later (Wait until
  *            the snapshot ends, Restore until every node has answered)
  *   route    the HTTP API's path for it (http.c; GET only, so only READ
@@ -77,7 +80,7 @@
  */
 #define CUT_CTLTAB(X)                                                          \
 X(CUTPROTO_METHOD_START,           start_request,    start_reply,          \
-    do_start,           START, COMMIT, NULL,                 NULL,         \
+    do_start,           START, BATCH,  NULL,                 NULL,         \
     "snapshot", "starts a snapshot")                                           \
 X(CUTPROTO_METHOD_GET,             get_request,      snapshot_info,        \
     do_get,             READ,  NOW,    "/v1/snapshots/{id}", http_snapshot, \
@@ -119,7 +122,7 @@ X(CUTPROTO_METHOD_SCHEDULE_RESUME, schedule_request, schedule_status,      \
 enum ctltab_perm { CTLTAB_READ, CTLTAB_START, CTLTAB_ADMIN };
 
 /* The answer column. */
-enum ctltab_answer { CTLTAB_NOW, CTLTAB_COMMIT, CTLTAB_LATER };
+enum ctltab_answer { CTLTAB_NOW, CTLTAB_BATCH, CTLTAB_COMMIT, CTLTAB_LATER };
 
 /* The columns every side shares, of one row. */
 struct ctltab_row {

@@ -1443,7 +1443,8 @@ denied(struct cutd *d, nng_msg *req, const char *method, struct reply *r)
  * until that batch commits: a Delete acknowledged and then lost would
  * come back.  Takes r's body and req. */
 static void
-hold(struct cutd *d, nng_msg *req, uint64_t request_id, struct reply *r)
+hold(struct cutd *d, nng_msg *req, uint64_t request_id, struct reply *r,
+     int as_made)
 {
 	struct held_reply *h = calloc(1, sizeof(*h));
 
@@ -1459,6 +1460,7 @@ hold(struct cutd *d, nng_msg *req, uint64_t request_id, struct reply *r)
 	memcpy(h->message, r->message, sizeof(h->message));
 	h->body = r->has_body ? r->body : NULL;
 	h->len = r->len;
+	h->as_made = as_made;
 	r->body = NULL;
 	h->next = d->held;
 	d->held = h;
@@ -1485,7 +1487,7 @@ control_committed(struct cutd *d, int lost)
 	while ((h = d->held) != NULL) {
 		struct reply r = {0};
 		d->held = h->next;
-		if (lost) {
+		if (lost && !h->as_made) {
 			fail(&r, E_STORAGE,
 			     "storage: the change was lost with its database "
 			     "batch; nothing changed, try again");
@@ -1529,10 +1531,13 @@ control_request(struct cutd *d, nng_msg *req)
 		nng_msg_free(req);
 	} else if (!dispatch(d, req, rq, &r)) {
 		const struct ctltab_row *row = ctltab_find(rq->method);
-		if (row != NULL && row->answer == CTLTAB_COMMIT &&
+		if (row != NULL &&
+		    (row->answer == CTLTAB_COMMIT ||
+		     row->answer == CTLTAB_BATCH) &&
 		    r.status == CUT__V1__STATUS_CODE__OK &&
 		    coord_batch_open(d->coord)) {
-			hold(d, req, rq->request_id, &r);
+			hold(d, req, rq->request_id, &r,
+			     row->answer == CTLTAB_BATCH);
 		} else {
 			send_reply(d, req, rq->request_id, &r);
 			nng_msg_free(req);

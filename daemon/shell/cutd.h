@@ -81,6 +81,7 @@ struct held_reply {
 	char message[256];
 	uint8_t *body;
 	size_t len;
+	int as_made; /* answered as made even if the batch is lost (BATCH) */
 	struct held_reply *next;
 };
 

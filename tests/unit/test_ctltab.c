@@ -111,6 +111,7 @@ Test(ctltab, methods_are_unique_and_every_row_is_whole)
 		          "%s: %s", r->method, r->perm);
 		cr_assert(strcmp(r->answer, "NOW") == 0 ||
 		              strcmp(r->answer, "COMMIT") == 0 ||
+		              strcmp(r->answer, "BATCH") == 0 ||
 		              strcmp(r->answer, "LATER") == 0,
 		          "%s: %s", r->method, r->answer);
 		cr_assert_not_null(r->verb, "%s", r->method);
@@ -193,8 +194,9 @@ Test(ctltab, replies_held_or_deferred)
 		if (strcmp(m, CUTPROTO_METHOD_WAIT) == 0 ||
 		    strcmp(m, CUTPROTO_METHOD_RESTORE) == 0)
 			cr_assert_eq(r->answer, CTLTAB_LATER, "%s", m);
-		else if (strcmp(m, CUTPROTO_METHOD_START) == 0 ||
-		         strcmp(m, CUTPROTO_METHOD_DELETE) == 0 ||
+		else if (strcmp(m, CUTPROTO_METHOD_START) == 0)
+			cr_assert_eq(r->answer, CTLTAB_BATCH, "%s", m);
+		else if (strcmp(m, CUTPROTO_METHOD_DELETE) == 0 ||
 		         strcmp(m, CUTPROTO_METHOD_KEEP) == 0)
 			cr_assert_eq(r->answer, CTLTAB_COMMIT, "%s", m);
 		else
