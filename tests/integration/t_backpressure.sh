@@ -78,10 +78,10 @@ all_received() {
 
 # 1. The paused receiver.
 start --pause-ms 5000
-i=0
-while [ $i -lt 15 ]; do sample; sleep 0.2; i=$((i + 1)); done
-# On a busy machine the sender may not have begun yet: looked at again
-# until its messages wait in the window (the bound holds at any time).
+# While the receiver's pause lasts (first, since on a busy machine the
+# sampling below can outlast it): looked at again until the sender's
+# messages wait in the window, as the sender may not have begun yet (the
+# bound holds at any time).
 waiting() {
 	sample
 	used=$(p0p1 window_used_bytes)
@@ -89,6 +89,8 @@ waiting() {
 	[ "$used" -gt 0 ]
 }
 retry 10 waiting || fail "p0 sent nothing to p1: $(ctl 0 status)"
+i=0
+while [ $i -lt 15 ]; do sample; sleep 0.2; i=$((i + 1)); done
 # A 1 MiB window of 10 KB messages that count 1 KiB more each: 95 at most.
 [ "$used" -gt 0 ] && [ "$used" -le 1048576 ] && [ "$queued" -le 95 ] ||
 	fail "the window does not hold the sender back: $used bytes, $queued messages"
