@@ -7,7 +7,8 @@
  * go on p's connection to q's listener.  A connection is TCP as the
  * daemons see it: FIFO (each frame arrives after the one before it, each
  * with its own latency and now and then a spike), never losing or
- * duplicating a frame on its own.  What breaks it:
+ * duplicating a frame on its own, except under the fault lose
+ * (simnet_lose_random()).  What breaks it:
  *
  *   - a reset (a dropped segment, a middlebox, a crash at either end):
  *     the frames in flight are lost, and each end hears of the close a
@@ -131,8 +132,9 @@ latency(struct sim *s, size_t a, size_t b)
 	return ms;
 }
 
-/* A frame on k vanished (simnet_lose_random()): neither end hears of it,
- * and both may wait a RESEND_MS for the link's resend. */
+/* A frame on a's connection to b, or on b's (carrying a's acks), vanished:
+ * until what a had sent then is acked, the link a -> b may wait for a's
+ * timer resend (recovered()). */
 static void
 lost_on(struct sim *s, size_t a, size_t b)
 {
@@ -1003,20 +1005,33 @@ simnet_handshake(struct sim *s, struct sim_node *n, size_t peer)
 		fault_reset(s, d->cur);
 }
 
-void
-simnet_reset_random(struct sim *s)
+/* A random open connection (not reset, not closing), holding a frame if
+ * busy says so; NULL if there is none.  One draw. */
+static struct sim_conn *
+random_conn(struct sim *s, int busy)
 {
 	size_t live = 0, pick;
 	struct sim_conn *k;
 
 	for (k = s->conns; k != NULL; k = k->next)
-		live += !k->dead && !k->closing;
+		live += !k->dead && !k->closing && (!busy || k->q.n > 0);
 	if (live == 0)
-		return;
+		return NULL;
 	pick = (size_t)sim_rand(s, live);
 	for (k = s->conns; k != NULL; k = k->next)
-		if (!k->dead && !k->closing && pick-- == 0)
+		if (!k->dead && !k->closing && (!busy || k->q.n > 0) &&
+		    pick-- == 0)
 			break;
+	return k;
+}
+
+void
+simnet_reset_random(struct sim *s)
+{
+	struct sim_conn *k = random_conn(s, 0);
+
+	if (k == NULL)
+		return;
 	sim_trace(s, "reset of %s -> %s (connection %u, %zu frames lost)",
 	          s->nodes[k->src].name, s->nodes[k->dst].name, k->id, k->q.n);
 	fault_reset(s, k);
@@ -1032,19 +1047,12 @@ simnet_reset_random(struct sim *s)
 void
 simnet_lose_random(struct sim *s, int64_t spell, unsigned pm)
 {
-	size_t live = 0, pick, at;
-	struct sim_conn *k;
+	struct sim_conn *k = random_conn(s, spell == 0);
 	struct sim_frame *prev = NULL, *f;
+	size_t at;
 
-	for (k = s->conns; k != NULL; k = k->next)
-		live += !k->dead && !k->closing && (spell > 0 || k->q.n > 0);
-	if (live == 0)
+	if (k == NULL)
 		return;
-	pick = (size_t)sim_rand(s, live);
-	for (k = s->conns; k != NULL; k = k->next)
-		if (!k->dead && !k->closing && (spell > 0 || k->q.n > 0) &&
-		    pick-- == 0)
-			break;
 	if (spell > 0) {
 		sim_trace(s,
 		          "%s -> %s (connection %u) loses %u per mille of "
