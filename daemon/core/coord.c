@@ -216,6 +216,21 @@ coord_commit(struct coord *c)
 	return 0;
 }
 
+int
+coord_next_event(struct coord *c, struct coord_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	if (c->rs.end_due && c->rs.phase == RS_IDLE) {
+		c->rs.end_due = 0;
+		ev->kind = COORD_EV_RESTORE_ENDED;
+		snprintf(ev->id, sizeof(ev->id), "%s", c->rs.id);
+		ev->initiator = 1;
+		ev->complete = c->rs.result == 1;
+		return 1;
+	}
+	return snap_next_end(c, ev);
+}
+
 const char *
 coord_degraded(const struct coord *c)
 {

@@ -298,6 +298,33 @@ struct coord_restore_view {
 };
 void coord_restore_view(const struct coord *c, struct coord_restore_view *ret);
 
+/* ---- Events ----
+ *
+ * What happened that the caller reacts to, so that it need not ask every
+ * turn: the daemon's shell answers Wait and Restore calls and judges the
+ * conditions on them (turn.c takes every event after each commit).  An
+ * event is told once, when what it says can be read: a snapshot's end
+ * once it is on disk or never will be (coord_snap_view.ended), in the
+ * order found.  Nothing is queued: the coordinator marks what it has not
+ * told, so none is lost and a caller that takes none costs nothing. */
+enum coord_event_kind {
+	/* Snapshot id ended here, complete (this node's part, or at the
+	 * initiator the whole snapshot) or aborted. */
+	COORD_EV_SNAP_ENDED,
+	/* The restore this node ran (of snapshot id) ended:
+	 * coord_restore_view() says how. */
+	COORD_EV_RESTORE_ENDED,
+};
+struct coord_event {
+	enum coord_event_kind kind;
+	char id[ENGINE_ID_MAX + 1];
+	int initiator; /* this node initiated the snapshot, or ran the
+	                  restore */
+	int complete;  /* ended complete (a restore: done on every node) */
+};
+/* Takes the next event into ev: 1, or 0 when there is none. */
+int coord_next_event(struct coord *c, struct coord_event *ev);
+
 /* ---- Time and storage ---- */
 
 /* Deadlines, resends and expiry. */

@@ -346,6 +346,7 @@ maybe_complete(struct coord *c, struct snap *s)
 	s->state = SNAP_DONE;
 	s->ended_ms = c->now;
 	s->ended_gen = c->batch_gen; /* Wait hears of it once committed */
+	snap_ended(c, s);
 	sched_tell_outcome(c, s, 1, NULL, r.consistent,
 	                   r.consistent ? NULL : r.reason);
 	if (r.consistent)

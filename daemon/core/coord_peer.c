@@ -721,12 +721,14 @@ coord_peer_up(struct coord *c, size_t node)
 	p->ups++;
 	p->hello_due = 1;
 	link_rewind(p->out);
+	log_info("connected to %s", c->cfg->nodes[node].name);
 }
 
 void
 coord_peer_down(struct coord *c, size_t node)
 {
 	c->peers[node].up = 0;
+	log_info("connection to %s closed", c->cfg->nodes[node].name);
 }
 
 int

@@ -715,6 +715,7 @@ coord_restore(struct coord *c, const char *id, uint32_t timeout_ms,
 	snprintf(rs->id, sizeof(rs->id), "%s", id);
 	rs->pgen = rs->gen + 1;
 	rs->restorer = c->self;
+	rs->end_due = 1;
 	rs->timeout_ms = timeout_ms;
 	rs->deadline = c->now + timeout_ms;
 	rs->result = 0;

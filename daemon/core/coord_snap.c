@@ -195,6 +195,7 @@ coord_stop(struct coord *c, const char *reason)
 				          s->id, DB_ERR(c));
 			s->state = SNAP_ABORTED;
 			s->ended_ms = c->now;
+			snap_ended(c, s);
 		}
 }
 
@@ -647,6 +648,7 @@ abort_snap(struct coord *c, struct snap *s, const char *reason)
 	s->state = SNAP_ABORTED;
 	s->ended_ms = c->now;
 	s->ended_gen = c->batch_gen;
+	snap_ended(c, s);
 	snprintf(s->why, sizeof(s->why), "%s", reason);
 	app_forget_request(c, s->id);
 	log_warnx("snapshot %s: aborted: %s", s->id, reason);
@@ -922,6 +924,34 @@ snap_storage_retry(struct coord *c)
 	return rv;
 }
 
+void
+snap_ended(struct coord *c, struct snap *s)
+{
+	if (s->end_told == 0) {
+		s->end_told = 1;
+		c->ends_untold++;
+	}
+}
+
+int
+snap_next_end(struct coord *c, struct coord_event *ev)
+{
+	if (c->ends_untold == 0)
+		return 0;
+	for (struct snap *s = c->snaps; s != NULL; s = s->next) {
+		if (s->end_told != 1 || snap_end_pending(c, s))
+			continue;
+		s->end_told = 2;
+		c->ends_untold--;
+		ev->kind = COORD_EV_SNAP_ENDED;
+		snprintf(ev->id, sizeof(ev->id), "%s", s->id);
+		ev->initiator = s->initiator == c->self;
+		ev->complete = s->state == SNAP_DONE;
+		return 1;
+	}
+	return 0;
+}
+
 int
 snap_end_pending(const struct coord *c, const struct snap *s)
 {
@@ -1030,6 +1060,8 @@ snap_timers(struct coord *c)
 		/* An end not yet written stays until it is. */
 		if ((s->state == SNAP_DONE || s->state == SNAP_ABORTED) &&
 		    !s->unsaved && c->now - s->ended_ms > KEEP_ENDED_MS) {
+			if (s->end_told == 1)
+				c->ends_untold--; /* no one took events */
 			engine_forget(c->eng, s->id);
 			snap_unlink(c, s);
 			snap_free(s);
@@ -1102,6 +1134,7 @@ part_complete(struct coord *c, struct snap *s)
 	s->state = SNAP_DONE;
 	s->ended_ms = c->now;
 	s->ended_gen = c->batch_gen;
+	snap_ended(c, s);
 	/* It goes once this batch commits: sent now, a commit that then
 	 * failed would leave the initiator completing the snapshot with a
 	 * part this node does not hold. */

@@ -3,9 +3,11 @@
  * by which rules).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "turn.h"
+#include "log.h"
 
 int
 turn_init(struct turn *t, struct coord *c, size_t self, size_t nnodes,
@@ -42,6 +44,17 @@ turn_start(struct turn *t, const struct config *cfg, size_t self,
 	return 0;
 }
 
+/* After the commit: what happened, to the shell. */
+static void
+tell_events(struct turn *t)
+{
+	struct coord_event ev;
+
+	while (coord_next_event(t->c, &ev))
+		if (t->p->event != NULL)
+			t->p->event(t->p->ctx, &ev);
+}
+
 void
 turn_stop(struct turn *t, const char *reason)
 {
@@ -54,6 +67,7 @@ turn_stop(struct turn *t, const char *reason)
 	rv = coord_commit(t->c);
 	if (t->p->committed != NULL)
 		t->p->committed(t->p->ctx, rv, now);
+	tell_events(t);
 }
 
 static void
@@ -309,14 +323,36 @@ peer_flush(struct turn *t)
 	}
 }
 
+/* Logs a turn that began at start, whose commit began at commit, if it
+ * took TURN_SLOW_MS or more. */
+static void
+slow_turn(struct turn *t, int64_t start, int64_t commit)
+{
+	int64_t end, wall;
+
+	t->p->clock(t->p->ctx, &end, &wall);
+	if (end - start < TURN_SLOW_MS)
+		return;
+	t->slow_turns++;
+	if (t->slow_logged != 0 && end - t->slow_logged < TURN_SLOW_LOG_MS)
+		return;
+	t->slow_logged = end;
+	log_warnx("one turn of the loop took %" PRId64 " ms (%" PRId64
+	          " ms of it committing to the database): a slow or busy "
+	          "disk, or a machine out of CPU; peers may have seen this "
+	          "node silent (%" PRIu64 " such turns so far)",
+	          end - start, end - commit, t->slow_turns);
+}
+
 void
 turn_run(struct turn *t)
 {
 	const struct turn_port *p = t->p;
-	int64_t now, wall;
+	int64_t start, now, wall;
 	int rv;
 
 	p->clock(p->ctx, &now, &wall);
+	start = now;
 	coord_set_time(t->c, now, wall);
 	events(t, now);
 	receive(t);
@@ -336,6 +372,8 @@ turn_run(struct turn *t)
 	rv = coord_commit(t->c);
 	if (p->committed != NULL)
 		p->committed(p->ctx, rv, now);
+	tell_events(t);
+	slow_turn(t, start, now);
 	/* Nothing goes to a peer before what it stands for (a part, an ack
 	 * of what was recorded) is on disk. */
 	if (!coord_batch_open(t->c))

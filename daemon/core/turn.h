@@ -50,6 +50,11 @@
 #define TURN_BATCHES_MAX 64
 /* A dialer that has not connected for this long is replaced. */
 #define TURN_REDIAL_MS 1000
+/* A turn this long held up every peer and call (a disk that stalls the
+ * database, a machine out of CPU): logged, since peers may have seen
+ * this node silent (DEAD_MS) and dialed again. */
+#define TURN_SLOW_MS     1000
+#define TURN_SLOW_LOG_MS 10000
 /* The longest sleep between turns. */
 #define TURN_SLEEP_MAX_MS 1000
 /* Closed application connections remembered, for a hello that is read
@@ -111,11 +116,13 @@ struct turn_port {
 	                 const Cut__V1__PeerAuth **auth);
 
 	/* The shell's steps: calls (control, HTTP, starts), its own timers,
-	 * and what follows the commit (rv: coord_commit()'s). Each may be
-	 * NULL. */
+	 * what follows the commit (rv: coord_commit()'s), and then each of
+	 * the coordinator's events (coord_next_event()).  Each may be NULL
+	 * (events are then taken and dropped). */
 	void (*calls)(void *ctx);
 	void (*timers)(void *ctx, int64_t now);
 	void (*committed)(void *ctx, int rv, int64_t now);
+	void (*event)(void *ctx, const struct coord_event *ev);
 };
 
 /* What the turn keeps of one peer. */
@@ -138,6 +145,10 @@ struct turn {
 	/* The simulation's planted bug (cutlab sim --self-check deadline):
 	 * the coordinator's timers never run. */
 	int no_timers;
+	/* Turns that took TURN_SLOW_MS or more, and when one was last
+	 * logged (at most one line per TURN_SLOW_LOG_MS). */
+	uint64_t slow_turns;
+	int64_t slow_logged;
 };
 
 /*

@@ -875,34 +875,22 @@ do_restore(struct cutd *d, const struct call *c, const ProtobufCMessage *msg,
 	}
 }
 
-void
-control_wake(struct cutd *d, int64_t now)
+/* Answers the Wait calls on id (NULL: those whose deadline passed by
+ * now), with the snapshot as it stands. */
+static void
+answer_waiters(struct cutd *d, const char *id, int64_t now)
 {
 	struct waiter **pw = &d->waiters, *w;
-
-	if (d->restore_req != NULL) {
-		struct coord_restore_view v;
-		coord_restore_view(d->coord, &v);
-		if (!v.running) {
-			struct reply r = {0};
-			restore_reply(d, &r);
-			send_reply(d, d->restore_req, d->restore_request_id,
-			           &r);
-			free(r.body);
-			nng_msg_free(d->restore_req);
-			d->restore_req = NULL;
-		}
-	}
 
 	while ((w = *pw) != NULL) {
 		struct coord_snap_view v;
 		struct reply r = {0};
 
-		coord_snapshot_view(d->coord, w->id, &v);
-		if (!v.ended && now < w->deadline_ms) {
+		if (id != NULL ? strcmp(w->id, id) != 0 : now < w->deadline_ms) {
 			pw = &w->next;
 			continue;
 		}
+		coord_snapshot_view(d->coord, w->id, &v);
 		*pw = w->next;
 		d->nwaiters--;
 		info_reply(d, &r, w->id, w->include_states,
@@ -913,6 +901,33 @@ control_wake(struct cutd *d, int64_t now)
 		free(r.body);
 		nng_msg_free(w->req);
 		free(w);
+	}
+}
+
+void
+control_wake(struct cutd *d, int64_t now)
+{
+	answer_waiters(d, NULL, now);
+}
+
+void
+control_event(struct cutd *d, const struct coord_event *ev)
+{
+	struct reply r = {0};
+
+	switch (ev->kind) {
+	case COORD_EV_SNAP_ENDED:
+		answer_waiters(d, ev->id, 0);
+		break;
+	case COORD_EV_RESTORE_ENDED:
+		if (d->restore_req == NULL)
+			break; /* answered at once, or its caller is gone */
+		restore_reply(d, &r);
+		send_reply(d, d->restore_req, d->restore_request_id, &r);
+		free(r.body);
+		nng_msg_free(d->restore_req);
+		d->restore_req = NULL;
+		break;
 	}
 }
 

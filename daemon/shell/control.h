@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct cutd;
+struct coord_event;
 
 int control_start(struct cutd *d);
 /* Listens on url with socket s, the listener in *ret; an ipc:// socket
@@ -30,9 +31,12 @@ void control_recv_all(struct cutd *d);
 /* Decodes, checks and answers (or keeps, for Wait) one RpcRequest; takes
  * ownership of req.  Exposed for the fuzz harnesses. */
 void control_request(struct cutd *d, nng_msg *req);
-/* Answers the Wait calls whose snapshot ended (its end committed) or
- * whose deadline passed. */
+/* After the commit: answers the Wait calls whose deadline passed. */
 void control_wake(struct cutd *d, int64_t now);
+/* An event of the coordinator: answers the Wait calls on a snapshot that
+ * ended (its end committed) and the Restore call of a restore that
+ * ended. */
+void control_event(struct cutd *d, const struct coord_event *ev);
 /* The turn's writes committed (lost = 0) or were lost with their batch
  * (lost = 1): answers the calls held for it (Delete), with their result
  * or with UNAVAILABLE. */

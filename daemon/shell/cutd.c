@@ -438,7 +438,6 @@ stop(struct cutd *d)
 		turn_stop(&d->turn, "daemon stopped");
 	/* Before the database closes: what still waits is answered 503. */
 	http_stop(d);
-	judge_free(&d->judge);
 	cond_close(d->cond);
 	store_close(d->store);
 	d->store = NULL;

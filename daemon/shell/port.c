@@ -84,8 +84,8 @@ port_timers(void *ctx, int64_t now)
 	app_timers(d, now);
 }
 
-/* Replies held for the commit (a Delete's), Wait calls whose snapshot
- * ended, the conditions. */
+/* Replies held for the commit (a Delete's), Wait calls whose deadline
+ * passed. */
 static void
 port_committed(void *ctx, int rv, int64_t now)
 {
@@ -94,7 +94,17 @@ port_committed(void *ctx, int rv, int64_t now)
 	if (rv != E_BUSY)
 		control_committed(d, rv == E_STORAGE);
 	control_wake(d, now);
-	judge_turn(&d->judge);
+}
+
+/* What the coordinator says happened: Wait and Restore calls answered,
+ * the conditions judged. */
+static void
+port_event(void *ctx, const struct coord_event *ev)
+{
+	struct cutd *d = ctx;
+
+	control_event(d, ev);
+	judge_event(&d->judge, ev);
 }
 
 void
@@ -123,5 +133,6 @@ cutd_port(struct cutd *d)
 	    .calls = port_calls,
 	    .timers = port_timers,
 	    .committed = port_committed,
+	    .event = port_event,
 	};
 }

@@ -1689,7 +1689,6 @@ run_free(struct sim *s)
 	for (size_t i = 0; i < s->n; i++) {
 		struct sim_node *n = &s->nodes[i];
 		coord_free(n->c);
-		judge_free(&n->judge);
 		cond_close(n->cond);
 		store_close(n->st);
 		simapp_fini(&n->app);

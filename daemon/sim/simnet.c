@@ -735,13 +735,11 @@ judge_wall(void *arg)
 	return sim_wall(((struct sim_node *)arg)->sim);
 }
 
-/* After the commit: the conditions (the sim holds no replies). */
+/* The coordinator's events: the conditions (the sim holds no replies). */
 static void
-port_committed(void *ctx, int rv, int64_t now)
+port_event(void *ctx, const struct coord_event *ev)
 {
-	(void)rv;
-	(void)now;
-	judge_turn(&((struct sim_node *)ctx)->judge);
+	judge_event(&((struct sim_node *)ctx)->judge, ev);
 }
 
 /* The link n -> v is whole within RECOVERY_MS whenever nothing stands in
@@ -852,7 +850,7 @@ static const struct turn_port sim_port = {
     .app_send = port_app_send,
     .app_reply = port_app_reply,
     .calls = port_calls,
-    .committed = port_committed,
+    .event = port_event,
 };
 
 void
@@ -926,7 +924,6 @@ simnet_crash(struct sim *s, struct sim_node *n)
 	turn_fini(&n->turn);
 	coord_free(n->c);
 	n->c = NULL;
-	judge_free(&n->judge);
 	simdb_crash(&n->db);
 	n->crashes++;
 }

@@ -25,22 +25,6 @@ judge_check(const struct config *cfg, struct cond *cond)
 	return bad;
 }
 
-/* Puts a running snapshot started here on the list, once. */
-static void
-note_running(const char *id, void *arg)
-{
-	struct judge *j = arg;
-	struct coord_snap_view v;
-
-	for (size_t i = 0; i < j->npending; i++)
-		if (strcmp(j->pending[i], id) == 0)
-			return;
-	coord_snapshot_view(j->coord, id, &v);
-	if (!v.initiator || j->npending == j->cap)
-		return;
-	snprintf(j->pending[j->npending++], sizeof(j->pending[0]), "%s", id);
-}
-
 /* Judges every condition on snapshot id and records the results.  All
  * of them share JUDGE_BUDGET_MS, so that one snapshot's end never stalls
  * the loop for longer than that; those left without time are recorded
@@ -106,47 +90,17 @@ judge_one(struct judge *j, const char *id)
 }
 
 void
-judge_turn(struct judge *j)
+judge_event(struct judge *j, const struct coord_event *ev)
 {
-	size_t i = 0;
+	struct store_snapshot ss;
 
-	if (j->cfg->nconds == 0 || j->cond == NULL)
+	if (j->cfg->nconds == 0 || j->cond == NULL ||
+	    ev->kind != COORD_EV_SNAP_ENDED || !ev->initiator || !ev->complete)
 		return;
-	if (j->pending == NULL) {
-		j->cap = j->cfg->max_inflight;
-		j->pending = calloc(j->cap, sizeof(*j->pending));
-		if (j->pending == NULL) {
-			j->cap = 0;
-			return;
-		}
-	}
-	coord_foreach_running(j->coord, note_running, j);
-	while (i < j->npending) {
-		struct coord_snap_view v;
-		struct store_snapshot ss;
-		char id[ENGINE_ID_MAX + 1];
-
-		coord_snapshot_view(j->coord, j->pending[i], &v);
-		if (v.known && !v.ended) {
-			i++;
-			continue;
-		}
-		snprintf(id, sizeof(id), "%s", j->pending[i]);
-		/* The last takes its place. */
-		j->npending--;
-		memmove(j->pending[i], j->pending[j->npending],
-		        sizeof(j->pending[0]));
-		if (store_get(j->store, id, &ss) == 0 &&
-		    ss.status == STORE_COMPLETE && ss.consistent == 1 &&
-		    ss.is_initiator)
-			judge_one(j, id);
-	}
-}
-
-void
-judge_free(struct judge *j)
-{
-	free(j->pending);
-	j->pending = NULL;
-	j->npending = j->cap = 0;
+	/* The row, not the event, says whether the audit found it
+	 * consistent. */
+	if (store_get(j->store, ev->id, &ss) == 0 &&
+	    ss.status == STORE_COMPLETE && ss.consistent == 1 &&
+	    ss.is_initiator)
+		judge_one(j, ev->id);
 }

@@ -2,22 +2,17 @@
  * judge.h - the cluster file's conditions ([condition NAME]), judged on
  * every complete, consistent snapshot this node initiated.
  *
- * The coordinator says nothing when a snapshot ends (it is sans-I/O and
- * keeps no listeners), so a judge follows the snapshots its node started:
- * after every turn's commit (judge_turn()) it adds the running ones it has
- * not seen to a small list, bounded by max_snapshots_in_flight, and looks
- * up each one on that list in the coordinator's view.  One that has ended
- * (its end is on disk) leaves the list; if its row says complete and
- * consistent, every condition is judged on it on the read-only connection
- * (cond.c), one deadline each, and the results go to snapshot_conditions
- * through the store, outside the turn's batch.  A snapshot that starts and
- * ends within one turn would be missed; with peers, that cannot happen
- * (markers take a round trip).
+ * The coordinator tells when a snapshot ends (COORD_EV_SNAP_ENDED, once
+ * its end is on disk), and the loop hands each such event to the judge
+ * (judge_event()).  For a snapshot this node initiated whose row says
+ * complete and consistent, every condition is judged on the read-only
+ * connection (cond.c), one deadline each, and the results go to
+ * snapshot_conditions through the store, outside the turn's batch.
  *
  * Conditions run in the daemon's loop, so together they get
  * JUDGE_BUDGET_MS per snapshot (each at most COND_DEADLINE_MS): that
- * bounds how long a snapshot's end can hold the loop up.  cutd runs this
- * after each turn (shell/port.c), and so does every node of `cutlab sim`.
+ * bounds how long a snapshot's end can hold the loop up.  cutd hands it
+ * the events (shell/port.c), and so does every node of `cutlab sim`.
  */
 #ifndef CUT_JUDGE_H
 #define CUT_JUDGE_H
@@ -56,8 +51,6 @@ struct judge {
 	void *arg;
 
 	struct cond_stat stats[CONFIG_MAX_CONDITIONS];
-	char (*pending)[ENGINE_ID_MAX + 1];
-	size_t npending, cap;
 };
 
 /* Checks that every condition of cfg prepares and is allowed, against
@@ -65,12 +58,8 @@ struct judge {
  * and section, and returns 1 if any did not. */
 int judge_check(const struct config *cfg, struct cond *cond);
 
-/* After a turn's commit: notes the snapshots started here that are
- * running, and judges every condition on each of them that has ended
- * complete and consistent. */
-void judge_turn(struct judge *j);
-
-/* Frees what judge_turn() keeps. */
-void judge_free(struct judge *j);
+/* An event of the coordinator: a snapshot this node initiated that
+ * ended complete and consistent gets every condition judged. */
+void judge_event(struct judge *j, const struct coord_event *ev);
 
 #endif

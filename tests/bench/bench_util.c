@@ -234,6 +234,10 @@ bench_rx_msg(struct bench_rx *rx, size_t src, uint64_t tr_seq, const void *data,
 	rx->bytes += len;
 	if (rx->t_first_recv == 0)
 		rx->t_first_recv = now;
+	else if (now - rx->t_last_recv > rx->gap_max) {
+		rx->gap_max = now - rx->t_last_recv;
+		rx->gap_end = now;
+	}
 	rx->t_last_recv = now;
 	if (bench_hdr_get(data, len, &h) != 0) {
 		bench_rx_error(rx, "a %zu-byte message from %s", len,
@@ -337,6 +341,9 @@ bench_rx_print(struct bench_rx *rx)
 	       span, rate, (unsigned long long)rx->t_first_send,
 	       (unsigned long long)rx->t_first_recv,
 	       (unsigned long long)rx->t_last_recv);
+	printf(" gap_max_ns=%llu gap_end_ns=%llu",
+	       (unsigned long long)rx->gap_max,
+	       (unsigned long long)rx->gap_end);
 	if (rx->nlat > 0) {
 		qsort(rx->lat, rx->nlat, sizeof(*rx->lat), cmp64);
 		printf(" lat_n=%zu lat_p50_us=%.1f lat_p99_us=%.1f "

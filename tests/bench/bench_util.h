@@ -72,6 +72,9 @@ struct bench_rx {
 	uint64_t errors;
 	char first_error[256];
 	uint64_t t_first_send, t_first_recv, t_last_recv;
+	/* The longest time between two messages received, and when the
+	 * message that ended it came (ns, bench_now_ns()). */
+	uint64_t gap_max, gap_end;
 	int latency;   /* keep latency samples */
 	uint64_t *lat; /* ns */
 	size_t nlat, caplat;

@@ -28,6 +28,10 @@
  *     any other failure is fatal.  Its state callback reports an empty
  *     state and times cut_buf_set() (state_reply_max_ms).
  *
+ *   cutbench now
+ *
+ *     Prints the monotonic clock the reports' *_ns fields use, in ms.
+ *
  *   cutbench snap --control URL [--count N] [--interval-ms MS]
  *                 [--duration-ms MS] [--snap-timeout-ms MS]
  *                 [--deadline-ms MS]
@@ -86,7 +90,8 @@ usage(void)
 	      "       cutbench snap --control URL [--count N] "
 	      "[--interval-ms MS]\n"
 	      "                    [--duration-ms MS] [--snap-timeout-ms MS] "
-	      "[--deadline-ms MS]\n",
+	      "[--deadline-ms MS]\n"
+	      "       cutbench now\n",
 	      stderr);
 	exit(64);
 }
@@ -513,6 +518,10 @@ main(int argc, char **argv)
 		return run_app(argc, argv);
 	if (strcmp(argv[1], "snap") == 0)
 		return run_snap(argc, argv);
+	if (strcmp(argv[1], "now") == 0) {
+		printf("%llu\n", (unsigned long long)(bench_now_ns() / 1000000));
+		return 0;
+	}
 	usage();
 	return 64;
 }

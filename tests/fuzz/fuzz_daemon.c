@@ -95,8 +95,12 @@ fuzz_daemon_control(struct fuzz_daemon *fd, const uint8_t *data, size_t len)
 void
 fuzz_daemon_turn(struct fuzz_daemon *fd)
 {
+	struct coord_event ev;
+
 	fuzz_coord_turn(fd->f);
 	/* control.c sets a Wait's deadline from the real monotonic clock;
 	 * the simulated one started at its reading and runs ahead of it. */
 	control_wake(&fd->d, fd->f->now);
+	while (coord_next_event(fd->f->c, &ev))
+		control_event(&fd->d, &ev);
 }

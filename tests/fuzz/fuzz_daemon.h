@@ -14,7 +14,8 @@
  * control.c sends (nng_sendmsg() on d->ctl) fails and is freed, as when
  * the client has gone, so the replies are built and packed but seen by
  * no one.  Between frames a turn runs as fuzz_coord_turn(), followed by
- * control_wake() at the simulated clock.
+ * control_wake() at the simulated clock and control_event() for each of
+ * the coordinator's events.
  */
 #ifndef CUT_FUZZ_DAEMON_H
 #define CUT_FUZZ_DAEMON_H
@@ -45,7 +46,8 @@ void fuzz_daemon_app(struct fuzz_daemon *fd, const uint8_t *data, size_t len);
 void fuzz_daemon_control(struct fuzz_daemon *fd, const uint8_t *data,
                          size_t len);
 
-/* The end of a loop turn: fuzz_coord_turn(), then control_wake(). */
+/* The end of a loop turn: fuzz_coord_turn(), control_wake(), then
+ * control_event() for each event. */
 void fuzz_daemon_turn(struct fuzz_daemon *fd);
 
 #endif /* CUT_FUZZ_DAEMON_H */

@@ -2,8 +2,9 @@
 # A partition that heals: nftables drops every packet to and from p2's
 # peer port for 6 s while p0 streams to p2.  Status on p0 says p2 is
 # disconnected during the partition; after it heals the stream resumes
-# within 2 s, every message arrives once and in order, and a snapshot
-# afterwards is consistent.  Needs root and nft (deploy/deps.sh).
+# within 2 s (as the receiving application sees it), every message
+# arrives once and in order, and a snapshot afterwards is consistent.
+# Needs root and nft (deploy/deps.sh).
 . "$(dirname "$0")/lib.sh"
 BENCH=$BIN/tests/bench/cutbench
 command -v nft >/dev/null 2>&1 || fail "nft not installed"
@@ -55,24 +56,14 @@ wait_for "[ \"\$(BIN=$BIN; $CUTCTL --control ipc://$T/p0.ctl --json status | pyt
 	fail "p0 still says p2 is connected $((10 * WAIT_SCALE)) s into the partition"
 echo "ok: p0 says p2 is disconnected"
 sleep 4
-# What one look at p2's count costs (cutctl and python3): on a busy
-# machine it is a good part of a second, and the look that sees the
-# stream move may begin up to one look and a pause after it did.
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-l0=$(now_ms)
+# The partition heals at t_heal (taken before, so that the measure can
+# only be longer), on the clock cutbench reports arrivals with.
 before=$(taken)
-look=$(($(now_ms) - l0))
+t_heal=$("$BENCH" now)
 heal
-t0=$(now_ms)
 resumed() { [ "$(taken)" -gt "$before" ]; }
 retry 10 resumed || fail "the stream did not resume within $((10 * WAIT_SCALE)) s"
-ms=$(($(now_ms) - t0))
-# The README: a link resumes within about a second after a partition
-# heals; 2 s as seen from here, plus what looking costs.
-max=$((2000 + 2 * look + 100))
-[ "$ms" -le "$max" ] ||
-	fail "the stream resumed $ms ms after the partition healed (at most $max; a look takes $look ms)"
-echo "ok: the stream resumed $ms ms after the partition healed (a look takes $look ms)"
+echo "ok: the stream resumed"
 wait_for "[ -f $T/done2 ]" 60 || fail "p2 did not get the whole stream"
 id=$(snapshot 0)
 st=$(wait_done 0 "$id" 20)
@@ -82,5 +73,17 @@ echo "ok: snapshot $id after the partition is consistent"
 kill $r2
 wait $r2 || fail "p2: $(cat "$T/r2.out")"
 grep -q ' ok=1 ' "$T/r2.out" || fail "p2: $(cat "$T/r2.out")"
+# When it resumed, as p2's application saw it: the longest time without
+# a message is the partition, and the message that ended it came at most
+# 2 s after the heal.  The README: a link resumes within about a second
+# after a partition heals (a dialer that has not connected within a
+# second is replaced); the second second is for a busy machine.
+gap_end=$(($(sed -n 's/.* gap_end_ns=\([0-9]*\).*/\1/p' "$T/r2.out") / 1000000))
+[ "$gap_end" -ge "$t_heal" ] ||
+	fail "p2's longest wait for a message ended $((t_heal - gap_end)) ms before the heal: $(cat "$T/r2.out")"
+ms=$((gap_end - t_heal))
+[ "$ms" -le 2000 ] ||
+	fail "the stream resumed $ms ms after the partition healed, as p2's application saw it (at most 2000)"
+echo "ok: the stream resumed $ms ms after the partition healed, as p2's application saw it"
 echo "ok: $(sed -n 's/.* recv=\([0-9]*\) .*/\1/p' "$T/r2.out") messages, whole, in order, once"
 pass "partition"

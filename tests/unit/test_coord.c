@@ -3612,3 +3612,115 @@ Test(stats, snapshots_counted)
 	cr_assert_eq(n.duration_count[3], 1, "an abort has no duration");
 	h_free(h);
 }
+
+/* ---- Events (coord_next_event()) ---- */
+
+/* The next event, which must be a snapshot's end. */
+static struct coord_event
+want_end(struct h *h)
+{
+	struct coord_event ev;
+
+	cr_assert_eq(coord_next_event(h->c, &ev), 1, "an event");
+	cr_assert_eq(ev.kind, COORD_EV_SNAP_ENDED);
+	return ev;
+}
+
+static void
+want_no_event(struct h *h)
+{
+	struct coord_event ev;
+
+	cr_assert_eq(coord_next_event(h->c, &ev), 0, "no event, got %d on %s",
+	             ev.kind, ev.id);
+}
+
+/* A participant's part completes: told once, and only after the commit
+ * made it durable; nothing is told twice. */
+Test(event, part_done_told_once_after_commit)
+{
+	struct h *h = ready(NULL);
+	struct coord_event ev;
+
+	h_marker(h, "p1", 1, P1_SNAP, 0);
+	want_no_event(h);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
+	cr_assert(!h_view(h, P1_SNAP).running);
+	want_no_event(h); /* not committed yet */
+	h_commit(h);
+	ev = want_end(h);
+	cr_assert_str_eq(ev.id, P1_SNAP);
+	cr_assert_eq(ev.initiator, 0);
+	cr_assert_eq(ev.complete, 1);
+	want_no_event(h);
+	h_commit(h);
+	want_no_event(h);
+	h_free(h);
+}
+
+/* An abort is readable at once (in the open batch): told before the
+ * commit, as not complete. */
+Test(event, abort_told_at_once)
+{
+	struct h *h = ready(NULL);
+	struct pb b;
+	struct coord_event ev;
+
+	h_marker(h, "p1", 1, P1_SNAP, 0);
+	pb_init(&b, "p1");
+	pb_abort(&b, 2, P1_SNAP, "p1: says so", 0);
+	h_peer(h, H_C1, &b);
+	ev = want_end(h);
+	cr_assert_str_eq(ev.id, P1_SNAP);
+	cr_assert_eq(ev.complete, 0);
+	want_no_event(h);
+	h_free(h);
+}
+
+/* The initiator's snapshot completes: told as this node's, complete;
+ * ended in the view exactly when told. */
+Test(event, initiator_complete_told)
+{
+	struct h *h = ready(NULL);
+	char sid[ENGINE_ID_MAX + 1];
+	struct coord_event ev;
+
+	snprintf(sid, sizeof(sid), "%s", h_start(h, 0));
+	h_commit(h);
+	want_request(h, sid);
+	h_reply(h, sid, "{\"b\": 0}", 0);
+	h_marker(h, "p1", 1, sid, 0);
+	h_marker(h, "p2", 1, sid, 0);
+	part_of(h, "p1", 2, sid, 0);
+	part_of(h, "p2", 2, sid, 0);
+	cr_assert(!h_view(h, sid).ended);
+	want_no_event(h);
+	h_commit(h);
+	cr_assert(h_view(h, sid).ended);
+	ev = want_end(h);
+	cr_assert_str_eq(ev.id, sid);
+	cr_assert_eq(ev.initiator, 1);
+	cr_assert_eq(ev.complete, 1);
+	want_no_event(h);
+	h_free(h);
+}
+
+/* Ends no one took are forgotten with their snapshot: nothing is told
+ * of a snapshot no longer known. */
+Test(event, untold_end_forgotten_with_its_snapshot)
+{
+	struct h *h = ready(NULL);
+
+	h_marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
+	h_commit(h);
+	h_time(h, KEEP_ENDED_MS + 1);
+	coord_timers(h->c);
+	cr_assert(!h_view(h, P1_SNAP).known);
+	want_no_event(h);
+	h_free(h);
+}

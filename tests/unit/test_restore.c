@@ -901,8 +901,8 @@ Test(restorer, unconfirmed_deletions_go_again)
  * "aborts what is in flight with reason (stored in the open batch) and
  * keeps nothing else running", but a restore in flight is left running:
  * the pending Restore control call is then dropped at exit without an
- * answer (control_wake() answers it only once coord_restore_view() says
- * it is not running), and the prepared nodes hear no PeerRestoreAbort.
+ * answer (control_event() answers it only once the restore's end is
+ * told), and the prepared nodes hear no PeerRestoreAbort.
  * Should: a VOTING restore given up with the reason (give_up(): abort
  * to every node, result set, e.g. E_STATE "daemon stopped").
  */
@@ -1933,7 +1933,7 @@ Test(participant, node_left_behind_can_be_restored_again)
  * (the node is "missed"), and p0's own restore, VOTING, is ended by
  * adopt() without a result (rs->result stays 0, why "") and without a
  * PeerRestoreAbort to the nodes it prepared: the Restore call is then
- * answered by control_wake() with result 0 (no status, no reason).
+ * answered by control_event() with result 0 (no status, no reason).
  * Should: either coord_restore() refuses while a prepared restore is
  * kept (E_STATE), or the own restore is given up with a reason when the
  * late decision comes, and either way p1's decided restore is applied.

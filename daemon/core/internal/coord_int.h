@@ -168,6 +168,9 @@ struct snap {
 	/* Participant: refused while degraded (refuse_degraded()), so that
 	 * no row of it is here and none is written for its end. */
 	int no_row;
+	/* Its end as an event (coord_next_event()): 0 running, 1 ended and
+	 * not told yet, 2 told. */
+	int end_told;
 };
 
 /* The schedule at this node (coord_sched.c). */
@@ -210,6 +213,10 @@ struct coord_restore {
 	 * result 0 while it runs, 1 done, else an E_* code with why. */
 	int result;
 	char why[400];
+	/* A restore this node started (coord_restore()) whose end
+	 * coord_next_event() has not told yet: told once the phase is
+	 * idle, however it got there. */
+	int end_due;
 	/* The application: it registered a restore callback; deliveries
 	 * are held (voting or prepared); AppRestore is to go (app_due) or
 	 * went and AppRestored has not come (app_wait); app_item holds
@@ -248,6 +255,8 @@ struct coord_restore {
 
 struct coord {
 	const struct config *cfg;
+	/* Snapshots whose end_told is 1 (coord_next_event()). */
+	size_t ends_untold;
 	size_t self;
 	const char *name;  /* cfg->nodes[self].name */
 	uint64_t epoch;    /* this run's id */
@@ -484,6 +493,12 @@ int snap_storage_retry(struct coord *c);
 /* 1 if s ended in the turn's batch and that end cannot be read as it is
  * yet: a completion not committed, or any end in a lost turn. */
 int snap_end_pending(const struct coord *c, const struct snap *s);
+/* s just ended here (DONE or ABORTED): its end is told as an event once
+ * it can be read (snap_next_end()). */
+void snap_ended(struct coord *c, struct snap *s);
+/* The next ended snapshot not told yet whose end can be read, as ev;
+ * 0 if none. */
+int snap_next_end(struct coord *c, struct coord_event *ev);
 
 /* The index of the node that initiated id (its name up to the last
  * ':'), or -1. */
