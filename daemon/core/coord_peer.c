@@ -26,7 +26,7 @@
  *   EPOCH UNKNOWN --first batch with an epoch--> EPOCH e
  *   EPOCH e --bound batch with epoch e' != e--> EPOCH e': the peer
  *       restarted: snapshots in progress aborted, both links fresh, every
- *       message its application had not taken queued again (restarted())
+ *       message its application had not taken queued again (peer_restarted())
  *
  * and of the connection we dial to it (up, hello_due):
  *
@@ -347,23 +347,23 @@ send_again(struct coord *c, struct peer *p)
 }
 
 /* The peer restarted: link numbering starts again on both links, while
- * the application channels go on where they stand. */
-static void
-restarted(struct coord *c, struct peer *p)
+ * the application channels go on where they stand.  Returns -1 if the
+ * links could not be made (nothing changed). */
+int
+peer_restarted(struct coord *c, struct peer *p)
 {
 	size_t dropped = link_unacked(p->out), again;
 
-	snap_peer_restarted(c, p->node);
 	if (new_links(p) != 0) {
 		log_err("out of memory resetting links");
-		return;
+		return -1;
 	}
 	again = send_again(c, p);
-	snap_tell_aborts_again(c, p->node);
 	log_warnx("%s restarted; %zu messages its application had not taken "
 	          "go again (%zu items of the old link dropped)",
 	          c->cfg->nodes[p->node].name, again, dropped);
 	p->progress_ms = c->now;
+	return 0;
 }
 
 static void
@@ -377,100 +377,6 @@ void
 coord_peer_bad(struct coord *c, const char *from, const char *what)
 {
 	bad(c, from, what);
-}
-
-/* Hands one in-order item of the link from p to the snapshot logic. */
-static void
-dispatch(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it)
-{
-	const char *from = c->cfg->nodes[p->node].name;
-	int rv = 0;
-
-	switch (it->item_case) {
-	case CUT__V1__PEER_ITEM__ITEM_DATA:
-		if (it->data->payload.len > c->cfg->max_message ||
-		    coord_ctype(it->data->content_type) == NULL) {
-			rv = E_INVAL;
-			break;
-		}
-		rv = snap_data(c, p->node, it->data->app_seq,
-		               coord_ctype(it->data->content_type),
-		               it->data->payload.data, it->data->payload.len);
-		break;
-	case CUT__V1__PEER_ITEM__ITEM_MARKER:
-		/* The same bounds as a Start request's timeout. */
-		if (it->marker->has_timeout_ms &&
-		    (it->marker->timeout_ms < 100 ||
-		     it->marker->timeout_ms > 3600000)) {
-			rv = E_INVAL;
-			break;
-		}
-		rv = snap_marker(
-		    c, p->node, it->marker->snapshot_id, it->marker->count,
-		    it->marker->has_timeout_ms ? it->marker->timeout_ms : 0);
-		if (rv == E_DUP || rv == E_STATE) {
-			log_debug("late or duplicate marker %s from %s",
-			          it->marker->snapshot_id, from);
-			rv = 0;
-		}
-		break;
-	case CUT__V1__PEER_ITEM__ITEM_PART:
-		rv = asm_part(c, p->node, it->part);
-		break;
-	case CUT__V1__PEER_ITEM__ITEM_PART_MESSAGES:
-		rv = asm_part_messages(c, p->node, it->part_messages);
-		break;
-	case CUT__V1__PEER_ITEM__ITEM_ABORT:
-		rv = snap_abort_msg(c, p->node, it->abort->snapshot_id,
-		                    it->abort->reason, it->abort->root_cause);
-		break;
-	case CUT__V1__PEER_ITEM__ITEM_OUTCOME:
-		rv = sched_outcome(c, p->node, it->outcome);
-		break;
-	case CUT__V1__PEER_ITEM__ITEM_OUTCOME_ASK:
-		sched_outcome_ask(c, p->node);
-		break;
-	case CUT__V1__PEER_ITEM__ITEM_FORGET:
-		rv = sched_forget(c, p->node, it->forget);
-		break;
-	case CUT__V1__PEER_ITEM__ITEM_FORGOTTEN:
-		rv = sched_forgotten(c, p->node, it->forgotten);
-		break;
-	case CUT__V1__PEER_ITEM__ITEM_RESTORE_PREPARE:
-		rv = restore_prepare(c, p->node, it->restore_prepare);
-		break;
-	case CUT__V1__PEER_ITEM__ITEM_RESTORE_VOTE:
-		rv = restore_vote(c, p->node, it->restore_vote);
-		break;
-	case CUT__V1__PEER_ITEM__ITEM_RESTORE_ABORT:
-		rv = restore_abort_msg(c, p->node, it->restore_abort);
-		break;
-	case CUT__V1__PEER_ITEM__ITEM_RESTORE_DONE:
-		rv = restore_done(c, p->node, it->restore_done);
-		break;
-	case CUT__V1__PEER_ITEM__ITEM_RENUMBER: {
-		uint64_t numbering = it->renumber->has_numbering
-		                         ? it->renumber->numbering
-		                         : p->epoch;
-		if (numbering != 0 && numbering == p->in_numbering) {
-			log_debug("the channel from %s numbers so already",
-			          from);
-			break;
-		}
-		log_notice("the channel from %s numbers from 1 again: its "
-		           "daemon and application both started afresh",
-		           from);
-		rv = snap_resume_in(c, p->node, 0);
-		p->old_items = app_queued_from(c, p->node);
-		p->renum_next = 1;
-		p->renum_epoch = p->in_numbering = numbering != 0 ? numbering : 1;
-		break;
-	}
-	default:
-		rv = E_INVAL;
-	}
-	if (rv != 0)
-		bad(c, from, err_str(rv));
 }
 
 static uint64_t
@@ -512,41 +418,51 @@ item_seq(const Cut__V1__PeerItem *it)
 
 /* Runs a sequenced item through the link and then any held items it
  * releases. */
-static void
+/* Takes item it, sequenced on the link from p: 1 if it is the next in
+ * order and goes to the layers above now (then so do those
+ * peer_release() gives), 0 if it was held for a gap or dropped. */
+static int
 sequenced(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it)
 {
 	uint64_t seq = item_seq(it);
 	enum link_verdict v;
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	void *held;
 
 	if (seq == 0) {
 		bad(c, c->cfg->nodes[p->node].name, "sequence number 0");
-		return;
+		return 0;
 	}
 	if (seq > link_delivered(p->in) + 1) {
 		len = cut__v1__peer_item__get_packed_size(it);
 		if ((buf = malloc(len ? len : 1)) == NULL)
-			return;
+			return 0;
 		cut__v1__peer_item__pack(it, buf);
 	}
 	v = link_accept(p->in, seq, buf, len);
 	free(buf);
 	if (v != LINK_DELIVER)
-		return;
+		return 0;
 	if (p->ack_due_ms == 0)
 		p->ack_due_ms = c->now;
-	dispatch(c, p, it);
+	return 1;
+}
+
+Cut__V1__PeerItem *
+peer_release(struct coord *c, struct peer *p)
+{
+	void *held;
+	size_t len;
+
+	(void)c;
 	while (link_release(p->in, &held, &len)) {
 		Cut__V1__PeerItem *h =
 		    cut__v1__peer_item__unpack(NULL, len, held);
 		free(held);
-		if (h == NULL)
-			continue;
-		dispatch(c, p, h);
-		cut__v1__peer_item__free_unpacked(h, NULL);
+		if (h != NULL)
+			return h;
 	}
+	return NULL;
 }
 
 static void
@@ -562,10 +478,9 @@ ack(struct coord *c, struct peer *p, uint64_t upto)
 		p->progress_ms = p->acked_ms = c->now;
 }
 
-/* Handles one item of a batch from p; for_us: the batch names our run
- * (its to_epoch is our epoch). */
-static void
-item(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it, int for_us)
+int
+peer_item(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it,
+          int for_us)
 {
 	switch (it->item_case) {
 	case CUT__V1__PEER_ITEM__ITEM_ACK:
@@ -591,10 +506,11 @@ item(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it, int for_us)
 		 * are meant for it: they may be the unacknowledged rest of
 		 * a link to an earlier run of ours, which processed them
 		 * already.  They go again once it has heard from us (see
-		 * check_header()). */
+		 * peer_bound()). */
 		if (for_us)
-			sequenced(c, p, it);
+			return sequenced(c, p, it);
 	}
+	return 0;
 }
 
 /*
@@ -634,13 +550,16 @@ bind_conn(struct coord *c, struct peer *p, const Cut__V1__PeerBatch *b,
 	return 0;
 }
 
-/* Checks a batch's header; returns the sending peer or NULL. */
-static struct peer *
-check_header(struct coord *c, const Cut__V1__PeerBatch *b, uint32_t conn)
+struct peer *
+peer_bound(struct coord *c, const Cut__V1__PeerBatch *b, uint32_t conn)
 {
 	int from;
 	struct peer *p;
 
+	if (conn == 0) {
+		bad(c, b->from, "batch on connection 0");
+		return NULL;
+	}
 	if (strcmp(b->cluster, c->cfg->cluster) != 0) {
 		bad(c, b->from, "batch for another cluster");
 		return NULL;
@@ -659,47 +578,18 @@ check_header(struct coord *c, const Cut__V1__PeerBatch *b, uint32_t conn)
 		return NULL; /* meant for an earlier run of this daemon */
 	if (!bind_conn(c, p, b, conn))
 		return NULL;
-	/* Only the bound connection gets here, so a new epoch is the
-	 * peer's restart, not a stranger's say-so. */
-	if (b->has_epoch && b->epoch != 0 && b->epoch != p->epoch) {
-		if (p->epoch != 0) {
-			restarted(c, p);
-		} else {
-			if (link_delivered(p->in) == 0)
-				fresh_link(&p->in); /* drop anything held */
-			/* What we sent it so far, without its epoch, was
-			 * not taken (item()): it goes again, naming it. */
-			link_rewind(p->out);
-		}
-		p->epoch = b->epoch;
-		sched_peer_epoch(c, p->node);
-	}
-	p->last_seen_ms = c->wall;
-	p->heard_ms = c->now;
 	return p;
 }
 
 void
-coord_peer_input(struct coord *c, uint32_t conn, const Cut__V1__PeerBatch *b)
+peer_first_epoch(struct coord *c, struct peer *p)
 {
-	struct peer *p;
-	uint64_t gen;
-	int for_us;
-
-	if (conn == 0) {
-		bad(c, b->from, "batch on connection 0");
-		return;
-	}
-	if ((p = check_header(c, b, conn)) == NULL)
-		return;
-	if (restore_batch(c, p, b->has_generation ? b->generation : 0) != 0)
-		return;
-	for_us = b->has_to_epoch && b->to_epoch == c->epoch;
-	gen = c->rs.gen;
-	/* A restore committed by an item of this batch ends it: the rest
-	 * belongs to the old links. */
-	for (size_t i = 0; i < b->n_items && c->rs.gen == gen; i++)
-		item(c, p, b->items[i], for_us);
+	(void)c;
+	if (link_delivered(p->in) == 0)
+		fresh_link(&p->in); /* drop anything held */
+	/* What we sent it so far, without its epoch, was not taken
+	 * (item()): it goes again, naming it. */
+	link_rewind(p->out);
 }
 
 void

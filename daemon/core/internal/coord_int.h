@@ -2,11 +2,18 @@
  * coord_int.h - the coordinator's private state, shared by its files and
  * by nothing else:
  *
- *   coord.c       life cycle, the clock, the turn's batch, queries
- *   coord_peer.c  the reliable links to the other nodes and their frames
- *   coord_app.c   the application's down and up streams and their frames
- *   coord_snap.c  the engine's actions, snapshots, deadlines, storage faults
- *   coord_asm.c   parts to the initiator, assembly and audit
+ *   coord.c         life cycle, the commit, events, timers, queries
+ *   coord_batch.c   the turn's batch of writes, clock, wire helpers (the
+ *                   bottom: it calls none of the others)
+ *   coord_peer.c    the reliable links to the other nodes and their frames
+ *   coord_route.c   a peer's batch from the top: each item to its layer
+ *   coord_app.c     the application's down and up streams and their frames
+ *   coord_snap.c    the engine's actions, snapshots, deadlines, storage
+ *                   faults
+ *   coord_asm.c     parts to the initiator, assembly and audit
+ *   coord_sched.c   schedule, outcomes, retention and forget
+ *   coord_restore.c restore
+ *   coord_stats.c   counters for metrics
  *
  * Their calls to each other are declared at the end.
  */
@@ -376,7 +383,7 @@ struct coord {
  * "application/octet-stream"; anything over 255 bytes or with bytes
  * outside printable ASCII is refused (NULL). */
 const char *coord_ctype(const char *ctype);
-/* Protobuf framing helpers (coord.c): the bytes len bytes take as a
+/* Protobuf framing helpers (coord_batch.c): the bytes len bytes take as a
  * length-delimited field; its tag and length written to dst (at most 11
  * bytes); and the whole field.  A batch is its packed header followed by
  * its items this way, so queued items, packed once, are never re-encoded,
@@ -386,7 +393,7 @@ size_t wire_put_header(uint8_t *dst, unsigned field, size_t len);
 size_t wire_put_field(uint8_t *dst, unsigned field, const void *data,
                       size_t len);
 
-/* coord.c: opens the turn's batch of writes if it is not open yet. */
+/* coord_batch.c: opens the turn's batch of writes if it is not open yet. */
 void coord_db(struct coord *c);
 /* A write failed whose loss nothing else handles: the turn's batch is
  * rolled back at coord_commit() and every snapshot it held aborted, so
@@ -428,6 +435,22 @@ int peer_window_open(struct coord *c, size_t node, size_t len);
 void peer_taken(struct coord *c, size_t node, uint64_t app_seq, size_t len);
 void peer_timers(struct coord *c);
 int peer_next_timer(struct coord *c, int max);
+/* A batch from a peer, from coord_route.c.  peer_bound(): its header
+ * checked and its connection bound (bind_conn()), the peer it speaks for,
+ * or NULL (dropped, counted if bad).  On a new epoch the caller then
+ * calls peer_first_epoch() (the first one heard) or peer_restarted()
+ * (the peer restarted: both links afresh, what its application had not
+ * taken sent again; -1 if out of memory, nothing changed).
+ * peer_item(): acks, hellos and the link's order; 1 when item is the
+ * next in order and is to be handled now, followed by every item
+ * peer_release() gives (the caller frees each). */
+struct peer *peer_bound(struct coord *c, const Cut__V1__PeerBatch *b,
+                        uint32_t conn);
+void peer_first_epoch(struct coord *c, struct peer *p);
+int peer_restarted(struct coord *c, struct peer *p);
+int peer_item(struct coord *c, struct peer *p, const Cut__V1__PeerItem *it,
+              int for_us);
+Cut__V1__PeerItem *peer_release(struct coord *c, struct peer *p);
 
 /* coord_app.c */
 void app_init(struct coord *c);
