@@ -106,6 +106,9 @@ struct fake {
 	size_t nreplies;
 	unsigned hang_ups[3], redials[3];
 	int committed_rv;
+	/* The coordinator's events the turn handed over, in order. */
+	struct coord_event events[8];
+	size_t nevents;
 	/* Called as the shell's calls are (control, HTTP); the snapshot
 	 * call_start() started. */
 	void (*calls)(struct fake *f);
@@ -323,6 +326,15 @@ f_committed(void *ctx, int rv, int64_t now)
 	((struct fake *)ctx)->committed_rv = rv;
 }
 
+static void
+f_event(void *ctx, const struct coord_event *ev)
+{
+	struct fake *f = ctx;
+
+	cr_assert_lt(f->nevents, 8);
+	f->events[f->nevents++] = *ev;
+}
+
 /* p0 and its turn, at the harness's start; no connection open. */
 static struct fake *
 fake_new(void)
@@ -351,6 +363,7 @@ fake_new(void)
 	    .app_reply = f_app_reply,
 	    .calls = f_calls,
 	    .committed = f_committed,
+	    .event = f_event,
 	};
 	cr_assert_eq(turn_init(&f->t, f->h->c, 0, 3, &f->port, f->h->now), 0);
 	return f;
@@ -1245,5 +1258,53 @@ Test(run, stop_commits_before_the_shells_step)
 	cr_assert_str_eq(h_disk_status(f->h, sid), "aborted");
 	cr_assert_eq(h_row(f->h, sid, &row), 0);
 	cr_assert_str_eq(row.reason, "daemon stopped");
+	fake_free(f);
+}
+
+/* The stop's abort is an event, handed over after the commit that
+ * wrote it. */
+Test(run, stop_tells_the_end)
+{
+	struct fake *f = fake_new();
+	char sid[ENGINE_ID_MAX + 1];
+
+	snprintf(sid, sizeof(sid), "%s", h_start(f->h, 0));
+	h_commit(f->h);
+	turn_stop(&f->t, "daemon stopped");
+	cr_assert_eq(f->nevents, 1);
+	cr_assert_eq(f->events[0].kind, COORD_EV_SNAP_ENDED);
+	cr_assert_str_eq(f->events[0].id, sid);
+	cr_assert_eq(f->events[0].initiator, 1);
+	cr_assert_eq(f->events[0].complete, 0);
+	fake_free(f);
+}
+
+/* A turn whose step takes TURN_SLOW_MS or more is counted (and logged);
+ * one just under is not. */
+static void
+call_slow(struct fake *f)
+{
+	h_time(f->h, TURN_SLOW_MS);
+}
+
+static void
+call_almost_slow(struct fake *f)
+{
+	h_time(f->h, TURN_SLOW_MS - 1);
+}
+
+Test(run, slow_turn_counted)
+{
+	struct fake *f = ready();
+
+	f->calls = call_almost_slow;
+	turn(f);
+	cr_assert_eq(f->t.slow_turns, 0);
+	f->calls = call_slow;
+	turn(f);
+	cr_assert_eq(f->t.slow_turns, 1);
+	f->calls = NULL;
+	turn(f);
+	cr_assert_eq(f->t.slow_turns, 1);
 	fake_free(f);
 }
