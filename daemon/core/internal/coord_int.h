@@ -7,7 +7,8 @@
  *                   bottom: it calls none of the others)
  *   coord_peer.c    the reliable links to the other nodes and their frames
  *   coord_route.c   a peer's batch from the top: each item to its layer
- *   coord_app.c     the application's down and up streams and their frames
+ *   coord_app.c     the application's down stream, its connection, frames
+ *   coord_app_in.c  the up stream from the top: each item to its layer
  *   coord_snap.c    the engine's actions, snapshots, deadlines, storage
  *                   faults
  *   coord_asm.c     parts to the initiator, assembly and audit
@@ -473,6 +474,22 @@ int app_queued(struct coord *c, size_t from, uint64_t first, uint64_t count,
                int (*fn)(void *arg, uint64_t app_seq, const char *ctype,
                          const void *payload, size_t len),
                void *arg);
+/* For the up stream (coord_app_in.c): the application has been handed
+ * `handed` deliveries on this connection, which are freed and credited
+ * (-1 if the count goes backwards or past what was sent); an item to go
+ * at once to connection conn; an AppError; a bad frame, counted, logged
+ * and answered with an AppError.  app_drop_had() drops the queued
+ * deliveries from `from` up to app_seq upto, which the application
+ * already has: across a delivery marked renumbered, HAD_OLD counts upto
+ * in the numbering before it (which stays with all after it), HAD_NEW in
+ * the one it begins (all before it go too). */
+int app_take_upto(struct coord *c, uint64_t handed);
+void app_send_now(struct coord *c, uint32_t conn, const Cut__V1__AppItem *it);
+void app_error(struct coord *c, uint32_t conn, uint32_t code,
+               const char *text);
+void app_bad(struct coord *c, uint32_t conn, uint32_t code, const char *what);
+enum had { HAD_ANY, HAD_OLD, HAD_NEW };
+void app_drop_had(struct coord *c, size_t from, uint64_t upto, enum had how);
 
 /* coord_snap.c */
 int snap_init(struct coord *c, struct errinfo *e);
