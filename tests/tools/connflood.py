@@ -3,7 +3,10 @@
 AF_UNIX socket at PATH (an nng ipc:// listener) and go away before the SP
 handshake ends: even-numbered ones close right after connect(), odd ones
 after the first 3 bytes of the 8-byte SP header.  Up to N (default 50) at
-a time.  Prints how many connected and how many were refused."""
+a time.  Prints how many connected and how many were refused (or timed
+out: a connect() to a listener whose backlog is full waits, and one
+that stopped accepting never frees it; nng's own clients connect without
+blocking and are not held so)."""
 import socket
 import sys
 
@@ -25,6 +28,7 @@ def main():
         batch = []
         for _ in range(min(parallel, count - n)):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(2)
             try:
                 s.connect(path)
             except OSError:

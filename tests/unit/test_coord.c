@@ -3718,6 +3718,7 @@ Test(event, untold_end_forgotten_with_its_snapshot)
 	h_reply(h, P1_SNAP, "{}", 0);
 	h_marker(h, "p2", 1, P1_SNAP, 0);
 	h_commit(h);
+	/* Taken neither now nor later: */
 	h_time(h, KEEP_ENDED_MS + 1);
 	coord_timers(h->c);
 	cr_assert(!h_view(h, P1_SNAP).known);
