@@ -288,7 +288,6 @@ start(struct cutd *d)
 	}
 	d->coord = d->turn.c;
 	d->judge = (struct judge){.cfg = d->cfg,
-	                          .coord = d->coord,
 	                          .store = d->store,
 	                          .cond = d->cond,
 	                          .now_ms = judge_now,

@@ -952,7 +952,6 @@ simnet_start(struct sim *s, struct sim_node *n)
 	}
 	n->c = n->turn.c;
 	n->judge = (struct judge){.cfg = s->cfg,
-	                          .coord = n->c,
 	                          .store = n->st,
 	                          .cond = n->cond,
 	                          .now_ms = judge_clock,

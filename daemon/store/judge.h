@@ -39,7 +39,6 @@ struct cond_stat {
 
 struct judge {
 	const struct config *cfg;
-	struct coord *coord;
 	struct store *store;
 	struct cond *cond; /* NULL: nothing is judged */
 	/* A monotonic clock in ms for the budget, and the wall clock the
