@@ -487,6 +487,18 @@ Test(snap, aligned_cut)
 	h_free(h);
 }
 
+/* p1's snapshot P1_SNAP at this participant: its marker from p1, the
+ * state request answered, the marker from p2: the part is done (in the
+ * open batch). */
+static void
+p1_part_done(struct h *h)
+{
+	h_marker(h, "p1", 1, P1_SNAP, 0);
+	want_request(h, P1_SNAP);
+	h_reply(h, P1_SNAP, "{}", 0);
+	h_marker(h, "p2", 1, P1_SNAP, 0);
+}
+
 /* An ended snapshot is kept KEEP_ENDED_MS for late markers and Wait
  * calls, then forgotten. */
 Test(snap, ended_forgotten_after_keep)
@@ -494,10 +506,7 @@ Test(snap, ended_forgotten_after_keep)
 	struct h *h = ready(NULL);
 	struct coord_snap_view v;
 
-	h_marker(h, "p1", 1, P1_SNAP, 0);
-	want_request(h, P1_SNAP);
-	h_reply(h, P1_SNAP, "{}", 0);
-	h_marker(h, "p2", 1, P1_SNAP, 0);
+	p1_part_done(h);
 	h_commit(h);
 	h_time(h, KEEP_ENDED_MS);
 	coord_timers(h->c);
@@ -1083,10 +1092,7 @@ Test(abort, already_holds_an_older_snapshot)
 	const Cut__V1__PeerAbort *a;
 	const char *why = "p0: already holds an older snapshot p1:5";
 
-	h_marker(h, "p1", 1, P1_SNAP, 0);
-	want_request(h, P1_SNAP);
-	h_reply(h, P1_SNAP, "{}", 0);
-	h_marker(h, "p2", 1, P1_SNAP, 0);
+	p1_part_done(h);
 	h_commit(h);
 	h_drain(h);
 	h_time(h, KEEP_ENDED_MS + 1);
@@ -2242,10 +2248,7 @@ Test(batch, busy_retried)
 {
 	struct h *h = ready(NULL);
 
-	h_marker(h, "p1", 1, P1_SNAP, 0);
-	want_request(h, P1_SNAP);
-	h_reply(h, P1_SNAP, "{}", 0);
-	h_marker(h, "p2", 1, P1_SNAP, 0);
+	p1_part_done(h);
 	h_fail(h, STORE_OP_COMMIT, E_BUSY, 1);
 	cr_assert_eq(coord_commit(h->c), E_BUSY);
 	cr_assert(coord_batch_open(h->c));
@@ -2946,10 +2949,7 @@ Test(batch, part_not_sent_before_its_commit)
 	const char *why = "p0: storage: injected: commit failed";
 	struct h_items it = {0};
 
-	h_marker(h, "p1", 1, P1_SNAP, 0);
-	want_request(h, P1_SNAP);
-	h_reply(h, P1_SNAP, "{}", 0);
-	h_marker(h, "p2", 1, P1_SNAP, 0);
+	p1_part_done(h);
 	h_fail(h, STORE_OP_COMMIT, E_IO, 1);
 	cr_assert_eq(coord_commit(h->c), E_STORAGE);
 	h_commit(h);
@@ -3713,10 +3713,7 @@ Test(event, untold_end_forgotten_with_its_snapshot)
 {
 	struct h *h = ready(NULL);
 
-	h_marker(h, "p1", 1, P1_SNAP, 0);
-	want_request(h, P1_SNAP);
-	h_reply(h, P1_SNAP, "{}", 0);
-	h_marker(h, "p2", 1, P1_SNAP, 0);
+	p1_part_done(h);
 	h_commit(h);
 	/* Taken neither now nor later: */
 	h_time(h, KEEP_ENDED_MS + 1);
